@@ -1,0 +1,222 @@
+#include "common/fsutil.h"
+
+#include "common/err.h"
+#include "common/limits.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int io_err(char *err, const char *what, const char *path)
+{
+    int e = errno;
+    return rl_err(err, rl_from_errno(e), "%s: %s: %s", path, what, strerror(e));
+}
+
+int fs_read_file(char **out, size_t *len, const char *path, size_t max, char *err)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return io_err(err, "cannot open", path);
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int rc = io_err(err, "cannot stat", path);
+        close(fd);
+        return rc;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return rl_err(err, RL_EINVAL, "%s: expected a regular file", path);
+    }
+    if ((size_t)st.st_size > max) {
+        close(fd);
+        return rl_err(err, RL_ELIMIT, "%s: file is %lld bytes, limit is %zu", path,
+                      (long long)st.st_size, max);
+    }
+    size_t cap = (size_t)st.st_size, n = 0;
+    char *p = malloc(cap + 1);
+    if (!p) {
+        close(fd);
+        return rl_err(err, RL_ENOMEM, "%s: out of memory", path);
+    }
+    for (;;) {
+        if (n == cap) { /* file grew while reading: read up to max */
+            if (cap >= max)
+                break;
+            size_t nc = cap * 2 + 4096 < max ? cap * 2 + 4096 : max;
+            char *q = realloc(p, nc + 1);
+            if (!q) {
+                free(p);
+                close(fd);
+                return rl_err(err, RL_ENOMEM, "%s: out of memory", path);
+            }
+            p = q;
+            cap = nc;
+        }
+        ssize_t r = read(fd, p + n, cap - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int rc = io_err(err, "read failed", path);
+            free(p);
+            close(fd);
+            return rc;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    p[n] = '\0';
+    *out = p;
+    if (len)
+        *len = n;
+    return 0;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int fs_write_atomic(const char *path, const void *data, size_t len, char *err)
+{
+    size_t pl = strlen(path);
+    char *tmp = malloc(pl + 32);
+    if (!tmp)
+        return rl_err(err, RL_ENOMEM, "%s: out of memory", path);
+    snprintf(tmp, pl + 32, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        int rc = io_err(err, "cannot create", tmp);
+        free(tmp);
+        return rc;
+    }
+    if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+        int rc = io_err(err, "write failed", path);
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        return rc;
+    }
+    if (close(fd) < 0 || rename(tmp, path) < 0) {
+        int rc = io_err(err, "cannot replace", path);
+        unlink(tmp);
+        free(tmp);
+        return rc;
+    }
+    free(tmp);
+    return 0;
+}
+
+int fs_append_record(const char *path, const char *line, size_t len, char *err)
+{
+    int need_nl = len == 0 || line[len - 1] != '\n';
+    char *rec = malloc(len + 1);
+    if (!rec)
+        return rl_err(err, RL_ENOMEM, "%s: out of memory", path);
+    memcpy(rec, line, len);
+    if (need_nl)
+        rec[len++] = '\n';
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        free(rec);
+        return io_err(err, "cannot open for append", path);
+    }
+    struct stat st;
+    off_t before = fstat(fd, &st) == 0 ? st.st_size : -1;
+    /* One write(2) of the whole record: O_APPEND makes it atomic with
+     * respect to other appenders on a local file system. */
+    ssize_t w = write(fd, rec, len);
+    free(rec);
+    if (w != (ssize_t)len) {
+        int rc = w < 0 ? io_err(err, "append failed", path)
+                       : rl_err(err, RL_ENOSPC, "%s: short append (disk full?)", path);
+        if (w > 0 && before >= 0)
+            (void)ftruncate(fd, before); /* never leave half a record */
+        close(fd);
+        return rc;
+    }
+    if (fsync(fd) < 0) {
+        int rc = io_err(err, "fsync failed", path);
+        close(fd);
+        return rc;
+    }
+    close(fd);
+    return 0;
+}
+
+int fs_mkdirs(const char *path, char *err)
+{
+    char tmp[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof tmp)
+        return rl_err(err, RL_EINVAL, "mkdir: bad path length %zu", n);
+    memcpy(tmp, path, n + 1);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+            return io_err(err, "cannot create directory", tmp);
+        *p = '/';
+    }
+    if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+        return io_err(err, "cannot create directory", tmp);
+    if (!fs_is_dir(tmp))
+        return rl_err(err, RL_EINVAL, "%s: exists and is not a directory", tmp);
+    return 0;
+}
+
+static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(p) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+int fs_remove_tree(const char *path, char *err)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT ? 0 : io_err(err, "cannot stat", path);
+    if (nftw(path, rm_cb, 32, FTW_DEPTH | FTW_PHYS) < 0)
+        return io_err(err, "cannot remove", path);
+    return 0;
+}
+
+int fs_is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void fs_dirname(char *out, size_t n, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        snprintf(out, n, ".");
+        return;
+    }
+    size_t l = (size_t)(slash - path);
+    if (l == 0)
+        l = 1;
+    snprintf(out, n, "%.*s", (int)l, path);
+}

@@ -1,0 +1,38 @@
+/* fsutil.h - file helpers that never lose data.
+ *
+ * Whole files are written via a temp file in the same directory, fsync,
+ * then rename (atomic replace). Records are appended with one write(2) of
+ * the whole line to an O_APPEND descriptor, then fsync, so concurrent
+ * writers never interleave and a kill never leaves half a line behind
+ * the last complete one. Errors name the path and say why (ENOSPC gives
+ * "no space left on device").
+ */
+#ifndef RL_FSUTIL_H
+#define RL_FSUTIL_H
+
+#include <stddef.h>
+
+/* Reads a whole file (at most max bytes, else RL_ELIMIT). *out is
+ * NUL-terminated; caller frees. */
+int fs_read_file(char **out, size_t *len, const char *path, size_t max, char *err);
+
+/* Atomically replaces path with data (temp + fsync + rename). */
+int fs_write_atomic(const char *path, const void *data, size_t len, char *err);
+
+/* Appends one record (a '\n' is added if missing) with a single write and
+ * fsync. Creates the file (0644) if needed. */
+int fs_append_record(const char *path, const char *line, size_t len, char *err);
+
+/* mkdir -p. */
+int fs_mkdirs(const char *path, char *err);
+
+/* rm -rf (does not follow symlinks). Missing path is not an error. */
+int fs_remove_tree(const char *path, char *err);
+
+/* 1 if path is an existing directory, 0 otherwise. */
+int fs_is_dir(const char *path);
+
+/* Parent directory of path into out (size n). */
+void fs_dirname(char *out, size_t n, const char *path);
+
+#endif

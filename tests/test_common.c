@@ -1,0 +1,79 @@
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/fsutil.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+START_TEST(test_buf_cap)
+{
+    buf_t b;
+    buf_init(&b, 8);
+    ck_assert_int_eq(buf_puts(&b, "12345"), 0);
+    ck_assert_int_eq(buf_puts(&b, "6789"), RL_ELIMIT);
+    ck_assert_str_eq(buf_str(&b), "12345");
+    ck_assert_int_eq(buf_printf(&b, "%d", 678), 0);
+    ck_assert_str_eq(buf_str(&b), "12345678");
+    ck_assert_uint_eq(buf_append_trunc(&b, "x", 1), 1);
+    buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_buf_head_tail)
+{
+    buf_ht_t h;
+    ck_assert_int_eq(buf_ht_init(&h, 4, 3), 0);
+    for (int i = 0; i < 10; i++) {
+        char c = (char)('0' + i);
+        buf_ht_append(&h, &c, 1);
+    }
+    ck_assert_uint_eq(buf_ht_cut(&h), 3);
+    char *s = buf_ht_render(&h, NULL);
+    ck_assert_str_eq(s, "0123\n[... 3 bytes cut ...]\n789");
+    free(s);
+    buf_ht_free(&h);
+
+    size_t n;
+    char *c = str_cut_middle("abcdefghij", 10, 20, &n);
+    ck_assert_str_eq(c, "abcdefghij");
+    free(c);
+}
+END_TEST
+
+START_TEST(test_fs_atomic_and_append)
+{
+    char dir[] = "/tmp/rl-test-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[256], err[RL_ERR_MAX];
+    snprintf(path, sizeof path, "%s/a/b/f.txt", dir);
+    char parent[256];
+    fs_dirname(parent, sizeof parent, path);
+    ck_assert_int_eq(fs_mkdirs(parent, err), 0);
+    ck_assert_int_eq(fs_write_atomic(path, "hello", 5, err), 0);
+    ck_assert_int_eq(fs_append_record(path, "x", 1, err), 0);
+    char *data;
+    size_t len;
+    ck_assert_int_eq(fs_read_file(&data, &len, path, 100, err), 0);
+    ck_assert_str_eq(data, "hellox\n");
+    free(data);
+    ck_assert_int_eq(fs_read_file(&data, &len, path, 3, err), RL_ELIMIT);
+    ck_assert_ptr_nonnull(strstr(err, path));
+    ck_assert_int_eq(fs_read_file(&data, &len, "/nonexistent/x", 3, err), RL_ENOENT);
+    ck_assert_int_eq(fs_remove_tree(dir, err), 0);
+    ck_assert_int_eq(access(dir, F_OK), -1);
+}
+END_TEST
+
+Suite *common_suite(void)
+{
+    Suite *s = suite_create("common");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_buf_cap);
+    tcase_add_test(tc, test_buf_head_tail);
+    tcase_add_test(tc, test_fs_atomic_and_append);
+    suite_add_tcase(s, tc);
+    return s;
+}
