@@ -1,0 +1,59 @@
+/* workspace.h - git work trees for tasks, through libgit2, in process.
+ *
+ * A repository (repos/<name>/) is materialized once into a bare object
+ * store under the workspace root; its upstream files become one commit.
+ * A task's base commit is the upstream plus the task's bug patch. Each
+ * work tree (one per concurrent episode) has its own git dir outside the
+ * work tree (so code under test cannot rewrite history or hooks) sharing
+ * the object store, so several work trees of one task run at once, also
+ * from several processes.
+ *
+ * Reset is the hot path (once per episode): tracked files restored,
+ * untracked and ignored files removed, and the index rebuilt from the tree
+ * first so an edit that keeps size and mtime cannot survive.
+ */
+#ifndef RL_WORKSPACE_H
+#define RL_WORKSPACE_H
+
+#include <stddef.h>
+
+typedef struct ws_tree ws_tree;
+
+typedef struct ws_opts {
+    const char *root;      /* workspace root; default "build/ws" */
+    const char *repos_dir; /* where upstream repos live; default "repos" */
+} ws_opts;
+
+void ws_opts_default(ws_opts *o);
+
+/* Creates (or reuses) the upstream commit of repos_dir/<repo> and the base
+ * commit upstream+bug_patch (bug_patch may be NULL or "": base = upstream),
+ * then opens work tree `slot` (0, 1, ...) for it at
+ * <root>/trees/<key>-<slot>/, checked out clean at the base. `key` names
+ * the base (usually the task's instance_id). Safe to call concurrently
+ * from several processes. */
+int ws_open(ws_tree **out, const ws_opts *opts, const char *repo, const char *key,
+            const char *bug_patch, int slot, char *err);
+
+void ws_free(ws_tree *t);
+
+/* Absolute path of the work tree. */
+const char *ws_path(const ws_tree *t);
+
+/* Back to the base: tracked files restored, untracked and ignored removed. */
+int ws_reset(ws_tree *t, char *err);
+
+/* Applies a unified diff to the work tree (not committed). Errors name the
+ * file and hunk that did not apply. */
+int ws_apply(ws_tree *t, const char *patch, char *err);
+
+/* Unified diff of the work tree against the base, untracked files
+ * included, in a form `git apply` accepts. Caller frees *patch. */
+int ws_diff(char **patch, ws_tree *t, char *err);
+
+/* Restores paths (files, or directory prefixes ending in '/') to their
+ * base content; files under a directory prefix that the base lacks are
+ * removed. */
+int ws_restore_paths(ws_tree *t, const char *const *paths, size_t n, char *err);
+
+#endif

@@ -1,0 +1,115 @@
+/* sandbox.h - run one command under limits and isolation.
+ *
+ * The sandbox knows nothing of tasks or episodes: it runs argv in a
+ * directory with a scrubbed environment, under resource limits and every
+ * isolation layer the kernel offers, and returns a result record. It
+ * depends on nothing of ours but common/.
+ *
+ * Layers (each reported in sb_result.layers; where the kernel lacks one the
+ * result says so and the others still hold):
+ *   SB_LAYER_USERNS   user namespace: runs as an unprivileged uid, no caps
+ *   SB_LAYER_PIDNS    PID namespace: the tree dies with its init; cannot
+ *                     signal or see anything outside
+ *   SB_LAYER_NETNS    network namespace with no interfaces but lo (down)
+ *   SB_LAYER_MNTNS / IPCNS / UTSNS
+ *   SB_LAYER_SECCOMP  seccomp filter (socket only AF_UNIX, no io_uring,
+ *                     ptrace, mount, unshare, bpf, keyctl, ...)
+ *   SB_LAYER_LANDLOCK writes only below the work dir and the private tmp
+ *   SB_LAYER_RLIMITS  memory, processes, file size, open files, no cores
+ *   SB_LAYER_CGROUP   pids/memory cgroup (when writable)
+ */
+#ifndef RL_SANDBOX_H
+#define RL_SANDBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    SB_LAYER_USERNS = 1u << 0,
+    SB_LAYER_PIDNS = 1u << 1,
+    SB_LAYER_NETNS = 1u << 2,
+    SB_LAYER_MNTNS = 1u << 3,
+    SB_LAYER_IPCNS = 1u << 4,
+    SB_LAYER_UTSNS = 1u << 5,
+    SB_LAYER_SECCOMP = 1u << 6,
+    SB_LAYER_LANDLOCK = 1u << 7,
+    SB_LAYER_RLIMITS = 1u << 8,
+    SB_LAYER_CGROUP = 1u << 9,
+};
+
+typedef struct sb_limits {
+    int timeout_ms;     /* wall clock; whole process tree killed after */
+    int cpu_ms;         /* RLIMIT_CPU (rounded up to seconds) */
+    long mem_mb;        /* RLIMIT_AS / cgroup memory */
+    int procs;          /* processes + threads in the tree */
+    long fsize_mb;      /* RLIMIT_FSIZE */
+    int nofile;         /* RLIMIT_NOFILE */
+    size_t out_max;     /* captured output cap (head + tail kept) */
+    size_t flood_max;   /* stop the command once it wrote this much */
+} sb_limits;
+
+/* Fills the defaults from common/limits.h. */
+void sb_limits_default(sb_limits *lim);
+
+typedef struct sb_opts {
+    const char *const *argv;     /* argv[0] is looked up in the fixed PATH */
+    const char *dir;             /* working directory; writable */
+    const char *const *env;      /* extra "K=V" entries added to the scrubbed
+                                    environment (NULL-terminated, may be NULL) */
+    const char *const *rw_paths; /* extra writable paths (NULL-terminated) */
+    sb_limits lim;
+    const char *stdin_data;      /* NULL: stdin is /dev/null */
+    size_t stdin_len;
+} sb_opts;
+
+/* Fills defaults: limits from sb_limits_default, everything else NULL. */
+void sb_opts_default(sb_opts *o);
+
+typedef enum sb_stop {
+    SB_STOP_EXIT = 0,     /* exited on its own */
+    SB_STOP_SIGNAL,       /* killed by a signal it got (segfault, abort) */
+    SB_STOP_TIMEOUT,      /* wall-clock limit */
+    SB_STOP_CPU,          /* CPU limit */
+    SB_STOP_MEMORY,       /* memory cap (OOM or allocation failures) */
+    SB_STOP_FLOOD,        /* wrote more than flood_max */
+    SB_STOP_SETUP,        /* the sandbox could not start the command */
+} sb_stop;
+
+typedef struct sb_result {
+    int exit_code;        /* valid when stop == SB_STOP_EXIT */
+    int signal;           /* terminating signal, else 0 */
+    int timed_out;
+    sb_stop stop;
+    char reason[128];     /* human-readable why it stopped */
+    long wall_ms;
+    long cpu_ms;          /* user + system of the whole tree */
+    long peak_rss_kb;
+    size_t out_bytes;     /* every byte written to stdout + stderr */
+    int out_truncated;    /* the captured text lost bytes in the middle */
+    char *out;            /* stdout and stderr interleaved, head + marker +
+                             tail, NUL-terminated; owned, see sb_result_free */
+    size_t out_len;
+    unsigned layers;      /* SB_LAYER_* active for this run */
+} sb_result;
+
+/* Runs the command. Returns 0 when the command ran (whatever its exit
+ * status: read res->stop and res->exit_code) or a negative RL_E* code with
+ * err filled when the sandbox itself failed. res is always initialized and
+ * must be released with sb_result_free. */
+int sb_run(sb_result *res, const sb_opts *opts, char *err);
+
+void sb_result_free(sb_result *res);
+
+/* Shell-style exit status: exit code, 124 on timeout, 128+N on signal N. */
+int sb_result_status(const sb_result *res);
+
+/* The record as one JSON object (no newline); caller frees. */
+char *sb_result_json(const sb_result *res);
+
+/* Names of the layers in mask, comma separated, into out. */
+void sb_layers_str(unsigned mask, char *out, size_t n);
+
+/* Which layers this kernel supports (probed once, cached). */
+unsigned sb_layers_available(void);
+
+#endif
