@@ -28,6 +28,22 @@
 
 /* ---- harness: tools, template, episode ------------------------------- */
 
+/* A junit result file larger than this is not a real pytest report of a
+ * small repository (ours are a few KB); refuse rather than parse. */
+#define RL_TESTRUN_RESULT_MAX (8u << 20)
+
+/* The test summary the agent sees: enough for every failing test of a
+ * small repository with its message, before the observation budget. */
+#define RL_TESTRUN_SUMMARY_MAX (256u << 10)
+
+/* One failing test's message in the summary: an assertion with its
+ * values fits; a dumped buffer is cut in the middle. */
+#define RL_TESTRUN_MSG_MAX 600
+
+/* Build/crash output shown when no test result was reported: the
+ * compiler's first errors and the tail. */
+#define RL_TESTRUN_OUTPUT_SHOWN 3000
+
 /* ---- policy / model --------------------------------------------------- */
 
 /* ---- grpo ------------------------------------------------------------ */

@@ -1,0 +1,59 @@
+/* testrun.h - run a task's tests in a work tree, under the sandbox, and
+ * read per-test results.
+ *
+ * This is where the reward comes from. testrun_score restores the
+ * protected paths to the base first (editing the tests cannot earn
+ * reward), runs the task's test command once, and applies the SWE-bench
+ * rule: reward 1 exactly when every FAIL_TO_PASS and PASS_TO_PASS test
+ * passes. A test the run never reports (crash, timeout, compile error)
+ * counts as failed.
+ */
+#ifndef RL_TESTRUN_H
+#define RL_TESTRUN_H
+
+#include "sandbox/sandbox.h"
+#include "tasks/task.h"
+#include "tasks/testres.h"
+
+struct ws_tree;
+
+typedef struct testrun {
+    tr_report report;     /* what the runner reported */
+    sb_result sb;         /* the sandboxed run (output, timings, stop) */
+    int parse_ok;         /* the output/result file was readable */
+} testrun;
+
+/* Runs t->test_cmd in dir under the sandbox with the task's time limit
+ * (and the result file removed first for junit). Returns 0 when the
+ * command ran (whatever the tests said), RL_E* when the sandbox failed. */
+int testrun_run(testrun *out, const task *t, const char *dir, char *err);
+void testrun_free(testrun *r);
+
+/* Per-test outcome of the scoring run. */
+typedef struct test_outcome {
+    const char *name;     /* borrowed from the task */
+    int must_pass;        /* always 1: F2P and P2P must both pass */
+    int from_f2p;         /* 1 for FAIL_TO_PASS, 0 for PASS_TO_PASS */
+    tr_status status;
+    const char *message;  /* borrowed from the run's report */
+} test_outcome;
+
+typedef struct score {
+    int reward;           /* 0 or 1 */
+    size_t f2p_pass, f2p_total, p2p_pass, p2p_total;
+    test_outcome *tests;  /* f2p then p2p */
+    size_t n_tests;
+    testrun run;
+    long ms;
+} score;
+
+/* Restores the protected paths in the work tree, runs the tests, scores. */
+int testrun_score(score *out, const task *t, struct ws_tree *ws, char *err);
+void score_free(score *s);
+
+/* A compact per-test summary for the agent: counts, then one line per
+ * failing test with its (cut) message. `only` filters by name (NULL or
+ * n_only = 0 for all). Caller frees. */
+char *testrun_summary(const testrun *r, const task *t, const char *const *only, size_t n_only);
+
+#endif

@@ -1,0 +1,86 @@
+/* policy.h - the policy interface: context in, next assistant message out.
+ *
+ * A policy maps a rendered context (the exact text, and token ids when the
+ * caller has them) to the next assistant message. It knows nothing of the
+ * episode loop, tools or tasks: scripted policies read the conversation
+ * text like a model would. Requests are batched so that a model can sample
+ * several sequences at once with a KV cache, and every response carries
+ * the token ids and per-token logprobs when the policy has a tokenizer.
+ *
+ * Implementations: oracle and search (scripted, policy/scripted_*.c),
+ * replay (policy/replay.c), model (the built-in transformer). An HTTP
+ * client for OpenAI-compatible servers fits the same shape.
+ */
+#ifndef RL_POLICY_H
+#define RL_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct pol_request {
+    const char *context;       /* rendered context, ending in the
+                                  generation prompt */
+    size_t context_len;
+    const int32_t *context_ids;/* the same context as token ids, or NULL
+                                  (the policy then tokenizes the text) */
+    size_t n_context_ids;
+    int max_tokens;            /* cap on the reply, in tokens (or bytes/4
+                                  for policies without a tokenizer) */
+    uint64_t seed;             /* per request: same seed, same reply */
+    int episode;               /* which episode of the batch this is (for
+                                  policies that keep per-episode state) */
+} pol_request;
+
+typedef enum pol_finish { POL_FINISH_STOP = 0, POL_FINISH_LENGTH } pol_finish;
+
+typedef struct pol_response {
+    char *text;                /* the assistant message as generated:
+                                  everything after the generation prompt,
+                                  without the end-of-turn marker */
+    size_t text_len;
+    int32_t *ids;              /* sampled token ids (incl. the stop token),
+                                  NULL for policies without a tokenizer */
+    float *logprobs;           /* behaviour logprob of each sampled id */
+    size_t n_ids;
+    pol_finish finish;
+    long gen_ms;
+} pol_response;
+
+typedef struct policy policy;
+
+typedef struct pol_vtable {
+    /* Fills resp[0..n) for req[0..n). Returns 0 or RL_E* with err. */
+    int (*generate)(policy *p, pol_response *resp, const pol_request *req, size_t n, char *err);
+    void (*free)(policy *p);
+} pol_vtable;
+
+struct tok_tokenizer;
+
+struct policy {
+    const pol_vtable *vt;
+    char name[64];                   /* "oracle", "search", "model:ckpt" */
+    const struct tok_tokenizer *tok; /* NULL when the policy has none */
+    void *impl;
+};
+
+/* What a scripted policy may know besides the context. The oracle gets the
+ * gold patch (it demonstrates the shortest path); search gets nothing the
+ * context does not show. */
+typedef struct pol_env {
+    const char *gold_patch;    /* oracle only */
+    uint64_t seed;
+    double temperature;        /* model policies */
+    double top_p;
+} pol_env;
+
+void pol_env_default(pol_env *e);
+
+/* Opens a policy from a spec: "oracle", "search", "replay:FILE[:K]",
+ * "model:CKPT". One-line error for an unknown or unusable spec. */
+int pol_open(policy **out, const char *spec, const pol_env *env, char *err);
+void pol_free(policy *p);
+
+int pol_generate(policy *p, pol_response *resp, const pol_request *req, size_t n, char *err);
+void pol_response_free(pol_response *r);
+
+#endif
