@@ -62,7 +62,7 @@ typedef struct task_set {
     size_t n;
 } task_set;
 
-/* Loads tasks/*.json and tasks/generated/ (recursively), sorted by
+/* Loads every .json file in tasks_dir and under tasks_dir/generated/ (recursively), sorted by
  * instance_id. Fails on the first bad file or a duplicate instance_id. */
 int task_set_load(task_set *out, const char *tasks_dir, const char *repos_dir, char *err);
 void task_set_free(task_set *s);
