@@ -44,6 +44,22 @@
  * compiler's first errors and the tail. */
 #define RL_TESTRUN_OUTPUT_SHOWN 3000
 
+/* Episodes one report reads: far above an experiment's few thousand; a
+ * directory with more is not a run of this harness. */
+#define RL_REPORT_MAX_EPISODES 1000000u
+
+/* One JSONL file: records carry every turn's context and ids (~100 KB
+ * each with history=drop); 1 GiB is ~10k such episodes. */
+#define RL_REPORT_FILE_MAX (1024u << 20)
+
+/* summary.md and each SVG. */
+#define RL_REPORT_MD_MAX (16u << 20)
+#define RL_REPORT_SVG_MAX (4u << 20)
+
+/* Steps simulated for the utilization model: long enough for the
+ * carry-over to reach its steady state. */
+#define RL_REPORT_UTIL_STEPS 50
+
 /* ---- policy / model --------------------------------------------------- */
 
 /* ---- grpo ------------------------------------------------------------ */

@@ -65,6 +65,8 @@ static void header(buf_t *b, const svg_axes *ax)
 static void axes(buf_t *b, const svg_axes *ax, const frame *f, int xticks)
 {
     double step = tick_step(f->ymax - f->ymin);
+    if (ax->integer_y && step < 1)
+        step = 1;
     for (double y = ceil(f->ymin / step) * step; y <= f->ymax + step * 1e-9; y += step) {
         buf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e3e3e3\"/>\n", ML,
                    W - MR, py(f, y), py(f, y));
@@ -77,6 +79,10 @@ static void axes(buf_t *b, const svg_axes *ax, const frame *f, int xticks)
             buf_printf(b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n", px(f, x),
                        H - MB + 18, fabs(x) < 1e-12 ? 0.0 : x);
     }
+    if (ax->has_xmark && ax->xmark >= f->xmin && ax->xmark <= f->xmax)
+        buf_printf(b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#d1603d\" "
+                      "stroke-dasharray=\"5,4\"/>\n",
+                   px(f, ax->xmark), px(f, ax->xmark), MT, H - MB);
     buf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", ML, W - MR,
                H - MB, H - MB);
     buf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", ML, ML, MT,

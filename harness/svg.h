@@ -17,6 +17,9 @@ typedef struct svg_axes {
     const char *xlabel;
     const char *ylabel;
     double ymin, ymax;   /* ymin == ymax: from the data */
+    int integer_y;       /* counts: ticks on whole numbers only */
+    int has_xmark;       /* draw a dashed vertical line at xmark */
+    double xmark;
 } svg_axes;
 
 /* Bars labelled labels[i] with height v[i] and, when lo/hi are non-NULL, a

@@ -1,0 +1,125 @@
+#include "common/err.h"
+#include "common/fsutil.h"
+#include "harness/report.h"
+
+#include <cJSON.h>
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void add_rec(const char *path, const char *run, const char *task, int seed, int reward,
+                    double ms, int identical)
+{
+    char line[1024], err[RL_ERR_MAX];
+    snprintf(line, sizeof line,
+             "{\"schema\":1,\"task\":\"%s\",\"config\":{\"run\":\"%s\",\"policy\":\"search\",\"seed\":%d},"
+             "\"turns\":[{\"tool_calls\":[{\"name\":\"run_tests\",\"ok\":true,\"identical_to_previous\":false}]},"
+             "{\"format_error\":\"bad\",\"tool_calls\":[{\"name\":\"run_tests\",\"ok\":false,"
+             "\"identical_to_previous\":%s}]}],"
+             "\"tokens\":{\"policy\":10},\"reward\":%d,\"end_reason\":\"submit\",\"timings\":{\"total_ms\":%g}}",
+             task, run, seed, identical ? "true" : "false", reward, ms);
+    ck_assert_int_eq(fs_append_record(path, line, strlen(line), err), 0);
+}
+
+static const cJSON *find_run(const cJSON *root, const char *name)
+{
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "runs")) if (!strcmp(
+        cJSON_GetObjectItem(r, "run")->valuestring, name)) return r;
+    return NULL;
+}
+
+START_TEST(test_report_reference_groups)
+{
+    char dir[] = "/tmp/rl-report-XXXXXX", path[256], err[RL_ERR_MAX];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/trajectories.jsonl", dir);
+    /* pd-v1: 0/3, pd-v2: 2/3 (the reference), plus a torn last line */
+    add_rec(path, "pd-v1-unlimited", "parse_date", 1, 0, 1000, 0);
+    add_rec(path, "pd-v1-unlimited", "parse_date", 2, 0, 2000, 0);
+    add_rec(path, "pd-v1-unlimited", "parse_date", 3, 0, 9000, 0);
+    add_rec(path, "pd-v2-unlimited", "parse_date", 1, 0, 1000, 1);
+    add_rec(path, "pd-v2-unlimited", "parse_date", 2, 1, 1500, 0);
+    add_rec(path, "pd-v2-unlimited", "parse_date", 3, 1, 8000, 0);
+    FILE *f = fopen(path, "a");
+    fputs("{\"task\": \"torn", f);
+    fclose(f);
+
+    report_opts o;
+    report_opts_default(&o);
+    o.quiet = 1;
+    ck_assert_int_eq(report_write(dir, &o, err), 0);
+    char *js;
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    ck_assert_int_eq(fs_read_file(&js, NULL, path, 1 << 20, err), 0);
+    cJSON *root = cJSON_Parse(js);
+    ck_assert_ptr_nonnull(root);
+    ck_assert_int_eq(cJSON_GetObjectItem(root, "episodes")->valueint, 6);
+    ck_assert_int_eq(cJSON_GetObjectItem(root, "unreadable_lines")->valueint, 1);
+    const cJSON *v1 = find_run(root, "pd-v1-unlimited"), *v2 = find_run(root, "pd-v2-unlimited");
+    ck_assert_ptr_nonnull(v1);
+    ck_assert_ptr_nonnull(v2);
+    ck_assert_double_eq_tol(cJSON_GetObjectItem(v2, "pass_rate")->valuedouble, 2.0 / 3.0, 1e-9);
+    ck_assert_int_eq(cJSON_GetObjectItem(v1, "zero_variance_all_failed")->valueint, 1);
+    ck_assert_int_eq(cJSON_GetObjectItem(v2, "zero_variance_groups")->valueint, 0);
+    ck_assert_double_eq_tol(cJSON_GetObjectItem(v2, "tool_success_rate")->valuedouble, 0.5, 1e-9);
+    ck_assert_double_eq_tol(cJSON_GetObjectItem(v2, "identical_call_share")->valuedouble, 1.0 / 6.0, 1e-9);
+    ck_assert_double_eq_tol(cJSON_GetObjectItem(v2, "format_error_rate")->valuedouble, 0.5, 1e-9);
+    /* the [0, 1, 1] group's advantages */
+    const cJSON *g, *found = NULL;
+    cJSON_ArrayForEach(g, cJSON_GetObjectItem(root, "groups")) if (!strcmp(
+        cJSON_GetObjectItem(g, "run")->valuestring, "pd-v2-unlimited")) found = g;
+    ck_assert_ptr_nonnull(found);
+    const cJSON *adv = cJSON_GetObjectItem(found, "advantages");
+    ck_assert_double_eq_tol(cJSON_GetArrayItem(adv, 0)->valuedouble, -1.414, 1e-3);
+    ck_assert_double_eq_tol(cJSON_GetArrayItem(adv, 1)->valuedouble, 0.707, 1e-3);
+    double us = cJSON_GetObjectItem(v1, "utilization_sync")->valuedouble;
+    ck_assert_double_eq_tol(us, 12000.0 / (3 * 9000.0), 1e-9);
+    cJSON_Delete(root);
+    free(js);
+
+    char *md;
+    snprintf(path, sizeof path, "%s/summary.md", dir);
+    ck_assert_int_eq(fs_read_file(&md, NULL, path, 1 << 20, err), 0);
+    ck_assert_ptr_nonnull(strstr(md, "zero variance: all failed"));
+    ck_assert_ptr_nonnull(strstr(md, "-1.414, +0.707, +0.707"));
+    ck_assert_ptr_nonnull(strstr(md, "**flag: repeated calls**"));
+    ck_assert_ptr_nonnull(strstr(md, "utilization.svg"));
+    free(md);
+    const char *svgs[] = {"pass_rate.svg", "durations.svg", "utilization.svg"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, svgs[i]);
+        char *s;
+        ck_assert_int_eq(fs_read_file(&s, NULL, path, 1 << 20, err), 0);
+        ck_assert_ptr_nonnull(strstr(s, "</svg>"));
+        free(s);
+    }
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
+START_TEST(test_report_empty_dir)
+{
+    char dir[] = "/tmp/rl-report-XXXXXX", err[RL_ERR_MAX];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    report_opts o;
+    report_opts_default(&o);
+    o.quiet = 1;
+    ck_assert_int_eq(report_write(dir, &o, err), RL_ENOENT);
+    ck_assert_ptr_nonnull(strstr(err, "no trajectory records"));
+    ck_assert_int_eq(report_write("/nonexistent-dir", &o, err), RL_ENOENT);
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
+Suite *report_suite(void)
+{
+    Suite *s = suite_create("report");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_report_reference_groups);
+    tcase_add_test(tc, test_report_empty_dir);
+    suite_add_tcase(s, tc);
+    return s;
+}
