@@ -60,6 +60,17 @@
  * carry-over to reach its steady state. */
 #define RL_REPORT_UTIL_STEPS 50
 
+/* A batch's output file read back on resume: records of ~100 KB, so
+ * about 20k episodes; a larger file belongs in several runs. */
+#define RL_BATCH_OUT_MAX (2048u << 20)
+
+/* Jobs of one batch: seeds x tasks of any sane experiment. */
+#define RL_BATCH_MAX_JOBS 1000000u
+
+/* Plain progress lines (not a terminal): one every so many seconds, so a
+ * CI log shows life without drowning. */
+#define RL_BATCH_PLAIN_EVERY_S 10.0
+
 /* ---- policy / model --------------------------------------------------- */
 
 /* ---- grpo ------------------------------------------------------------ */

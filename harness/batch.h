@@ -1,0 +1,45 @@
+/* batch.h - many episodes in parallel worker processes, resumable.
+ *
+ * Each job is one (task, config, seed). Workers are forked processes, each
+ * with its own work tree slot; the parent hands out jobs one at a time (so
+ * long episodes do not hold up a static share) and shows progress. Every
+ * record is appended whole to one JSONL file; a job whose key is already
+ * there is skipped, so running the same command again after kill -9
+ * finishes only the missing episodes. A worker that dies mid-episode gets
+ * an error record for that episode and is replaced; the batch goes on.
+ */
+#ifndef RL_BATCH_H
+#define RL_BATCH_H
+
+#include "harness/episode.h"
+#include "tasks/task.h"
+
+#include <stddef.h>
+
+typedef struct batch_job {
+    const task *task;
+    const ep_config *cfg;  /* borrowed; cfg->seed is overridden by seed */
+    uint64_t seed;
+} batch_job;
+
+typedef struct batch_opts {
+    int workers;           /* default: number of online CPUs */
+    const char *out;       /* JSONL path */
+    const char *ws_root;   /* workspace root, default build/ws */
+    int progress;          /* -1 auto (bar on a terminal), 0 plain lines, 1 bar */
+    int quiet;
+} batch_opts;
+
+void batch_opts_default(batch_opts *o);
+
+typedef struct batch_stats {
+    size_t jobs, skipped, done, passed, errors;
+    double wall_s;
+} batch_stats;
+
+/* The record key of a job: task, run label or config digest, seed. */
+void batch_job_key(char *out, size_t n, const batch_job *j);
+
+int batch_run(batch_stats *st, const batch_job *jobs, size_t n, const batch_opts *o, char *err);
+
+#endif

@@ -1,0 +1,90 @@
+/* episode.h - one episode: a policy fixes a task's bug in a work tree.
+ *
+ * Reset the work tree; render the context; ask the policy for the next
+ * assistant message; parse its tool calls; run them; append the tool
+ * responses; repeat until the policy answers without a tool call or calls
+ * submit, or a limit is hit (turns, context tokens, wall time). Then the
+ * protected test files are restored and the tests decide the reward.
+ *
+ * The episode is a state machine (ep_new / ep_request / ep_feed /
+ * ep_finish) so that a driver can step many episodes and batch their
+ * generation requests into one policy call; ep_run drives one episode.
+ */
+#ifndef RL_EPISODE_H
+#define RL_EPISODE_H
+
+#include "policy/policy.h"
+#include "tasks/task.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct ws_tree;
+
+typedef struct ep_shaping {
+    int on;              /* off by default: the reward is the 0/1 result */
+    double pass, fail;   /* final tests pass / fail: +2.0 / -1.0 */
+    double tool_ok;      /* each successful tool call: +0.5 */
+    double well_formed;  /* each well-formed turn: +0.1 */
+    double identical;    /* a call identical to the previous one: -1.0 */
+    double over_turn;    /* each turn beyond turn_limit: -0.2 */
+    int turn_limit;
+} ep_shaping;
+
+void ep_shaping_default(ep_shaping *s);
+/* Reads a reward config file (JSON: {"shaped": true, "pass": 2.0, ...}). */
+int ep_shaping_load(ep_shaping *s, const char *path, char *err);
+
+typedef struct ep_config {
+    const char *policy;      /* spec, recorded: "oracle", "search", "model:CKPT" */
+    const char *prompt;      /* "v1", "v2" or a path to a prompt file */
+    const char *prompts_dir; /* "prompts" */
+    int think;               /* 1: thinking on; 0: empty think block */
+    int history_keep;        /* 1: keep earlier thinking; 0: drop */
+    int max_turns;           /* 0: unlimited */
+    int max_context_tokens;  /* 0: unlimited */
+    int max_wall_s;          /* 0: unlimited */
+    int max_reply_tokens;    /* per assistant message */
+    uint64_t seed;
+    double temperature, top_p;
+    size_t obs_budget;       /* bytes of one tool observation */
+    int file_tool_timeout_ms;
+    ep_shaping shaping;
+    const char *run;         /* run label (experiments), or NULL */
+    FILE *transcript;        /* readable transcript as it goes, or NULL */
+    int color;               /* ANSI colours in the transcript */
+} ep_config;
+
+void ep_config_default(ep_config *c);
+
+/* FNV-1a digest of every recorded config field except the seed: episodes
+ * of one config share it (a GRPO group is one task under one digest). */
+uint64_t ep_config_digest(const ep_config *c);
+
+typedef struct ep_state ep_state;
+
+/* Prepares an episode of task t in work tree ws (reset here). */
+int ep_new(ep_state **out, const task *t, const ep_config *cfg, struct ws_tree *ws, char *err);
+void ep_free(ep_state *e);
+
+/* 1 and a filled request when the episode needs the policy's next
+ * message, 0 when it is over. The request borrows from the episode. */
+int ep_request(ep_state *e, pol_request *req);
+
+/* Gives the policy's reply: parses it, runs its tool calls, appends the
+ * observations, checks limits. Takes ownership of resp's buffers. */
+int ep_feed(ep_state *e, pol_response *resp, char *err);
+
+/* Scores the episode and returns its record (one JSON line, no newline;
+ * caller frees). */
+int ep_finish(char **record, ep_state *e, char *err);
+
+/* reward of a finished episode (after ep_finish) */
+double ep_reward(const ep_state *e);
+
+/* Whole episode with one policy. */
+int ep_run(char **record, const task *t, const ep_config *cfg, struct ws_tree *ws, policy *pol,
+           char *err);
+
+#endif
