@@ -1,0 +1,156 @@
+/* cliopt.c - shared flags for run, batch and experiment. */
+#include "harness/cliopt.h"
+
+#include "common/err.h"
+#include "harness/episode.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cliopt_long(long *out, const char *s, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cliopt_double(double *out, const char *s, double lo, double hi)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+const char *cliopt_config_help(void)
+{
+    return "  --policy P            oracle | search | replay:FILE[:K] | model:CKPT\n"
+           "  --prompt v1|v2|FILE   system prompt (prompts/NAME.md or a file)\n"
+           "  --max-turns N|unlimited\n"
+           "  --think on|off        off renders an empty think block\n"
+           "  --history keep|drop   keep or drop earlier turns' thinking\n"
+           "  --seed S\n"
+           "  --temperature T       sampling temperature (model policies)\n"
+           "  --top-p P\n"
+           "  --max-context-tokens N  end the episode past this context size (0: none)\n"
+           "  --max-wall S          end the episode after S seconds (0: none)\n"
+           "  --obs-budget BYTES    cut tool observations over this size (head + tail)\n"
+           "  --reward-config FILE  shaped rewards (off by default: reward = tests pass)\n";
+}
+
+static int bad(const char *cmd, const char *flag, const char *want, const char *got)
+{
+    fprintf(stderr, "harness %s: %s: expected %s, got '%s'\n", cmd, flag, want, got ? got : "(nothing)");
+    return 2;
+}
+
+int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd)
+{
+    const char *f = argv[*i];
+    static const char *flags[] = {"--policy", "--prompt", "--max-turns", "--think", "--history", "--seed",
+                                  "--temperature", "--top-p", "--max-context-tokens", "--max-wall",
+                                  "--obs-budget", "--reward-config", NULL};
+    int known = 0;
+    for (int k = 0; flags[k]; k++)
+        known |= !strcmp(f, flags[k]);
+    if (!known)
+        return 0;
+    if (*i + 1 >= argc)
+        return bad(cmd, f, "a value", NULL);
+    const char *v = argv[++*i];
+    long l;
+    double d;
+    if (!strcmp(f, "--policy")) {
+        c->policy = v;
+    } else if (!strcmp(f, "--prompt")) {
+        c->prompt = v;
+    } else if (!strcmp(f, "--max-turns")) {
+        if (!strcmp(v, "unlimited"))
+            c->max_turns = 0;
+        else if (cliopt_long(&l, v, 1, 100000) == 0)
+            c->max_turns = (int)l;
+        else
+            return bad(cmd, f, "a number of turns (1-100000) or 'unlimited'", v);
+    } else if (!strcmp(f, "--think")) {
+        if (strcmp(v, "on") && strcmp(v, "off"))
+            return bad(cmd, f, "on or off", v);
+        c->think = !strcmp(v, "on");
+    } else if (!strcmp(f, "--history")) {
+        if (strcmp(v, "keep") && strcmp(v, "drop"))
+            return bad(cmd, f, "keep or drop", v);
+        c->history_keep = !strcmp(v, "keep");
+    } else if (!strcmp(f, "--seed")) {
+        if (cliopt_long(&l, v, 0, 0x7fffffffL) < 0)
+            return bad(cmd, f, "a seed 0-2147483647", v);
+        c->seed = (uint64_t)l;
+    } else if (!strcmp(f, "--temperature")) {
+        if (cliopt_double(&d, v, 0, 10) < 0)
+            return bad(cmd, f, "a temperature in [0, 10]", v);
+        c->temperature = d;
+    } else if (!strcmp(f, "--top-p")) {
+        if (cliopt_double(&d, v, 1e-6, 1) < 0)
+            return bad(cmd, f, "a probability in (0, 1]", v);
+        c->top_p = d;
+    } else if (!strcmp(f, "--max-context-tokens")) {
+        if (cliopt_long(&l, v, 0, 10000000) < 0)
+            return bad(cmd, f, "a token count (0: no limit)", v);
+        c->max_context_tokens = (int)l;
+    } else if (!strcmp(f, "--max-wall")) {
+        if (cliopt_long(&l, v, 0, 86400) < 0)
+            return bad(cmd, f, "seconds 0-86400 (0: no limit)", v);
+        c->max_wall_s = (int)l;
+    } else if (!strcmp(f, "--obs-budget")) {
+        if (cliopt_long(&l, v, 256, 16 << 20) < 0)
+            return bad(cmd, f, "a byte count 256-16777216", v);
+        c->obs_budget = (size_t)l;
+    } else if (!strcmp(f, "--reward-config")) {
+        char err[RL_ERR_MAX];
+        if (ep_shaping_load(&c->shaping, v, err) < 0) {
+            fprintf(stderr, "harness %s: --reward-config: %s\n", cmd, err);
+            return 2;
+        }
+    }
+    return 1;
+}
+
+int cliopt_seeds(uint64_t *out, size_t *n, size_t max, const char *s, char *err)
+{
+    *n = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long a = strtol(p, &end, 10), b;
+        if (end == p || a < 0 || errno)
+            return rl_err(err, RL_EINVAL, "seeds '%s': expected N, A-B or a comma list", s);
+        p = end;
+        b = a;
+        if (*p == '-') {
+            b = strtol(++p, &end, 10);
+            if (end == p || b < a || errno)
+                return rl_err(err, RL_EINVAL, "seeds '%s': expected A-B with A <= B", s);
+            p = end;
+        }
+        for (long v = a; v <= b; v++) {
+            if (*n >= max)
+                return rl_err(err, RL_ELIMIT, "seeds '%s': more than %zu seeds", s, max);
+            out[(*n)++] = (uint64_t)v;
+        }
+        if (*p == ',')
+            p++;
+        else if (*p)
+            return rl_err(err, RL_EINVAL, "seeds '%s': unexpected '%c'", s, *p);
+    }
+    if (*n == 0)
+        return rl_err(err, RL_EINVAL, "seeds '%s': expected at least one seed", s);
+    return 0;
+}
