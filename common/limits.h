@@ -71,6 +71,12 @@
  * CI log shows life without drowning. */
 #define RL_BATCH_PLAIN_EVERY_S 10.0
 
+/* An experiment file is a few runs of a few fields. */
+#define RL_EXP_FILE_MAX (1u << 20)
+
+/* Seeds of one run: GRPO groups are 8-64; evaluation sets a few hundred. */
+#define RL_EXP_MAX_SEEDS 4096
+
 /* ---- policy / model --------------------------------------------------- */
 
 /* ---- grpo ------------------------------------------------------------ */

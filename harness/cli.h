@@ -6,5 +6,7 @@
 
 int cmd_exec(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
+int cmd_experiment(int argc, char **argv);
 
 #endif
