@@ -26,6 +26,10 @@
 
 /* ---- tasks ----------------------------------------------------------- */
 
+/* One hunk's old or new side: our diffs touch a few lines; a whole file
+ * rewritten stays far below this. */
+#define RL_PATCH_HUNK_MAX (4u << 20)
+
 /* ---- harness: tools, template, episode ------------------------------- */
 
 /* A junit result file larger than this is not a real pytest report of a
