@@ -187,8 +187,7 @@ static int walk_open(int root, const char *path, int flags, mode_t mode)
         char *next = strtok_r(NULL, "/", &save);
         struct stat st;
         if (!next) {
-            if (fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
-                !(flags & O_PATH)) {
+            if (fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
                 close(dfd);
                 return -ELOOP;
             }
@@ -506,7 +505,8 @@ static char **dir_names(walk *w, DIR *d, size_t *n)
             goto oom;
         (*n)++;
     }
-    qsort(v, *n, sizeof *v, cmp_names);
+    if (*n > 1)
+        qsort(v, *n, sizeof *v, cmp_names);
     return v;
 oom:
     w->rc = RL_ENOMEM;
@@ -525,7 +525,7 @@ static void walk_dir(walk *w, int fd, const char *rel, int depth)
     for (size_t i = 0; i < n && !w->rc; i++) {
         if (w->stop && w->stop != STOP_VISITS)
             break;
-        if (now_ms() > w->deadline) {
+        if (now_ms() >= w->deadline) {
             w->stop = STOP_TIME;
             break;
         }
@@ -711,7 +711,7 @@ static int tool_read(buf_t *out, const tool_ctx *c, const tool_call *call, char 
     size_t last = has_to && (size_t)to < lines ? (size_t)to : lines;
     if (n < size)
         rc = buf_printf(out, "%s: lines %lld-%zu of the first %zu lines (the file has %zu bytes; "
-                        "only the first %zu were read)\n", path, from, last, lines, size, n);
+                        "only the first %zu bytes were read)\n", path, from, last, lines, size, n);
     else
         rc = buf_printf(out, "%s: lines %lld-%zu of %zu\n", path, from, last, lines);
     rc = rc ? rc : put_numbered(out, d, n, (size_t)from, last);
