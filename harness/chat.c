@@ -488,7 +488,8 @@ char *chat_assistant_text(const chat_msg *m, int think, size_t *len)
 
 int tpl_render_tools(buf_t *b, const tool_spec *tools, size_t ntools)
 {
-    int rc = buf_puts(b, "# Tools\n\nYou can call the following tools.\n");
+    int rc = buf_puts(b, "# Tools\n\nYou can call the following tools. Paths are relative to the "
+                       "root of the repository.\n");
     for (size_t i = 0; i < ntools && !rc; i++) {
         const tool_spec *s = &tools[i];
         rc = buf_printf(b, "\n## %s\n%s\nParameters:%s\n", s->name, s->desc,

@@ -25,46 +25,43 @@
 /* ---- specs -------------------------------------------------------------- */
 
 static const tool_param P_LIST[] = {
-    {"path", TOOL_STRING, 0, "Directory to list, relative to the work tree root (default: the root)."},
+    {"path", TOOL_STRING, 0, "Directory to list (default: the whole tree)."},
 };
 static const tool_param P_READ[] = {
-    {"path", TOOL_STRING, 1, "File to read, relative to the work tree root."},
-    {"start_line", TOOL_INT, 0, "First line to show, counting from 1 (default: 1)."},
-    {"end_line", TOOL_INT, 0, "Last line to show (default: the end of the file)."},
+    {"path", TOOL_STRING, 1, "File to read."},
+    {"start_line", TOOL_INT, 0, "First line to show (default: 1)."},
+    {"end_line", TOOL_INT, 0, "Last line to show (default: the last line)."},
 };
 static const tool_param P_SEARCH[] = {
-    {"pattern", TOOL_STRING, 1, "Text to find: a fixed string on one line, case-sensitive, "
-                                "not a regular expression."},
-    {"path", TOOL_STRING, 0, "File or directory to search (default: the whole work tree)."},
+    {"pattern", TOOL_STRING, 1, "Text to find, on one line."},
+    {"path", TOOL_STRING, 0, "File or directory to search (default: the whole tree)."},
 };
 static const tool_param P_EDIT[] = {
-    {"path", TOOL_STRING, 1, "File to edit, relative to the work tree root."},
-    {"old_string", TOOL_STRING, 1, "Exact text to replace, as it is in the file (whitespace "
-                                   "included, no line numbers); it must occur exactly once."},
-    {"new_string", TOOL_STRING, 1, "Text to put in its place."},
+    {"path", TOOL_STRING, 1, "File to edit."},
+    {"old_string", TOOL_STRING, 1, "Exact text to replace, whitespace included, without line "
+                                   "numbers. It must occur exactly once: include enough lines "
+                                   "to make it unique."},
+    {"new_string", TOOL_STRING, 1, "Replacement text."},
 };
 static const tool_param P_WRITE[] = {
-    {"path", TOOL_STRING, 1, "File to write, relative to the work tree root."},
-    {"content", TOOL_STRING, 1, "The whole new content of the file."},
+    {"path", TOOL_STRING, 1, "File to write."},
+    {"content", TOOL_STRING, 1, "The whole content of the file."},
 };
 static const tool_param P_TESTS[] = {
-    {"tests", TOOL_STRINGS, 0, "Names of the tests to run (default: all tests)."},
+    {"tests", TOOL_STRINGS, 0, "Names of the tests to run (default: all)."},
 };
 
 static const tool_spec SPECS[] = {
-    {"list_files", "List the files of the work tree (or of one directory), one path per line.",
-     P_LIST, 1},
-    {"read_file", "Show a text file with line numbers, whole or a range of lines.", P_READ, 3},
-    {"search", "Find the lines that contain a text in the files of the work tree; prints "
-               "path:line: text for each match.", P_SEARCH, 2},
-    {"edit_file", "Replace one exact occurrence of old_string by new_string in a file. "
-                  "old_string must occur exactly once: include enough surrounding lines to "
-                  "make it unique.", P_EDIT, 3},
-    {"write_file", "Create a file or replace its whole content (missing parent directories "
-                   "are created).", P_WRITE, 2},
+    {"list_files", "List the files of the tree, one path per line.", P_LIST, 1},
+    {"read_file", "Show a text file with line numbers.", P_READ, 3},
+    {"search", "Find the lines that contain a fixed text (case-sensitive, not a regular "
+               "expression); prints path:line: text for each.", P_SEARCH, 2},
+    {"edit_file", "Replace one occurrence of old_string by new_string in a file.", P_EDIT, 3},
+    {"write_file", "Create a file or overwrite it; missing directories are created.", P_WRITE,
+     2},
     {"run_tests", "Build the project and run its tests; prints one line per test and the "
                   "failure messages.", P_TESTS, 1},
-    {"submit", "Finish: submit the current state of the work tree as your fix.", NULL, 0},
+    {"submit", "Finish: submit the current state of the files as your fix.", NULL, 0},
 };
 
 const tool_spec *tool_specs(size_t *n)

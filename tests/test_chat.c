@@ -65,7 +65,8 @@ START_TEST(test_render_exact)
     tpl_text t;
     ck_assert_int_eq(tpl_render(&t, NULL, ONE, 1, c->msgs, c->n, err), 0);
     const char *want =
-        "<|im_start|>system\nYou fix bugs.\n\n# Tools\n\nYou can call the following tools.\n"
+        "<|im_start|>system\nYou fix bugs.\n\n# Tools\n\nYou can call the following tools. "
+        "Paths are relative to the root of the repository.\n"
         "\n## read_file\nShow a file.\nParameters:\n- path (string, required): File to read.\n"
         "\n# How to call a tool\n\nWrite each call in this form, one block per call:\n\n"
         "<tool_call>\n<function=TOOL_NAME>\n<parameter=PARAMETER_NAME>\nvalue\n</parameter>\n"
