@@ -402,7 +402,11 @@ static int make_parents(const tool_ctx *c, const char *path, char *err)
     return 0;
 }
 
-/* Writes a whole regular file beneath the root; *created says if it is new. */
+/* Writes a whole regular file beneath the root; *created says if it is new.
+ * In place (O_TRUNC), not temp + rename: that keeps the inode and its mode
+ * (an executable script stays executable) and writes through an in-tree
+ * symlink instead of replacing it. Work trees are scratch, reset each
+ * episode, so a torn write costs nothing. */
 static int file_write(const tool_ctx *c, const char *path, const char *data, size_t len,
                       int create, int *created, char *err)
 {
