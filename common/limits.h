@@ -80,6 +80,83 @@
 
 /* Seeds of one run: GRPO groups are 8-64; evaluation sets a few hundred. */
 #define RL_EXP_MAX_SEEDS 4096
+/* -- template and tool-call parser (harness/chat, harness/toolcall) -- */
+
+/* Largest assistant message the parser accepts (bytes of generated text).
+ * A policy writing more in one turn is degenerate (a 32k-token turn is
+ * ~128 KiB); 4 MiB leaves room for write_file of a large source file. */
+#define RL_TC_TEXT_MAX (4u << 20)
+
+/* Tool calls in one assistant message. Honest agents make 1-3 (read two
+ * files, then edit); more is usually a loop the cap should cut early. */
+#define RL_TC_CALLS_MAX 8
+
+/* Parameters in one call: our widest tool has 3; 16 is generous and
+ * keeps duplicate detection trivially cheap. */
+#define RL_TC_PARAMS_MAX 16
+
+/* Tool and parameter names: ours are under 20 bytes. */
+#define RL_TC_NAME_MAX 64
+
+/* Elements of an array-of-strings argument (run_tests `tests`): task
+ * suites have tens of tests, not thousands. */
+#define RL_TC_ARRAY_MAX 256
+
+/* Bytes of the offending text quoted in a format-error observation: enough
+ * to recognise it, short enough to keep the error one readable line. */
+#define RL_TC_QUOTE_MAX 40
+
+/* Largest rendered context (bytes). The longest contexts we train on are
+ * 32k tokens (~128 KiB); 32 MiB only stops a runaway episode. */
+#define RL_TPL_TEXT_MAX (32u << 20)
+
+/* System prompt files (prompts/NAME.md): ours are under 2 KiB; a prompt
+ * past 64 KiB would eat the context. */
+#define RL_TPL_PROMPT_MAX (64u << 10)
+
+/* -- file tools (harness/tools) -- */
+
+/* Bytes of one path argument: far above any repository path, far below
+ * PATH_MAX trouble. */
+#define RL_TOOL_PATH_MAX 1024
+
+/* Bytes read_file / edit_file / search read of one file. Task sources are
+ * a few KiB; a file past 1 MiB is data, not code to fix, and reading more
+ * would only be cut by the observation budget. */
+#define RL_TOOL_READ_MAX (1u << 20)
+
+/* Bytes write_file / edit_file may write to one file: same reasoning. */
+#define RL_TOOL_WRITE_MAX (1u << 20)
+
+/* Entries list_files visits (files + directories) and prints. Task repos
+ * have tens of files; a 20000-entry walk takes ~10 ms and stops a tree
+ * full of build outputs from blowing the 5 s budget. */
+#define RL_TOOL_LIST_VISIT_MAX 20000
+#define RL_TOOL_LIST_SHOW_MAX 500
+
+/* Directory depth walked by list_files and search: deeper trees are
+ * generated junk or a symlink-free loop of nested directories. */
+#define RL_TOOL_DEPTH_MAX 32
+
+/* search: files opened, total bytes read, matches printed, and bytes of a
+ * matching line shown. 64 MiB reads in well under a second from page
+ * cache; 100 matches already exceed a useful observation. */
+#define RL_TOOL_SEARCH_FILES_MAX 5000
+#define RL_TOOL_SEARCH_BYTES_MAX (64u << 20)
+#define RL_TOOL_SEARCH_MATCHES_MAX 100
+#define RL_TOOL_SEARCH_LINE_MAX 200
+
+/* Wall-clock budget of one file-tool call (issue 4: 5 s). Enforced by the
+ * caps above and a clock check between files. */
+#define RL_TOOL_TIME_MS 5000
+
+/* Default observation budget (bytes of tool output shown to the policy):
+ * ~2k tokens, enough for a 200-line file, small enough that ten calls fit
+ * an 32k-token context. */
+#define RL_TOOL_OBS_BUDGET 8192
+
+/* A file whose first bytes hold a NUL is binary: not shown or searched. */
+#define RL_TOOL_BINARY_PROBE 8192
 
 /* ---- policy / model --------------------------------------------------- */
 
