@@ -158,7 +158,39 @@
 /* A file whose first bytes hold a NUL is binary: not shown or searched. */
 #define RL_TOOL_BINARY_PROBE 8192
 
+/* Default turn limit of an episode: the reference pool's tasks take 4-20
+ * turns; 50 leaves room to recover without letting a loop run forever. */
+#define RL_EP_DEFAULT_TURNS 50
+
+/* Turns even an "unlimited" episode stops at: a guard against a policy
+ * that never submits (the wall-clock limit is the other). */
+#define RL_EP_HARD_TURNS 400
+
+/* Default wall-clock limit of one episode (seconds). */
+#define RL_EP_DEFAULT_WALL_S 600
+
+/* Tokens of one assistant reply: a think block, a short explanation and a
+ * tool call whose edit carries a function body. */
+#define RL_EP_REPLY_TOKENS 1024
+
+/* Bytes of one tool observation (head + tail kept): ~1k tokens, the order
+ * the reference used for observation budgets. */
+#define RL_EP_OBS_BUDGET 4000
+
+/* Wall-clock budget of one file tool call (ms): the reference's 3-5 s. */
+#define RL_EP_FILE_TOOL_MS 5000
+
+/* "name arguments" of the previous call, compared to flag repeats. */
+#define RL_EP_CALL_KEY_MAX 8192
+
+/* A context rebuilt by `harness show` from prefix references: the
+ * template's own cap on a rendered context. */
+#define RL_TPL_SHOW_MAX (64u << 20)
+
 /* ---- policy / model --------------------------------------------------- */
+
+/* A trajectory file replayed by `replay:FILE`: same bound as a batch. */
+#define RL_REPLAY_FILE_MAX (2048u << 20)
 
 /* ---- grpo ------------------------------------------------------------ */
 

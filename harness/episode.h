@@ -52,6 +52,8 @@ typedef struct ep_config {
     int file_tool_timeout_ms;
     ep_shaping shaping;
     const char *run;         /* run label (experiments), or NULL */
+    const struct tok *tok;   /* tokenizer for ids and token accounting;
+                                NULL: the policy's, if any */
     FILE *transcript;        /* readable transcript as it goes, or NULL */
     int color;               /* ANSI colours in the transcript */
 } ep_config;

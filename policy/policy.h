@@ -54,12 +54,12 @@ typedef struct pol_vtable {
     void (*free)(policy *p);
 } pol_vtable;
 
-struct tok_tokenizer;
+struct tok;
 
 struct policy {
     const pol_vtable *vt;
     char name[64];                   /* "oracle", "search", "model:ckpt" */
-    const struct tok_tokenizer *tok; /* NULL when the policy has none */
+    const struct tok *tok;           /* NULL when the policy has none */
     void *impl;
 };
 

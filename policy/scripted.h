@@ -1,0 +1,38 @@
+/* scripted.h - what the scripted policies share: reading the context the
+ * way a model would (turn number, the last tool responses, whether the
+ * think block is already closed) and writing replies in the chat format. */
+#ifndef RL_SCRIPTED_H
+#define RL_SCRIPTED_H
+
+#include "policy/policy.h"
+
+#include <stddef.h>
+
+/* Assistant turns already in the context (the generation prompt's open
+ * assistant turn not counted). */
+size_t scr_turn(const char *ctx, size_t len);
+
+/* 1 when the context ends inside an empty think block (thinking off). */
+int scr_think_off(const char *ctx, size_t len);
+
+/* The text of the last <tool_response> of the context (a copy; "" when
+ * none). Caller frees. */
+char *scr_last_response(const char *ctx, size_t len);
+
+/* The problem statement: the first user turn's text. Caller frees. */
+char *scr_problem(const char *ctx, size_t len);
+
+/* A reply with optional thinking, optional prose and one tool call whose
+ * arguments are a JSON object text (NULL: none). The call is written in
+ * the chat format's canonical style. Fills resp. */
+int scr_reply(pol_response *resp, const char *ctx, size_t len, const char *think, const char *prose,
+              const char *tool, const char *args_json, char *err);
+
+/* Policy constructors (called by pol_open). */
+int oracle_open(policy **out, const pol_env *env, char *err);
+int search_open(policy **out, const pol_env *env, char *err);
+int replay_open(policy **out, const char *spec, char *err);
+/* The built-in model (policy/model_policy.c). */
+int model_policy_open(policy **out, const char *ckpt, const pol_env *env, char *err);
+
+#endif
