@@ -86,6 +86,11 @@ size_t tok_pretoken_next(const char *str, size_t n, size_t i)
 {
     pthread_once(&class_once, class_init);
     const unsigned char *s = (const unsigned char *)str;
+    /* Look at most one piece ahead: a piece never extends past the cap, and
+     * scanning a whole 1 MB run for every 256-byte piece would be
+     * quadratic. A run reaching the cap is taken whole. */
+    if (n - i > RL_TOK_PIECE_MAX)
+        n = i + RL_TOK_PIECE_MAX;
     size_t j = i;
     int cls = CLASS[s[i]];
     /* A single space joins the word or punctuation that follows it. */
@@ -112,8 +117,6 @@ size_t tok_pretoken_next(const char *str, size_t n, size_t i)
         j = space_end(s, n, i);
         break;
     }
-    if (j - i > RL_TOK_PIECE_MAX)
-        j = i + RL_TOK_PIECE_MAX;
     return j;
 }
 

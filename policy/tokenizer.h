@@ -17,7 +17,8 @@
  * Encoding applies, inside each piece, the lowest-ranked merge present
  * (leftmost first) until none applies, the standard BPE rule; results of
  * short pieces are cached. A tok_t may be shared by threads: encode and
- * decode only read it (the cache is guarded).
+ * decode only read it (the cache is guarded); tok_add_special is a write
+ * and must not run concurrently with them.
  *
  * Stored as JSON:
  *   {"version": 1, "model": "byte-bpe", "pretokenizer": "code-v1",
@@ -83,7 +84,8 @@ long tok_count(const tok_t *t, const char *text, size_t len, tok_mode mode, char
 int tok_decode(char **out, size_t *len, const tok_t *t, const int32_t *ids, size_t n, char *err);
 
 /* End of the pre-token piece that starts at pos (pos < n): always > pos and
- * at most pos + RL_TOK_PIECE_MAX. Exposed for tests and benchmarks. */
+ * at most pos + RL_TOK_PIECE_MAX (it reads no further than that). Exposed
+ * for tests and benchmarks. */
 size_t tok_pretoken_next(const char *s, size_t n, size_t pos);
 
 /* ---- training ---------------------------------------------------------- */
