@@ -205,17 +205,30 @@ static void specset_free(specset *s)
     memset(s, 0, sizeof *s);
 }
 
+/* Untrusted text made fit for a one-line message: at most 60 bytes, bytes
+ * outside printable ASCII shown as '?'. */
+static const char *shown(char out[64], const char *s)
+{
+    size_t i = 0;
+    for (; s[i] && i < 60; i++)
+        out[i] = s[i] >= 0x20 && s[i] <= 0x7e ? s[i] : '?';
+    out[i] = '\0';
+    return out;
+}
+
 static int special_valid(const char *name, char *err)
 {
+    char tmp[64];
     size_t n = strlen(name);
     if (n == 0 || n > RL_TOK_SPECIAL_LEN_MAX)
-        return rl_err(err, RL_EINVAL, "special token '%.80s': expected 1..%d bytes", name,
-                      RL_TOK_SPECIAL_LEN_MAX);
+        return rl_err(err, RL_EINVAL, "special token '%s': expected 1..%d bytes",
+                      shown(tmp, name), RL_TOK_SPECIAL_LEN_MAX);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)name[i];
         if (c < 0x21 || c > 0x7e)
             return rl_err(err, RL_EINVAL,
-                          "special token '%.80s': expected printable ASCII without spaces", name);
+                          "special token '%s': expected printable ASCII without spaces",
+                          shown(tmp, name));
     }
     return 0;
 }
@@ -431,9 +444,11 @@ static int tok_set_merges(tok_t *t, int32_t *merges, int m, const char *name, ch
 
 int32_t tok_add_special(tok_t *t, const char *name, char *err)
 {
-    if (t->vocab >= RL_TOK_VOCAB_MAX)
-        return rl_err(err, RL_ELIMIT, "special token '%.80s': vocabulary is at its limit %d", name,
-                      RL_TOK_VOCAB_MAX);
+    if (t->vocab >= RL_TOK_VOCAB_MAX) {
+        char tmp[64];
+        return rl_err(err, RL_ELIMIT, "special token '%s': vocabulary is at its limit %d",
+                      shown(tmp, name), RL_TOK_VOCAB_MAX);
+    }
     int rc = specset_add(&t->spec, name, err);
     if (rc)
         return rc;
@@ -797,8 +812,10 @@ static int check_fields(const cJSON *root, const char *name, char *err)
         size_t f = 0;
         while (f < 6 && strcmp(e->string, TOP_FIELDS[f]))
             f++;
-        if (f == 6)
-            return rl_err(err, RL_EINVAL, "%s: unknown field '%.60s'", name, e->string);
+        if (f == 6) {
+            char tmp[64];
+            return rl_err(err, RL_EINVAL, "%s: unknown field '%s'", name, shown(tmp, e->string));
+        }
         if (seen[f]++)
             return rl_err(err, RL_EINVAL, "%s: field %s given twice", name, TOP_FIELDS[f]);
     }
@@ -1253,9 +1270,10 @@ static heap_ent heap_pop(tok_trainer_t *tr)
 }
 
 /* Replaces every (a, b) in word w by z, left to right, updating the counts
- * of the pairs around each replacement (see the derivation in the notes:
- * the left neighbour is read from the already-rewritten output, so runs
- * like "aaaa" and "abab" come out right). */
+ * of the pairs around each replacement: (x, a) becomes (x, z) and (b, y)
+ * becomes (z, y). The left neighbour x is read from the already-rewritten
+ * output, so in "abab" the second replacement turns the (z, a) counted by
+ * the first into (z, z), and "aaaa" under (a, a) ends as one (z, z). */
 static int merge_word(tok_trainer_t *tr, uint32_t wi, int32_t a, int32_t b, int32_t z,
                       uint32_t stamp)
 {

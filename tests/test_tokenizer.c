@@ -472,6 +472,27 @@ START_TEST(test_load_errors)
     ck_assert_int_eq(tok_to_json(&json, &len, real, err), 0);
     for (size_t cut = 0; cut + 1 < len; cut++)
         expect_load_fail(json, cut);
+
+    /* random byte edits: loaded and consistent, or a one-line error */
+    char *mut = malloc(len);
+    rng_state = 7;
+    int loaded = 0;
+    for (int iter = 0; iter < 3000; iter++) {
+        memcpy(mut, json, len);
+        for (int e = 0; e < 1 + iter % 3; e++)
+            mut[rng() % len] = "0123456789[]{},:\"-. a\\"[rng() % 22];
+        err[0] = '\0';
+        if (tok_load_json(&t, mut, len, "mut", err) == 0) {
+            loaded++;
+            check_both(t, CORPUS_DOCS[0], strlen(CORPUS_DOCS[0]));
+            tok_free(t);
+        } else {
+            ck_assert_int_gt(strlen(err), 0);
+            ck_assert_ptr_null(strchr(err, '\n'));
+        }
+    }
+    ck_assert_int_lt(loaded, 3000);
+    free(mut);
     free(json);
     tok_free(real);
 }
