@@ -1,0 +1,11 @@
+/* cli.h - entry points of the `grpo` subcommands (grpo/cmd_*.c).
+ * Each takes argv with argv[0] = the subcommand name and returns the exit
+ * code: 0 ok, 1 the run or validation failed, 2 usage error. */
+#ifndef RL_GRPO_CLI_H
+#define RL_GRPO_CLI_H
+
+/* grpo tokenizer --vocab N --out FILE [--input PATH ...]: trains the BPE
+ * tokenizer of the built-in policy (grpo/cmd_tokenizer.c). */
+int cmd_tokenizer(int argc, char **argv);
+
+#endif

@@ -1,0 +1,198 @@
+/* cmd_show.c - `harness show FILE [--index K]`: a recorded trajectory,
+ * turn by turn, with token accounting by origin. */
+#include "harness/cli.h"
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/fsutil.h"
+#include "common/limits.h"
+#include "harness/cliopt.h"
+#include "policy/tokenizer.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int cli_load_tokenizer(tok_t **out, const char *path, int required, char *err);
+
+enum { O_SYSTEM, O_TOOLS, O_USER, O_ASSISTANT, O_TOOL, O_TEMPLATE, O_N };
+static const char *ORIGINS[O_N] = {"system", "tools", "user", "assistant", "tool", "template"};
+
+static int origin_index(const char *s)
+{
+    for (int i = 0; i < O_N; i++)
+        if (!strcmp(s, ORIGINS[i]))
+            return i;
+    return O_TEMPLATE;
+}
+
+static long count(const tok_t *tok, const char *s, size_t n, int origin)
+{
+    if (!tok)
+        return (long)((n + 3) / 4);
+    tok_mode m = origin == O_TEMPLATE || origin == O_ASSISTANT ? TOK_SPECIAL_ALLOW : TOK_SPECIAL_PLAIN;
+    long c = tok_count(tok, s, n, m, NULL);
+    return c < 0 ? 0 : c;
+}
+
+/* Rebuilds the context text of every turn (history keep stores a prefix
+ * reference plus the appended text). */
+static char **contexts(const cJSON *turns, size_t n, char *err)
+{
+    char **ctx = calloc(n + 1, sizeof *ctx);
+    for (size_t k = 0; ctx && k < n; k++) {
+        const cJSON *t = cJSON_GetArrayItem(turns, (int)k), *c = cJSON_GetObjectItem(t, "context");
+        const cJSON *text = cJSON_GetObjectItem(c, "text"), *pt = cJSON_GetObjectItem(c, "prefix_turn"),
+                    *app = cJSON_GetObjectItem(c, "append");
+        if (cJSON_IsString(text)) {
+            ctx[k] = strdup(text->valuestring);
+        } else if (cJSON_IsNumber(pt) && pt->valueint >= 0 && (size_t)pt->valueint < k && cJSON_IsString(app)) {
+            const cJSON *pg = cJSON_GetObjectItem(cJSON_GetArrayItem(turns, pt->valueint), "generated");
+            buf_t b;
+            buf_init(&b, RL_TPL_SHOW_MAX);
+            buf_puts(&b, ctx[pt->valueint]);
+            buf_puts(&b, cJSON_IsString(pg) ? pg->valuestring : "");
+            buf_puts(&b, app->valuestring);
+            ctx[k] = buf_detach(&b, NULL);
+        } else {
+            rl_err(err, RL_EPARSE, "turn %zu: context has neither \"text\" nor a valid prefix reference", k);
+            for (size_t i = 0; i < k; i++)
+                free(ctx[i]);
+            free(ctx);
+            return NULL;
+        }
+    }
+    return ctx;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: harness show FILE [--index K] [--tokenizer FILE]\n"
+               "Renders record K (default 0) of a trajectory JSONL file, with tokens per turn:\n"
+               "context, policy-written, tool responses, system + tool descriptions.\n");
+}
+
+int cmd_show(int argc, char **argv)
+{
+    const char *file = NULL, *tok_path = NULL;
+    long index = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--index") && i + 1 < argc) {
+            if (cliopt_long(&index, argv[++i], 0, 100000000) < 0) {
+                fprintf(stderr, "harness show: --index: expected a record number >= 0, got '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--tokenizer") && i + 1 < argc) {
+            tok_path = argv[++i];
+        } else if (argv[i][0] == '-' || file) {
+            fprintf(stderr, "harness show: unexpected argument '%s' (see --help)\n", argv[i]);
+            return 2;
+        } else {
+            file = argv[i];
+        }
+    }
+    if (!file) {
+        usage(stderr);
+        return 2;
+    }
+    char err[RL_ERR_MAX], *data;
+    if (fs_read_file(&data, NULL, file, RL_REPLAY_FILE_MAX, err) < 0) {
+        fprintf(stderr, "harness show: %s\n", err);
+        return 1;
+    }
+    char *save = NULL, *line = strtok_r(data, "\n", &save);
+    for (long i = 0; line && i < index; i++)
+        line = strtok_r(NULL, "\n", &save);
+    cJSON *rec = line ? cJSON_Parse(line) : NULL;
+    free(data);
+    const cJSON *turns = cJSON_GetObjectItem(rec, "turns");
+    if (!cJSON_IsArray(turns)) {
+        fprintf(stderr, "harness show: %s: record %ld: expected a trajectory record with \"turns\"\n", file, index);
+        cJSON_Delete(rec);
+        return 1;
+    }
+    tok_t *tok = NULL;
+    if (cli_load_tokenizer(&tok, tok_path, tok_path != NULL, err) < 0) {
+        fprintf(stderr, "harness show: --tokenizer: %s\n", err);
+        cJSON_Delete(rec);
+        return 1;
+    }
+    size_t n = (size_t)cJSON_GetArraySize(turns);
+    char **ctx = contexts(turns, n, err);
+    if (!ctx) {
+        fprintf(stderr, "harness show: %s: record %ld: %s\n", file, index, err);
+        cJSON_Delete(rec);
+        tok_free(tok);
+        return 1;
+    }
+    int color = isatty(1);
+    const cJSON *cfg = cJSON_GetObjectItem(rec, "config");
+    printf("%s%s%s  policy %s, prompt %s, think %s, history %s, seed %g\n", color ? "\033[1m" : "",
+           cJSON_GetStringValue(cJSON_GetObjectItem(rec, "task")), color ? "\033[0m" : "",
+           cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "policy")),
+           cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "prompt")),
+           cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "think")),
+           cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "history")),
+           cJSON_GetNumberValue(cJSON_GetObjectItem(cfg, "seed")));
+    printf("tokens counted with %s\n\n", tok ? "the BPE tokenizer" : "bytes/4 (no tokenizer file found)");
+    printf("%4s %9s %8s %8s %12s %6s %9s  %s\n", "turn", "context", "policy", "tool", "system+tools", "user",
+           "template", "calls");
+    long last[O_N] = {0}, gen_total = 0, last_gen = 0;
+    for (size_t k = 0; k < n; k++) {
+        const cJSON *t = cJSON_GetArrayItem(turns, (int)k);
+        long by[O_N] = {0}, total = 0;
+        const cJSON *s;
+        cJSON_ArrayForEach(s, cJSON_GetObjectItem(t, "segments"))
+        {
+            size_t off = (size_t)cJSON_GetNumberValue(cJSON_GetArrayItem(s, 0));
+            size_t len = (size_t)cJSON_GetNumberValue(cJSON_GetArrayItem(s, 1));
+            int o = origin_index(cJSON_GetStringValue(cJSON_GetArrayItem(s, 2)) ?: "");
+            if (off + len > strlen(ctx[k]))
+                continue;
+            long c = count(tok, ctx[k] + off, len, o);
+            by[o] += c;
+            total += c;
+        }
+        const cJSON *gen = cJSON_GetObjectItem(t, "generated"), *ids = cJSON_GetObjectItem(t, "ids");
+        const char *g = cJSON_GetStringValue(gen) ?: "";
+        long gt = cJSON_IsArray(ids) ? cJSON_GetArraySize(ids) : count(tok, g, strlen(g), O_ASSISTANT);
+        gen_total += gt;
+        buf_t calls;
+        buf_init(&calls, 4096);
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItem(t, "tool_calls"))
+            buf_printf(&calls, "%s%s%s ", cJSON_GetStringValue(cJSON_GetObjectItem(c, "name")),
+                       cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")) ? "" : "(error)",
+                       cJSON_IsTrue(cJSON_GetObjectItem(c, "identical_to_previous")) ? "(repeat)" : "");
+        if (cJSON_IsString(cJSON_GetObjectItem(t, "format_error")))
+            buf_puts(&calls, "FORMAT ERROR");
+        printf("%4zu %9ld %8ld %8ld %12ld %6ld %9ld  %s\n", k, total, gt, by[O_TOOL], by[O_SYSTEM] + by[O_TOOLS],
+               by[O_USER], by[O_TEMPLATE], buf_str(&calls));
+        buf_free(&calls);
+        memcpy(last, by, sizeof last);
+        last_gen = gt;
+    }
+    /* The whole trajectory: the last context plus the last reply. The
+     * policy's share counts every assistant turn in it. */
+    long all = last_gen;
+    for (int o = 0; o < O_N; o++)
+        all += last[o];
+    printf("\ntrajectory: %ld tokens; the policy wrote %ld (%ld in the final context + %ld in the last reply),\n"
+           "tool responses %ld, system prompt + tool descriptions %ld, user %ld, template markup %ld\n",
+           all, last[O_ASSISTANT] + last_gen, last[O_ASSISTANT], last_gen, last[O_TOOL],
+           last[O_SYSTEM] + last[O_TOOLS], last[O_USER], last[O_TEMPLATE]);
+    printf("sampled over all turns: %ld policy tokens; reward %g (%s)\n", gen_total,
+           cJSON_GetNumberValue(cJSON_GetObjectItem(rec, "reward")),
+           cJSON_GetStringValue(cJSON_GetObjectItem(rec, "end_reason")) ?: "?");
+    for (size_t k = 0; k < n; k++)
+        free(ctx[k]);
+    free(ctx);
+    cJSON_Delete(rec);
+    tok_free(tok);
+    return 0;
+}

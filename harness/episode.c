@@ -1,0 +1,831 @@
+/* episode.c - the episode loop: context, policy, tool calls, reward.
+ *
+ * State machine: ep_new resets the work tree and builds the opening
+ * messages; ep_request renders the context for the next turn (and checks
+ * the history invariant); ep_feed parses the policy's reply, runs its tool
+ * calls and appends the observations; ep_finish scores the work tree and
+ * writes the record. Everything the policy saw and wrote is kept so the
+ * record can rebuild every context exactly (docs/trajectory-schema.md).
+ */
+#include "harness/episode.h"
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/fsutil.h"
+#include "common/limits.h"
+#include "harness/chat.h"
+#include "harness/testrun.h"
+#include "harness/toolcall.h"
+#include "harness/tools.h"
+#include "harness/workspace.h"
+#include "policy/tokenizer.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- config ------------------------------------------------------------ */
+
+void ep_shaping_default(ep_shaping *s)
+{
+    s->on = 0;
+    s->pass = 2.0;
+    s->fail = -1.0;
+    s->tool_ok = 0.5;
+    s->well_formed = 0.1;
+    s->identical = -1.0;
+    s->over_turn = -0.2;
+    s->turn_limit = 10;
+}
+
+int ep_shaping_load(ep_shaping *s, const char *path, char *err)
+{
+    char *text;
+    int rc = fs_read_file(&text, NULL, path, 1 << 20, err);
+    if (rc < 0)
+        return rc;
+    cJSON *o = cJSON_Parse(text);
+    free(text);
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        return rl_err(err, RL_EPARSE, "%s: expected a JSON object", path);
+    }
+    ep_shaping_default(s);
+    static const char *keys[] = {"shaped", "pass", "fail", "tool_ok", "well_formed", "identical",
+                                 "over_turn", "turn_limit", NULL};
+    double *dst[] = {NULL, &s->pass, &s->fail, &s->tool_ok, &s->well_formed, &s->identical, &s->over_turn, NULL};
+    const cJSON *f;
+    rc = 0;
+    cJSON_ArrayForEach(f, o)
+    {
+        int k = 0;
+        while (keys[k] && strcmp(keys[k], f->string))
+            k++;
+        if (!keys[k]) {
+            rc = rl_err(err, RL_EINVAL, "%s: unknown field \"%s\"", path, f->string);
+            break;
+        }
+        if (k == 0) {
+            if (!cJSON_IsBool(f)) {
+                rc = rl_err(err, RL_EINVAL, "%s: field \"shaped\": expected true or false", path);
+                break;
+            }
+            s->on = cJSON_IsTrue(f);
+        } else if (!cJSON_IsNumber(f)) {
+            rc = rl_err(err, RL_EINVAL, "%s: field \"%s\": expected a number", path, f->string);
+            break;
+        } else if (dst[k]) {
+            *dst[k] = f->valuedouble;
+        } else {
+            s->turn_limit = f->valueint;
+        }
+    }
+    cJSON_Delete(o);
+    return rc;
+}
+
+void ep_config_default(ep_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->policy = "oracle";
+    c->prompt = "v2";
+    c->prompts_dir = "prompts";
+    c->think = 1;
+    c->history_keep = 1;
+    c->max_turns = RL_EP_DEFAULT_TURNS;
+    c->max_context_tokens = 0;
+    c->max_wall_s = RL_EP_DEFAULT_WALL_S;
+    c->max_reply_tokens = RL_EP_REPLY_TOKENS;
+    c->seed = 1;
+    c->temperature = 0.7;
+    c->top_p = 1.0;
+    c->obs_budget = RL_EP_OBS_BUDGET;
+    c->file_tool_timeout_ms = RL_EP_FILE_TOOL_MS;
+    ep_shaping_default(&c->shaping);
+}
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (h ^ 0xff) * 1099511628211ULL;
+}
+
+static void config_json(cJSON *o, const ep_config *c, int with_seed)
+{
+    cJSON_AddStringToObject(o, "policy", c->policy ? c->policy : "");
+    cJSON_AddStringToObject(o, "prompt", c->prompt ? c->prompt : "");
+    cJSON_AddStringToObject(o, "think", c->think ? "on" : "off");
+    cJSON_AddStringToObject(o, "history", c->history_keep ? "keep" : "drop");
+    if (c->max_turns)
+        cJSON_AddNumberToObject(o, "max_turns", c->max_turns);
+    else
+        cJSON_AddStringToObject(o, "max_turns", "unlimited");
+    cJSON_AddNumberToObject(o, "max_context_tokens", c->max_context_tokens);
+    cJSON_AddNumberToObject(o, "max_wall_s", c->max_wall_s);
+    cJSON_AddNumberToObject(o, "max_reply_tokens", c->max_reply_tokens);
+    if (with_seed)
+        cJSON_AddNumberToObject(o, "seed", (double)c->seed);
+    cJSON_AddNumberToObject(o, "temperature", c->temperature);
+    cJSON_AddNumberToObject(o, "top_p", c->top_p);
+    cJSON_AddNumberToObject(o, "obs_budget", (double)c->obs_budget);
+    cJSON_AddStringToObject(o, "reward", c->shaping.on ? "shaped" : "binary");
+    if (c->run)
+        cJSON_AddStringToObject(o, "run", c->run);
+}
+
+uint64_t ep_config_digest(const ep_config *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    config_json(o, c, 0);
+    char *s = cJSON_PrintUnformatted(o);
+    uint64_t h = fnv(1469598103934665603ULL, s);
+    free(s);
+    cJSON_Delete(o);
+    return h;
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+typedef struct ep_turn {
+    char *context;          /* full text of the context (kept for drop mode
+                               and the prefix check) */
+    size_t context_len;
+    tpl_seg *segs;
+    size_t nsegs;
+    int32_t *ctx_ids;       /* context token ids, when a tokenizer is known */
+    size_t n_ctx_ids;
+    char *generated;        /* the policy's text */
+    size_t generated_len;
+    int32_t *ids;           /* policy-written ids */
+    float *logprobs;
+    size_t n_ids;
+    int truncated;
+    char *format_error;
+    cJSON *calls;           /* [{name, arguments, ok, error, ms, identical_to_previous}] */
+    long gen_ms;
+} ep_turn;
+
+struct ep_state {
+    const task *t;
+    ep_config cfg;
+    ws_tree *ws;
+    const tok_t *tok;
+    chat *chat;
+    tool_ctx tools;
+    const tool_spec *specs;
+    size_t nspecs;
+    tpl_opts tpl;
+    ep_turn *turns;
+    size_t nturns, cap;
+    int done;
+    const char *end_reason;
+    char error[RL_ERR_MAX];
+    char prev_call[RL_EP_CALL_KEY_MAX]; /* name + arguments of the last call */
+    double t_start, t_policy, t_tools, t_reset, t_score;
+    unsigned next_call_id;
+    int finished;
+    double reward, shaped;
+    size_t calls_ok, identical, well_formed;
+    char *patch;
+    score sc;
+    int scored;
+};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ---- transcript -------------------------------------------------------- */
+
+#define C_DIM "\033[2m"
+#define C_BOLD "\033[1m"
+#define C_BLUE "\033[34m"
+#define C_GREEN "\033[32m"
+#define C_RED "\033[31m"
+#define C_OFF "\033[0m"
+
+static void say(const ep_state *e, const char *color, const char *label, const char *text, size_t max)
+{
+    FILE *f = e->cfg.transcript;
+    if (!f)
+        return;
+    size_t len = strlen(text);
+    char *cut = len > max ? str_cut_middle(text, len, max, NULL) : NULL;
+    if (e->cfg.color)
+        fprintf(f, "%s%s%s %s\n", color, label, C_OFF, cut ? cut : text);
+    else
+        fprintf(f, "%s %s\n", label, cut ? cut : text);
+    free(cut);
+    fflush(f);
+}
+
+/* ---- run_tests and submit hooks ----------------------------------------- */
+
+static int hook_run_tests(void *user, const char *const *names, size_t n, buf_t *obs, char *err)
+{
+    ep_state *e = user;
+    testrun r;
+    int rc = testrun_run(&r, e->t, ws_path(e->ws), err);
+    if (rc < 0)
+        return rc;
+    char *sum = testrun_summary(&r, e->t, names, n);
+    testrun_free(&r);
+    if (!sum)
+        return rl_err(err, RL_ENOMEM, "run_tests: out of memory");
+    buf_append_trunc(obs, sum, strlen(sum));
+    free(sum);
+    return 0;
+}
+
+static int hook_submit(void *user, buf_t *obs, char *err)
+{
+    ep_state *e = user;
+    (void)err;
+    e->done = 1;
+    e->end_reason = "submit";
+    buf_puts(obs, "Submitted. The episode ends and the tests decide the reward.");
+    return 0;
+}
+
+/* ---- new --------------------------------------------------------------- */
+
+int ep_new(ep_state **out, const task *t, const ep_config *cfg, struct ws_tree *ws, char *err)
+{
+    *out = NULL;
+    ep_state *e = calloc(1, sizeof *e);
+    if (!e)
+        return rl_err(err, RL_ENOMEM, "episode: out of memory");
+    e->t = t;
+    e->cfg = *cfg;
+    e->ws = ws;
+    e->tok = cfg->tok;
+    e->t_start = now_ms();
+    e->tpl.think = cfg->think;
+    e->tpl.keep_history = cfg->history_keep;
+    e->tpl.gen_prompt = 1;
+    e->specs = tool_specs(&e->nspecs);
+    int rc;
+    double t0 = now_ms();
+    if ((rc = ws_reset(ws, err)) < 0)
+        goto fail;
+    e->t_reset = now_ms() - t0;
+    char *prompt = NULL;
+    if ((rc = tpl_load_prompt(&prompt, cfg->prompts_dir, cfg->prompt, err)) < 0)
+        goto fail;
+    e->chat = chat_new();
+    if (!e->chat) {
+        free(prompt);
+        rc = rl_err(err, RL_ENOMEM, "episode: out of memory");
+        goto fail;
+    }
+    rc = chat_add_system(e->chat, prompt, err);
+    free(prompt);
+    if (rc < 0 || (rc = chat_add_user(e->chat, t->problem_statement, err)) < 0)
+        goto fail;
+    tool_ctx_default(&e->tools);
+    if ((rc = tool_ctx_open(&e->tools, ws_path(ws), err)) < 0)
+        goto fail;
+    e->tools.obs_budget = cfg->obs_budget;
+    e->tools.time_ms = (unsigned)cfg->file_tool_timeout_ms;
+    e->tools.run_tests = hook_run_tests;
+    e->tools.submit = hook_submit;
+    e->tools.user = e;
+    say(e, C_BOLD, "task", t->instance_id, 200);
+    say(e, C_DIM, "problem:", t->problem_statement, 600);
+    *out = e;
+    return 0;
+fail:
+    ep_free(e);
+    return rc;
+}
+
+static void turn_free(ep_turn *t)
+{
+    free(t->context);
+    free(t->segs);
+    free(t->ctx_ids);
+    free(t->generated);
+    free(t->ids);
+    free(t->logprobs);
+    free(t->format_error);
+    cJSON_Delete(t->calls);
+}
+
+void ep_free(ep_state *e)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < e->nturns; i++)
+        turn_free(&e->turns[i]);
+    free(e->turns);
+    chat_free(e->chat);
+    tool_ctx_close(&e->tools);
+    free(e->patch);
+    if (e->scored)
+        score_free(&e->sc);
+    free(e);
+}
+
+/* ---- tokens ------------------------------------------------------------ */
+
+/* Encodes the segments of a rendered context from byte `from` on: markup
+ * and policy-written text may hold special tokens; everything else (the
+ * prompt, the problem, tool output) is untrusted text, encoded as plain
+ * bytes so "<|im_end|>" in a file cannot end a turn. */
+static int encode_from(int32_t **ids, size_t *n, const tok_t *tok, const char *text, const tpl_seg *segs,
+                       size_t nsegs, size_t from, char *err)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < nsegs; i++) {
+        size_t s = segs[i].off, e = segs[i].off + segs[i].len;
+        if (e <= from)
+            continue;
+        if (s < from)
+            s = from;
+        tok_mode mode = segs[i].origin == TPL_TEMPLATE || segs[i].origin == TPL_ASSISTANT ? TOK_SPECIAL_ALLOW
+                                                                                         : TOK_SPECIAL_PLAIN;
+        int32_t *part = NULL;
+        size_t pn = 0;
+        int rc = tok_encode(&part, &pn, tok, text + s, e - s, mode, err);
+        if (rc < 0)
+            return rc;
+        if (*n + pn > cap) {
+            cap = (*n + pn) * 2 + 64;
+            int32_t *g = realloc(*ids, cap * sizeof *g);
+            if (!g) {
+                free(part);
+                return rl_err(err, RL_ENOMEM, "episode: out of memory");
+            }
+            *ids = g;
+        }
+        if (pn)
+            memcpy(*ids + *n, part, pn * sizeof *part);
+        *n += pn;
+        free(part);
+    }
+    return 0;
+}
+
+/* Context ids of turn k. With history kept and the policy's own ids known,
+ * the previous context's ids, the sampled ids and the new text's ids are
+ * concatenated: the sequence the policy saw is never re-tokenized. */
+static int context_ids(ep_state *e, ep_turn *cur, char *err)
+{
+    if (!e->tok)
+        return 0;
+    size_t k = e->nturns - 1;
+    ep_turn *prev = k ? &e->turns[k - 1] : NULL;
+    if (e->cfg.history_keep && prev && prev->ids && prev->ctx_ids) {
+        size_t from = prev->context_len + prev->generated_len + (prev->truncated ? 0 : strlen("<|im_end|>"));
+        size_t n = prev->n_ctx_ids + prev->n_ids;
+        cur->ctx_ids = malloc((n + 1) * sizeof *cur->ctx_ids);
+        if (!cur->ctx_ids)
+            return rl_err(err, RL_ENOMEM, "episode: out of memory");
+        memcpy(cur->ctx_ids, prev->ctx_ids, prev->n_ctx_ids * sizeof *cur->ctx_ids);
+        memcpy(cur->ctx_ids + prev->n_ctx_ids, prev->ids, prev->n_ids * sizeof *cur->ctx_ids);
+        cur->n_ctx_ids = n;
+        return encode_from(&cur->ctx_ids, &cur->n_ctx_ids, e->tok, cur->context, cur->segs, cur->nsegs, from, err);
+    }
+    return encode_from(&cur->ctx_ids, &cur->n_ctx_ids, e->tok, cur->context, cur->segs, cur->nsegs, 0, err);
+}
+
+/* ---- request ------------------------------------------------------------ */
+
+static void end(ep_state *e, const char *why)
+{
+    if (!e->done) {
+        e->done = 1;
+        e->end_reason = why;
+    }
+}
+
+static int check_limits(ep_state *e)
+{
+    if (e->cfg.max_turns && e->nturns >= (size_t)e->cfg.max_turns)
+        end(e, "max_turns");
+    else if (e->cfg.max_wall_s && now_ms() - e->t_start > e->cfg.max_wall_s * 1000.0)
+        end(e, "wall_time");
+    else if (e->nturns >= RL_EP_HARD_TURNS)
+        end(e, "max_turns");
+    return e->done;
+}
+
+int ep_request(ep_state *e, pol_request *req)
+{
+    memset(req, 0, sizeof *req);
+    if (e->done || check_limits(e))
+        return 0;
+    if (e->nturns == e->cap) {
+        size_t nc = e->cap ? e->cap * 2 : 16;
+        ep_turn *t = realloc(e->turns, nc * sizeof *t);
+        if (!t) {
+            snprintf(e->error, sizeof e->error, "episode: out of memory");
+            end(e, "error");
+            return 0;
+        }
+        e->turns = t;
+        e->cap = nc;
+    }
+    ep_turn *cur = &e->turns[e->nturns++];
+    memset(cur, 0, sizeof *cur);
+    tpl_text ctx;
+    char err[RL_ERR_MAX];
+    if (tpl_render(&ctx, &e->tpl, e->specs, e->nspecs, e->chat->msgs, e->chat->n, err) < 0) {
+        snprintf(e->error, sizeof e->error, "%s", err);
+        e->nturns--;
+        end(e, strstr(err, "over") ? "max_context" : "error");
+        return 0;
+    }
+    cur->context = ctx.text;
+    cur->context_len = ctx.len;
+    cur->segs = ctx.segs;
+    cur->nsegs = ctx.nsegs;
+    /* with history kept, every context extends the previous one and the
+     * text the policy generated, byte for byte */
+    if (e->cfg.history_keep && e->nturns > 1) {
+        ep_turn *prev = &e->turns[e->nturns - 2];
+        if (tpl_check_prefix(prev->context, prev->context_len, prev->generated, prev->generated_len,
+                             cur->context, cur->context_len, err) < 0) {
+            snprintf(e->error, sizeof e->error, "%s", err);
+            end(e, "error");
+            return 0;
+        }
+    }
+    if (context_ids(e, cur, err) < 0) {
+        snprintf(e->error, sizeof e->error, "%s", err);
+        end(e, "error");
+        return 0;
+    }
+    size_t ctx_tokens = e->tok ? cur->n_ctx_ids : cur->context_len / 4;
+    if (e->cfg.max_context_tokens && ctx_tokens > (size_t)e->cfg.max_context_tokens) {
+        e->nturns--;
+        turn_free(cur);
+        end(e, "max_context");
+        return 0;
+    }
+    req->context = cur->context;
+    req->context_len = cur->context_len;
+    req->context_ids = cur->ctx_ids;
+    req->n_context_ids = cur->n_ctx_ids;
+    req->max_tokens = e->cfg.max_reply_tokens;
+    req->seed = e->cfg.seed * 1000003ULL + e->nturns;
+    return 1;
+}
+
+/* ---- feed --------------------------------------------------------------- */
+
+static void run_call(ep_state *e, ep_turn *cur, const tool_call *call)
+{
+    char err[RL_ERR_MAX] = "";
+    char *args = tc_args_json(call);
+    char key[RL_EP_CALL_KEY_MAX];
+    snprintf(key, sizeof key, "%s %s", call->name, args ? args : "");
+    int identical = e->prev_call[0] && !strcmp(key, e->prev_call);
+    snprintf(e->prev_call, sizeof e->prev_call, "%s", key);
+    say(e, C_BLUE, "call", key, 300);
+    tool_result r;
+    double t0 = now_ms();
+    tool_exec(&r, &e->tools, call, err);
+    e->t_tools += now_ms() - t0;
+    chat_add_tool(e->chat, call->id, call->name, r.obs ? r.obs : "", err);
+    say(e, r.code == 0 ? C_DIM : C_RED, r.code == 0 ? "  ->" : "  -> error:", r.obs ? r.obs : "", 400);
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "id", call->id);
+    cJSON_AddStringToObject(c, "name", call->name);
+    cJSON_AddItemToObject(c, "arguments", cJSON_Duplicate(call->args, 1));
+    cJSON_AddBoolToObject(c, "ok", r.code == 0);
+    if (r.code == 0)
+        cJSON_AddNullToObject(c, "error");
+    else
+        cJSON_AddStringToObject(c, "error", err[0] ? err : (r.obs ? r.obs : "error"));
+    cJSON_AddNumberToObject(c, "ms", r.ms);
+    cJSON_AddBoolToObject(c, "identical_to_previous", identical);
+    if (r.cut)
+        cJSON_AddNumberToObject(c, "obs_cut_bytes", (double)r.cut);
+    cJSON_AddItemToArray(cur->calls, c);
+    e->calls_ok += r.code == 0;
+    e->identical += identical;
+    tool_result_free(&r);
+    free(args);
+}
+
+int ep_feed(ep_state *e, pol_response *resp, char *err)
+{
+    if (e->nturns == 0 || e->done)
+        return rl_err(err, RL_EINVAL, "episode: no pending request");
+    ep_turn *cur = &e->turns[e->nturns - 1];
+    cur->generated = resp->text ? resp->text : strdup("");
+    cur->generated_len = resp->text ? resp->text_len : 0;
+    cur->ids = resp->ids;
+    cur->logprobs = resp->logprobs;
+    cur->n_ids = resp->n_ids;
+    cur->truncated = resp->finish == POL_FINISH_LENGTH;
+    cur->gen_ms = resp->gen_ms;
+    e->t_policy += (double)resp->gen_ms;
+    memset(resp, 0, sizeof *resp);
+    cur->calls = cJSON_CreateArray();
+    if (!cur->generated || !cur->calls)
+        return rl_err(err, RL_ENOMEM, "episode: out of memory");
+
+    tc_parsed p;
+    tc_opts to;
+    tc_opts_default(&to);
+    to.first_id = e->next_call_id;
+    char perr[RL_ERR_MAX] = "";
+    int prc = tc_parse(&p, cur->generated, cur->generated_len, e->specs, e->nspecs, &to, perr);
+    if (prc == RL_ENOMEM) {
+        tc_parsed_free(&p);
+        return rl_err(err, RL_ENOMEM, "episode: out of memory");
+    }
+    if (p.think && p.think[0])
+        say(e, C_DIM, "think:", p.think, 300);
+    if (p.content && p.content[0])
+        say(e, C_GREEN, "assistant:", p.content, 600);
+    int rc = chat_add_generated(e->chat, cur->generated, cur->generated_len, &p, cur->truncated, err);
+    if (rc < 0) {
+        tc_parsed_free(&p);
+        return rc;
+    }
+    if (p.format_error) {
+        /* a malformed reply: the observation says what was wrong, no call
+         * runs, the episode goes on */
+        cur->format_error = strdup(p.error);
+        say(e, C_RED, "format error:", p.error, 300);
+        chat_add_tool(e->chat, NULL, NULL, p.error, err);
+    } else if (p.ncalls == 0) {
+        e->well_formed++;
+        end(e, cur->truncated ? "max_context" : "no_tool_call");
+    } else {
+        e->well_formed++;
+        e->next_call_id += (unsigned)p.ncalls;
+        for (size_t i = 0; i < p.ncalls && !e->done; i++)
+            run_call(e, cur, &p.calls[i]);
+    }
+    tc_parsed_free(&p);
+    return 0;
+}
+
+/* ---- finish ------------------------------------------------------------- */
+
+static cJSON *ids_json(const int32_t *ids, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; a && i < n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber(ids[i]));
+    return a;
+}
+
+static cJSON *floats_json(const float *v, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; a && i < n; i++) {
+        char s[32];
+        snprintf(s, sizeof s, "%.6g", (double)v[i]);
+        cJSON_AddItemToArray(a, cJSON_CreateRaw(s));
+    }
+    return a;
+}
+
+static cJSON *turn_json(const ep_state *e, size_t k)
+{
+    const ep_turn *t = &e->turns[k];
+    cJSON *o = cJSON_CreateObject();
+    cJSON *ctx = cJSON_AddObjectToObject(o, "context");
+    const ep_turn *prev = k ? &e->turns[k - 1] : NULL;
+    size_t prefix = prev ? prev->context_len + prev->generated_len : 0;
+    int as_prefix = e->cfg.history_keep && prev && t->context_len >= prefix;
+    if (as_prefix) {
+        cJSON_AddNumberToObject(ctx, "prefix_turn", (double)(k - 1));
+        cJSON_AddItemToObject(ctx, "append",
+                              cJSON_CreateString(t->context + prefix)); /* context is NUL-terminated */
+    } else {
+        cJSON_AddStringToObject(ctx, "text", t->context);
+    }
+    cJSON_AddStringToObject(o, "generated", t->generated ? t->generated : "");
+    if (t->ctx_ids) {
+        if (as_prefix && prev->ctx_ids && t->n_ctx_ids >= prev->n_ctx_ids + prev->n_ids && prev->ids) {
+            cJSON *ci = cJSON_AddObjectToObject(o, "context_ids");
+            size_t base = prev->n_ctx_ids + prev->n_ids;
+            cJSON_AddNumberToObject(ci, "prefix_turn", (double)(k - 1));
+            cJSON_AddItemToObject(ci, "append_ids", ids_json(t->ctx_ids + base, t->n_ctx_ids - base));
+        } else {
+            cJSON_AddItemToObject(o, "context_ids", ids_json(t->ctx_ids, t->n_ctx_ids));
+        }
+    }
+    if (t->ids) {
+        cJSON_AddItemToObject(o, "ids", ids_json(t->ids, t->n_ids));
+        cJSON_AddItemToObject(o, "logprobs", floats_json(t->logprobs, t->n_ids));
+    }
+    cJSON *segs = cJSON_AddArrayToObject(o, "segments");
+    for (size_t i = 0; i < t->nsegs; i++) {
+        cJSON *s = cJSON_CreateArray();
+        cJSON_AddItemToArray(s, cJSON_CreateNumber((double)t->segs[i].off));
+        cJSON_AddItemToArray(s, cJSON_CreateNumber((double)t->segs[i].len));
+        cJSON_AddItemToArray(s, cJSON_CreateString(tpl_origin_name(t->segs[i].origin)));
+        cJSON_AddItemToArray(segs, s);
+    }
+    cJSON_AddItemToObject(o, "tool_calls", t->calls ? cJSON_Duplicate(t->calls, 1) : cJSON_CreateArray());
+    if (t->format_error)
+        cJSON_AddStringToObject(o, "format_error", t->format_error);
+    else
+        cJSON_AddNullToObject(o, "format_error");
+    if (t->truncated)
+        cJSON_AddTrueToObject(o, "truncated");
+    cJSON_AddNumberToObject(o, "gen_ms", (double)t->gen_ms);
+    return o;
+}
+
+/* Token counts over the last context plus the last reply, by origin. */
+static void token_counts(cJSON *o, const ep_state *e)
+{
+    size_t policy = 0;
+    for (size_t i = 0; i < e->nturns; i++)
+        policy += e->turns[i].ids ? e->turns[i].n_ids : 0;
+    long by[TPL_NORIGINS] = {0};
+    tpl_text full;
+    char err[RL_ERR_MAX];
+    tpl_opts to = e->tpl;
+    to.gen_prompt = 0;
+    int have = tpl_render(&full, &to, e->specs, e->nspecs, e->chat->msgs, e->chat->n, err) == 0;
+    if (have && e->tok) {
+        for (size_t i = 0; i < full.nsegs; i++) {
+            const tpl_seg *s = &full.segs[i];
+            tok_mode m = s->origin == TPL_TEMPLATE || s->origin == TPL_ASSISTANT ? TOK_SPECIAL_ALLOW
+                                                                                 : TOK_SPECIAL_PLAIN;
+            long c = tok_count(e->tok, full.text + s->off, s->len, m, NULL);
+            by[s->origin] += c > 0 ? c : 0;
+        }
+    }
+    if (!policy)
+        for (size_t i = 0; i < e->nturns; i++)
+            policy += e->tok ? (size_t)tok_count(e->tok, e->turns[i].generated, e->turns[i].generated_len,
+                                                 TOK_SPECIAL_ALLOW, NULL)
+                             : 0;
+    cJSON_AddNumberToObject(o, "policy", (double)policy);
+    cJSON_AddStringToObject(o, "tokenizer", e->tok ? "bpe" : "none");
+    if (have) {
+        long total = 0;
+        for (int i = 0; i < TPL_NORIGINS; i++) {
+            total += by[i];
+            if (e->tok)
+                cJSON_AddNumberToObject(o, tpl_origin_name((tpl_origin)i), (double)by[i]);
+        }
+        if (e->tok)
+            cJSON_AddNumberToObject(o, "total", (double)total);
+        cJSON_AddNumberToObject(o, "context_bytes", (double)full.len);
+        tpl_text_free(&full);
+    }
+}
+
+static const char *status_name(tr_status s) { return tr_status_name(s); }
+
+int ep_finish(char **record, ep_state *e, char *err)
+{
+    *record = NULL;
+    if (!e->end_reason)
+        end(e, "no_tool_call");
+    double t0 = now_ms();
+    char derr[RL_ERR_MAX];
+    if (ws_diff(&e->patch, e->ws, derr) < 0)
+        e->patch = NULL;
+    int rc = testrun_score(&e->sc, e->t, e->ws, err);
+    e->t_score = now_ms() - t0;
+    if (rc < 0) {
+        snprintf(e->error, sizeof e->error, "scoring: %s", err);
+        e->reward = 0;
+    } else {
+        e->scored = 1;
+        e->reward = e->sc.reward;
+    }
+    e->finished = 1;
+    if (e->cfg.shaping.on) {
+        const ep_shaping *s = &e->cfg.shaping;
+        e->shaped = (e->reward > 0.5 ? s->pass : s->fail) + s->tool_ok * (double)e->calls_ok +
+                    s->well_formed * (double)e->well_formed + s->identical * (double)e->identical;
+        if (s->turn_limit > 0 && e->nturns > (size_t)s->turn_limit)
+            e->shaped += s->over_turn * (double)(e->nturns - (size_t)s->turn_limit);
+    }
+
+    cJSON *o = cJSON_CreateObject();
+    char key[512];
+    if (e->cfg.run)
+        snprintf(key, sizeof key, "%s#%s#seed=%llu", e->t->instance_id, e->cfg.run,
+                 (unsigned long long)e->cfg.seed);
+    else
+        snprintf(key, sizeof key, "%s#cfg=%016llx#seed=%llu", e->t->instance_id,
+                 (unsigned long long)ep_config_digest(&e->cfg), (unsigned long long)e->cfg.seed);
+    cJSON_AddNumberToObject(o, "schema", 1);
+    cJSON_AddStringToObject(o, "key", key);
+    cJSON_AddStringToObject(o, "task", e->t->instance_id);
+    cJSON_AddStringToObject(o, "repo", e->t->repo);
+    cJSON_AddStringToObject(o, "split", task_split_name(e->t->split));
+    cJSON_AddStringToObject(o, "kind", task_kind_name(e->t->kind));
+    config_json(cJSON_AddObjectToObject(o, "config"), &e->cfg, 1);
+    cJSON *msgs = NULL;
+    if (chat_to_json(&msgs, e->chat, derr) == 0)
+        cJSON_AddItemToObject(o, "messages", msgs);
+    cJSON *turns = cJSON_AddArrayToObject(o, "turns");
+    for (size_t i = 0; i < e->nturns; i++)
+        cJSON_AddItemToArray(turns, turn_json(e, i));
+    cJSON *tests = cJSON_AddArrayToObject(o, "tests");
+    for (size_t i = 0; e->scored && i < e->sc.n_tests; i++) {
+        const test_outcome *to = &e->sc.tests[i];
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddStringToObject(t, "name", to->name);
+        cJSON_AddBoolToObject(t, "f2p", to->from_f2p);
+        cJSON_AddStringToObject(t, "status", status_name(to->status));
+        if (to->message)
+            cJSON_AddStringToObject(t, "message", to->message);
+        else
+            cJSON_AddNullToObject(t, "message");
+        cJSON_AddItemToArray(tests, t);
+    }
+    if (e->patch)
+        cJSON_AddStringToObject(o, "patch", e->patch);
+    else
+        cJSON_AddNullToObject(o, "patch");
+    cJSON_AddNumberToObject(o, "reward", e->reward);
+    if (e->cfg.shaping.on)
+        cJSON_AddNumberToObject(o, "shaped_reward", e->shaped);
+    else
+        cJSON_AddNullToObject(o, "shaped_reward");
+    cJSON_AddStringToObject(o, "end_reason", e->end_reason);
+    if (e->error[0])
+        cJSON_AddStringToObject(o, "error", e->error);
+    else
+        cJSON_AddNullToObject(o, "error");
+    token_counts(cJSON_AddObjectToObject(o, "tokens"), e);
+    cJSON *tm = cJSON_AddObjectToObject(o, "timings");
+    cJSON_AddNumberToObject(tm, "total_ms", now_ms() - e->t_start);
+    cJSON_AddNumberToObject(tm, "reset_ms", e->t_reset);
+    cJSON_AddNumberToObject(tm, "policy_ms", e->t_policy);
+    cJSON_AddNumberToObject(tm, "tools_ms", e->t_tools);
+    cJSON_AddNumberToObject(tm, "score_ms", e->t_score);
+    char when[32];
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    cJSON_AddStringToObject(o, "started_at", when);
+    *record = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!*record)
+        return rl_err(err, RL_ENOMEM, "episode: out of memory writing the record");
+    return 0;
+}
+
+double ep_reward(const ep_state *e) { return e->reward; }
+
+int ep_run(char **record, const task *t, const ep_config *cfg, struct ws_tree *ws, policy *pol, char *err)
+{
+    *record = NULL;
+    ep_state *e;
+    ep_config c = *cfg;
+    if (!c.tok && pol)
+        c.tok = pol->tok;
+    int rc = ep_new(&e, t, &c, ws, err);
+    if (rc < 0)
+        return rc;
+    pol_request req;
+    while (ep_request(e, &req)) {
+        pol_response resp;
+        char perr[RL_ERR_MAX];
+        memset(&resp, 0, sizeof resp);
+        double t0 = now_ms();
+        if (pol_generate(pol, &resp, &req, 1, perr) < 0) {
+            snprintf(e->error, sizeof e->error, "policy: %.480s", perr);
+            pol_response_free(&resp);
+            e->nturns--;
+            turn_free(&e->turns[e->nturns]);
+            end(e, "policy_error");
+            break;
+        }
+        if (!resp.gen_ms)
+            resp.gen_ms = (long)(now_ms() - t0);
+        if ((rc = ep_feed(e, &resp, err)) < 0) {
+            pol_response_free(&resp);
+            ep_free(e);
+            return rc;
+        }
+    }
+    rc = ep_finish(record, e, err);
+    if (rc == 0 && cfg->transcript) {
+        size_t policy_tokens = 0;
+        cJSON *r = cJSON_Parse(*record);
+        const cJSON *tk = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "tokens"), "policy");
+        if (cJSON_IsNumber(tk))
+            policy_tokens = (size_t)tk->valuedouble;
+        cJSON_Delete(r);
+        FILE *f = cfg->transcript;
+        const char *col = e->reward > 0.5 ? C_GREEN : C_RED;
+        fprintf(f, "%s%s: reward %g, %zu turns, %zu policy tokens, %.1f s (%s)%s\n", cfg->color ? col : "",
+                t->instance_id, e->reward, e->nturns, policy_tokens, (now_ms() - e->t_start) / 1000.0,
+                e->end_reason, cfg->color ? C_OFF : "");
+    }
+    ep_free(e);
+    return rc;
+}
