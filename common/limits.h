@@ -47,6 +47,12 @@
  * read into memory. Source files are far smaller. */
 #define RL_WS_DIFF_FILE_MAX (1u << 20)
 
+/* Base file contents a work tree keeps in memory so reset compares and
+ * rewrites without the object store. Task repos are a few hundred KB;
+ * past the cap the rest is read from the store when needed (slower, same
+ * result). Per open work tree, so G slots hold G copies. */
+#define RL_WS_BLOB_CACHE_MAX (32u << 20)
+
 /* Directory depth the clean pass descends into an untracked tree before
  * it moves the rest up to the work tree root and continues in another
  * pass: bounds stack and fds against a nesting bomb (mkdir in a loop). */
