@@ -62,6 +62,7 @@ struct ws_tree {
     size_t nents;
     unsigned char *seen; /* per entry: found in place during this pass */
     size_t cached;       /* bytes of blob content held in ents[].blob */
+    size_t cache_max;
     char *scratch;       /* file contents read for comparison */
     size_t scratch_cap;
     int lock_fd;  /* flock on the slot, held while open */
@@ -519,7 +520,7 @@ static int ents_build(ws_tree *t, char *err)
         if (git_blob_lookup(&b, t->repo, &e->id) < 0)
             return git_fail(err, t->gitdir);
         size_t n = (size_t)git_blob_rawsize(b);
-        if (t->cached + n > RL_WS_BLOB_CACHE_MAX) {
+        if (t->cached + n > t->cache_max) {
             git_blob_free(b);
             continue;
         }
@@ -541,6 +542,7 @@ void ws_opts_default(ws_opts *o)
 {
     o->root = "build/ws";
     o->repos_dir = "repos";
+    o->cache_max = RL_WS_BLOB_CACHE_MAX;
 }
 
 const char *ws_path(const ws_tree *t) { return t->path; }
@@ -631,6 +633,7 @@ int ws_open(ws_tree **out, const ws_opts *opts, const char *repo, const char *ke
         return rl_err(err, RL_ENOMEM, "ws_open: out of memory");
     t->lock_fd = -1;
     t->root_fd = -1;
+    t->cache_max = opts->cache_max < RL_WS_BLOB_CACHE_MAX ? opts->cache_max : RL_WS_BLOB_CACHE_MAX;
 
     src = xasprintf("%s/%s", opts->repos_dir, repo);
     if (!src) {

@@ -35,6 +35,10 @@ typedef struct ws_tree ws_tree;
 typedef struct ws_opts {
     const char *root;      /* workspace root; default "build/ws" */
     const char *repos_dir; /* where upstream repos live; default "repos" */
+    size_t cache_max;      /* bytes of base content each work tree keeps in
+                            * memory for reset; default (and cap)
+                            * RL_WS_BLOB_CACHE_MAX; the rest is read from
+                            * the object store when needed */
 } ws_opts;
 
 void ws_opts_default(ws_opts *o);

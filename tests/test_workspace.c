@@ -125,6 +125,10 @@ static void make_repo(const char *name)
     char p[PATH_MAX];
     fmt(p, sizeof p, "%s/bin/run.sh", dir);
     chmod(p, 0755);
+    fmt(p, sizeof p, "%s/docs", dir);
+    mkdir(p, 0755);
+    fmt(p, sizeof p, "%s/docs/readme-link", dir);
+    ck_assert_int_eq(symlink("../README.md", p), 0); /* a tracked symlink */
     /* A build output in the upstream folder must not become tracked. */
     put(dir, "src/util.o", "\x7f" "ELF junk\n");
 }
@@ -243,6 +247,13 @@ static void dirty(const char *wt)
     ck_assert_int_eq(chmod(p, 0644), 0);
     fmt(p, sizeof p, "%s/tests/test_util.c", wt);
     ck_assert_int_eq(chmod(p, 0), 0);
+    fmt(p, sizeof p, "%s/docs/readme-link", wt);
+    ck_assert_int_eq(unlink(p), 0);
+    ck_assert_int_eq(symlink("/etc/passwd", p), 0);
+    fmt(p, sizeof p, "%s/src/util.c", wt);
+    ck_assert_int_eq(chmod(p, 04755), 0);
+    fmt(p, sizeof p, "%s/tests/data/input.txt", wt); /* content kept, mode not */
+    ck_assert_int_eq(chmod(p, 06777), 0);
 }
 
 /* ---- open ------------------------------------------------------------- */
@@ -329,6 +340,9 @@ END_TEST
 
 START_TEST(test_reset_dirty_tree)
 {
+    /* _i = 1: no content cache, every blob read from the store */
+    if (_i == 1)
+        g_opts.cache_max = 0;
     ws_tree *t = open_ok("demo-1", BUG_PATCH, 0);
     const char *wt = ws_path(t);
     char *clean = snapshot(wt);
@@ -344,7 +358,10 @@ START_TEST(test_reset_dirty_tree)
     char p[PATH_MAX];
     fmt(p, sizeof p, "%s/tests/test_util.c", wt);
     ck_assert_int_eq(stat(p, &st), 0);
-    ck_assert_int_eq(st.st_mode & 0600, 0600); /* chmod 0 undone */
+    ck_assert_int_eq(st.st_mode & 07777, 0644); /* chmod 0 undone */
+    fmt(p, sizeof p, "%s/tests/data/input.txt", wt);
+    ck_assert_int_eq(stat(p, &st), 0);
+    ck_assert_int_eq(st.st_mode & 07777, 0644); /* setuid/setgid gone */
     free(clean);
     ws_free(t);
 }
@@ -978,7 +995,7 @@ Suite *workspace_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_open_layout);
     tcase_add_test(tc, test_open_bug_patch_and_upstream_change);
-    tcase_add_test(tc, test_reset_dirty_tree);
+    tcase_add_loop_test(tc, test_reset_dirty_tree, 0, 2);
     tcase_add_test(tc, test_reset_symlink_escape);
     tcase_add_test(tc, test_reset_forged_mtime);
     tcase_add_test(tc, test_reset_deep_nesting);
