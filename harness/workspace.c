@@ -451,6 +451,18 @@ static int gitdir_prepare(const char *gitdir, const char *wt, const char *store,
             goto done;
         }
     }
+    /* The root may have moved since: keep the config and alternates true. */
+    git_buf cur = {0};
+    if (!cfg && git_repository_config(&cfg, r) < 0) {
+        rc = git_fail(err, gitdir);
+        goto done;
+    }
+    int same = git_config_get_string_buf(&cur, cfg, "core.worktree") == 0 && !strcmp(cur.ptr, wt);
+    git_buf_dispose(&cur);
+    if (!same && git_config_set_string(cfg, "core.worktree", wt) < 0) {
+        rc = git_fail(err, gitdir);
+        goto done;
+    }
     char *have = NULL;
     if (fs_read_file(&have, NULL, alt, 1 << 16, NULL) != 0 || strcmp(have, want) != 0)
         rc = fs_write_atomic(alt, want, strlen(want), err);
@@ -1268,6 +1280,10 @@ static int path_no_symlink(ws_tree *t, const char *rel, unsigned mode, char *err
         if (S_ISLNK(st.st_mode) && (!last || mode != GIT_FILEMODE_LINK))
             return rl_err(err, RL_EDENIED, "%s: patch path '%s' goes through the symlink '%s'",
                           t->path, rel, buf);
+        if (S_ISLNK(st.st_mode)) /* libgit2 reads the preimage through the link */
+            return rl_err(err, RL_EUNSUP,
+                          "%s: patch changes the symlink '%s': not supported by ws_apply",
+                          t->path, rel);
         if (last)
             return 0;
         *p = '/';
