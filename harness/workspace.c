@@ -7,10 +7,14 @@
  *      only when their ids change; ids are deterministic).
  *   2. gitdir_prepare: the slot's own git dir, sharing the store's
  *      objects through objects/info/alternates.
- *   3. ws_reset: clean pass (our own walk: remove everything that is not
- *      a tracked path of the right type) then a forced libgit2 checkout of
- *      the base tree with an empty index, so every present file is hashed
- *      and compared, never trusted by its stat data.
+ *   3. ws_reset: one walk of the work tree (no libgit2 checkout, see
+ *      "reset" below): everything that is not a tracked path of the right
+ *      type goes, every tracked file is read and compared byte for byte
+ *      with the base blob (kept in memory) and rewritten if it differs,
+ *      then what is missing is created. Stat data is never trusted, so
+ *      an edit with a forged mtime cannot survive.
+ * Apply and diff go through libgit2 with the slot's index kept empty, so
+ * libgit2 has no stat cache to trust either.
  */
 #include "harness/workspace.h"
 
@@ -103,17 +107,29 @@ static char *xasprintf(const char *fmt, ...)
     return n < 0 ? NULL : s;
 }
 
+/* The last libgit2 error message. libgit2 puts strerror() into messages
+ * of OS errors, but some failed writes (a loose object on a full disk)
+ * come back with no message at all: then errno, which callers clear
+ * before the call, tells. */
+static const char *git_msg(void)
+{
+    const git_error *e = git_error_last();
+    if (e && e->message && e->message[0])
+        return e->message;
+    return errno ? strerror(errno) : "unknown libgit2 error";
+}
+
 static int is_nospace(const char *msg)
 {
-    return errno == ENOSPC || errno == EDQUOT || strstr(msg, strerror(ENOSPC)) ||
-           strstr(msg, strerror(EDQUOT));
+    return strstr(msg, strerror(ENOSPC)) || strstr(msg, strerror(EDQUOT));
 }
 
 /* Turns the last libgit2 error into one line about `what` (a path). */
 static int git_fail(char *err, const char *what)
 {
-    const git_error *e = git_error_last();
-    const char *msg = e && e->message ? e->message : "unknown libgit2 error";
+    const char *msg = git_msg();
+    if (is_nospace(msg) && !strcmp(msg, strerror(ENOSPC)))
+        return rl_err(err, RL_ENOSPC, "%s: no space left on device", what);
     if (is_nospace(msg))
         return rl_err(err, RL_ENOSPC, "%s: no space left on device (%s)", what, msg);
     return rl_err(err, RL_EGIT, "%s: %s", what, msg);
@@ -123,9 +139,7 @@ static int git_fail(char *err, const char *what)
  * disk names dst (where the space ran out), anything else names src. */
 static int git_fail_rw(char *err, const char *src, const char *dst)
 {
-    const git_error *e = git_error_last();
-    const char *msg = e && e->message ? e->message : "unknown libgit2 error";
-    return git_fail(err, is_nospace(msg) ? dst : src);
+    return git_fail(err, is_nospace(git_msg()) ? dst : src);
 }
 
 static int sys_fail(char *err, const char *what, const char *path)
@@ -268,10 +282,9 @@ static int apply_hunk_cb(const git_diff_hunk *h, void *payload)
 /* One line for a patch that did not apply: which file, which hunk. */
 static int apply_fail(char *err, const char *what, int gerr, const apply_ctx *c)
 {
-    const git_error *e = git_error_last();
-    const char *msg = e && e->message ? e->message : "";
-    if (gerr != GIT_EAPPLYFAIL && is_nospace(msg))
-        return rl_err(err, RL_ENOSPC, "%s: no space left on device (%s)", what, msg);
+    const char *msg = git_msg();
+    if (gerr != GIT_EAPPLYFAIL) /* not a mismatch: disk full, i/o, ... */
+        return git_fail(err, what);
     if (!c->file[0])
         return rl_err(err, RL_EINVAL, "%s: patch does not apply: %s", what, msg);
     if (c->hunk_no)
@@ -340,6 +353,7 @@ static int base_make(git_oid *out, git_repository *repo, git_commit *up, const c
         rc = git_fail(err, what);
         goto done;
     }
+    errno = 0;
     int g = git_apply_to_tree(&idx, repo, tree, diff, &ao);
     if (g < 0) {
         rc = apply_fail(err, what, g, &c);
@@ -372,9 +386,10 @@ static int store_prepare(git_oid *base_out, const char *store, const char *src,
     int rc = 0;
 
     if (git_repository_open_bare(&repo, store) < 0 &&
-        git_repository_init(&repo, store, 1) < 0)
+        (errno = 0, git_repository_init(&repo, store, 1) < 0))
         return git_fail(err, store);
 
+    errno = 0;
     if (tree_from_folder(&tree_id, repo, src) < 0) {
         rc = git_fail_rw(err, src, store);
         goto done;
@@ -1317,6 +1332,7 @@ int ws_apply(ws_tree *t, const char *patch, char *err)
         rc = git_fail(err, t->path);
         goto done;
     }
+    errno = 0;
     int g = git_apply(t->repo, diff, GIT_APPLY_LOCATION_WORKDIR, &ao);
     if (g < 0)
         rc = apply_fail(err, t->path, g, &c);

@@ -22,8 +22,13 @@
  *   locks/             flock files: store-<repo>.lock guards creation,
  *                      tree-<key>-<slot>.lock is held while a ws_tree
  *                      is open, so one slot has one user at a time.
- * The index is kept empty: libgit2 then has no stat cache to trust and
- * compares file contents, so a forged mtime cannot hide an edit.
+ * Reset walks the tree itself and compares every tracked file byte for
+ * byte with the base (contents cached in memory, see cache_max): stat
+ * data is never trusted, so a forged mtime cannot hide an edit. The
+ * work tree holds blob bytes exactly (no eol or filter conversion). For
+ * apply and diff, libgit2 sees an always-empty index: no stat cache there
+ * either. Work-tree files may belong to another uid (owner validation is
+ * off); libgit2 ignores system and user git config.
  */
 #ifndef RL_WORKSPACE_H
 #define RL_WORKSPACE_H
@@ -61,9 +66,11 @@ const char *ws_path(const ws_tree *t);
  * same content gives the same id on every machine (fixed author, time). */
 const char *ws_base_id(const ws_tree *t);
 
-/* Back to the base: tracked files restored (content, exec bit, type),
- * untracked and ignored files and directories removed (also nested .git
- * dirs), hard-linked or setuid copies of tracked files replaced. */
+/* Back to the base: tracked files restored (content, type, mode exactly
+ * 0644/0755, directories 0755), untracked and ignored files and
+ * directories removed (also nested .git dirs), hard-linked copies of
+ * tracked files replaced; symlinks are never followed. Assumes nothing
+ * else writes to the tree meanwhile (the sandbox has ended). */
 int ws_reset(ws_tree *t, char *err);
 
 /* Applies a unified diff (git style, a/ b/ prefixes) to the work tree (not
