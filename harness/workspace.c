@@ -822,12 +822,12 @@ static int fd_same(ws_tree *t, int fd, const void *data, size_t n, const char *r
 }
 
 /* Writes e's content to name under dfd, never through a symlink, with the
- * exact mode (0644 or 0755). An existing file (old_size >= 0, a regular
- * file with one link) is overwritten in place and cut to size: O_TRUNC
- * would free its blocks and allocate new ones, which costs ~1 ms per file
- * on ext4 with online discard. */
+ * exact mode (0644 or 0755). An existing file (old: its stat, a regular
+ * file with one link; NULL for a new one) is overwritten in place and cut
+ * to size: O_TRUNC would free its blocks and allocate new ones, which
+ * costs ~1 ms per file on ext4 with online discard. */
 static int blob_write_at(ws_tree *t, int dfd, const char *name, const ws_entry *e,
-                         off_t old_size, const char *rel, char *err)
+                         const struct stat *old, const char *rel, char *err)
 {
     git_blob *b;
     int rc = blob_get(&b, t, e, err);
@@ -835,7 +835,7 @@ static int blob_write_at(ws_tree *t, int dfd, const char *name, const ws_entry *
         return rc;
     const char *p = git_blob_rawcontent(b);
     size_t n = (size_t)git_blob_rawsize(b);
-    int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (old_size < 0 ? O_TRUNC : 0);
+    int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (old ? 0 : O_TRUNC);
     int fd = openat(dfd, name, flags, entry_perm(e));
     if (fd < 0) {
         rc = wt_fail(t, "cannot write", rel, err);
@@ -855,9 +855,10 @@ static int blob_write_at(ws_tree *t, int dfd, const char *name, const ws_entry *
         p += w;
         n -= (size_t)w;
     }
-    if (!rc && old_size > size && ftruncate(fd, size) < 0)
+    if (!rc && old && old->st_size > size && ftruncate(fd, size) < 0)
         rc = wt_fail(t, "cannot truncate", rel, err);
-    if (!rc && fchmod(fd, entry_perm(e)) < 0)
+    /* exact mode: umask may have cut a new file's, agent code an old one's */
+    if (!rc && (!old || (old->st_mode & 07777) != entry_perm(e)) && fchmod(fd, entry_perm(e)) < 0)
         rc = wt_fail(t, "cannot chmod", rel, err);
     if (close(fd) < 0 && !rc)
         rc = wt_fail(t, "cannot write", rel, err);
@@ -922,7 +923,7 @@ static int entry_sync_at(ws_tree *t, int dfd, const char *name, const ws_entry *
         }
     }
     if (!same)
-        rc = blob_write_at(t, dfd, name, e, st->st_size, rel, err);
+        rc = blob_write_at(t, dfd, name, e, st, rel, err);
     else if ((st->st_mode & 07777) != entry_perm(e) &&
              fchmodat(dfd, name, entry_perm(e), 0) < 0) /* chmod +x, 000, setuid */
         rc = wt_fail(t, "cannot chmod", rel, err);
@@ -1144,7 +1145,7 @@ static int create_missing(ws_tree *t, char **only, size_t nonly, char *err)
         } else if (e->mode == GIT_FILEMODE_LINK) {
             rc = link_write_at(t, t->root_fd, e->path, e, e->path, err);
         } else {
-            rc = blob_write_at(t, t->root_fd, e->path, e, -1, e->path, err);
+            rc = blob_write_at(t, t->root_fd, e->path, e, NULL, e->path, err);
         }
         t->seen[i] = 1;
     }
