@@ -109,8 +109,8 @@ static void make_files(const char *dir)
         else {
             int lines = 20 + (i * 7) % 80;
             for (int l = 0; l < lines && len + 64 < cap; l++)
-                len += (size_t)snprintf(c + len, cap - len, "int f%d_%d(int x) { return x * %d; }\n",
-                                        i, l, l + 1);
+                len += (size_t)snprintf(c + len, cap - len,
+                                        "int f%d_%d(int x) { return x * %d; }\n", i, l, l + 1);
         }
         g_content[i] = c;
         put(dir, g_names[i], c);
@@ -193,7 +193,8 @@ static void stats(const char *name, double *t, int n, double *median)
         sum += t[i];
     qsort(t, (size_t)n, sizeof *t, cmp_double);
     *median = t[n / 2];
-    fprintf(stderr, "bench_reset:   %-8s n=%d p10 %.3f ms, p50 %.3f, mean %.3f, p90 %.3f, max %.3f\n",
+    fprintf(stderr,
+            "bench_reset:   %-8s n=%d p10 %.3f ms, p50 %.3f, mean %.3f, p90 %.3f, max %.3f\n",
             name, n, t[n / 10], t[n / 2], sum / n, t[n * 9 / 10], t[n - 1]);
 }
 

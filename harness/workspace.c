@@ -189,9 +189,10 @@ static int lock_take(int *fd_out, const char *path, int nonblock, char *err)
     while (flock(fd, LOCK_EX | (nonblock ? LOCK_NB : 0)) < 0) {
         if (errno == EINTR)
             continue;
-        int rc = errno == EWOULDBLOCK
-                     ? rl_err(err, RL_EINVAL, "%s: work tree slot is in use by another ws_open", path)
-                     : sys_fail(err, "cannot lock", path);
+        int rc = errno != EWOULDBLOCK
+                     ? sys_fail(err, "cannot lock", path)
+                     : rl_err(err, RL_EINVAL, "%s: work tree slot is in use by another ws_open",
+                              path);
         close(fd);
         return rc;
     }

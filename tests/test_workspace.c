@@ -200,7 +200,8 @@ static void snap_walk(const char *root, const char *rel, char ***items, size_t *
         } else {
             char *c = get(root, r);
             ck_assert_ptr_nonnull(c);
-            ck_assert_int_ge(asprintf(&item, "F %s %o\n%s", r, st.st_mode & 0111 ? 0755 : 0644, c), 0);
+            int mode = st.st_mode & 0111 ? 0755 : 0644;
+            ck_assert_int_ge(asprintf(&item, "F %s %o\n%s", r, mode, c), 0);
             free(c);
         }
         *items = realloc(*items, (*n + 1) * sizeof **items);
@@ -595,8 +596,8 @@ START_TEST(test_apply)
 
     /* Malformed. */
     ck_assert_int_eq(ws_apply(t, "this is not a patch\n", err), RL_EPARSE);
-    ck_assert_int_eq(ws_apply(t, "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1 @@ garbage\n-a\n", err),
-                     RL_EPARSE);
+    const char *torn = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1 @@ garbage\n-a\n";
+    ck_assert_int_eq(ws_apply(t, torn, err), RL_EPARSE);
     ck_assert_int_eq(ws_apply(t, "", err), RL_EPARSE);
     ws_free(t);
 }
