@@ -11,6 +11,24 @@
  * Reset is the hot path (once per episode): tracked files restored,
  * untracked and ignored files removed, and the index rebuilt from the tree
  * first so an edit that keeps size and mtime cannot survive.
+ *
+ * Layout under the root (default build/ws/):
+ *   store/<repo>.git   bare object store; refs/rl/upstream (the files of
+ *                      repos/<repo>/, honouring its .gitignore) and
+ *                      refs/rl/base/<key> (upstream + bug patch)
+ *   git/<key>-<slot>/  git dir of one work tree: objects/info/alternates
+ *                      points at the store, HEAD is the base (detached)
+ *   trees/<key>-<slot>/  the work tree itself: plain files, no .git
+ *   locks/             flock files: store-<repo>.lock guards creation,
+ *                      tree-<key>-<slot>.lock is held while a ws_tree
+ *                      is open, so one slot has one user at a time.
+ * Reset walks the tree itself and compares every tracked file byte for
+ * byte with the base (contents cached in memory, see cache_max): stat
+ * data is never trusted, so a forged mtime cannot hide an edit. The
+ * work tree holds blob bytes exactly (no eol or filter conversion). For
+ * apply and diff, libgit2 sees an always-empty index: no stat cache there
+ * either. Work-tree files may belong to another uid (owner validation is
+ * off); libgit2 ignores system and user git config.
  */
 #ifndef RL_WORKSPACE_H
 #define RL_WORKSPACE_H
@@ -22,6 +40,10 @@ typedef struct ws_tree ws_tree;
 typedef struct ws_opts {
     const char *root;      /* workspace root; default "build/ws" */
     const char *repos_dir; /* where upstream repos live; default "repos" */
+    size_t cache_max;      /* bytes of base content each work tree keeps in
+                            * memory for reset; default (and cap)
+                            * RL_WS_BLOB_CACHE_MAX; the rest is read from
+                            * the object store when needed */
 } ws_opts;
 
 void ws_opts_default(ws_opts *o);
@@ -40,20 +62,35 @@ void ws_free(ws_tree *t);
 /* Absolute path of the work tree. */
 const char *ws_path(const ws_tree *t);
 
-/* Back to the base: tracked files restored, untracked and ignored removed. */
+/* Commit id (40 hex digits) of the base this work tree resets to: the
+ * same content gives the same id on every machine (fixed author, time). */
+const char *ws_base_id(const ws_tree *t);
+
+/* Back to the base: tracked files restored (content, type, mode exactly
+ * 0644/0755, directories 0755), untracked and ignored files and
+ * directories removed (also nested .git dirs), hard-linked copies of
+ * tracked files replaced; symlinks are never followed. Assumes nothing
+ * else writes to the tree meanwhile (the sandbox has ended). */
 int ws_reset(ws_tree *t, char *err);
 
-/* Applies a unified diff to the work tree (not committed). Errors name the
- * file and hunk that did not apply. */
+/* Applies a unified diff (git style, a/ b/ prefixes) to the work tree (not
+ * committed). Hunks must match at their line numbers (libgit2 applies
+ * without offset or fuzz). Nothing is written unless every hunk applies.
+ * Errors name the file and hunk that did not apply. Paths that leave the
+ * work tree, name .git or go through a symlink are refused. */
 int ws_apply(ws_tree *t, const char *patch, char *err);
 
 /* Unified diff of the work tree against the base, untracked files
- * included, in a form `git apply` accepts. Caller frees *patch. */
+ * included, ignored files (build outputs, per the work tree's .gitignore)
+ * left out, in a form `git apply` accepts (binary files as git binary
+ * patches; files over RL_WS_DIFF_FILE_MAX as "Binary files differ").
+ * "" when clean. Caller frees *patch. */
 int ws_diff(char **patch, ws_tree *t, char *err);
 
 /* Restores paths (files, or directory prefixes ending in '/') to their
  * base content; files under a directory prefix that the base lacks are
- * removed. */
+ * removed, and so is a listed file that the base lacks. Paths are
+ * relative to the work tree, without "." or ".." components. */
 int ws_restore_paths(ws_tree *t, const char *const *paths, size_t n, char *err);
 
 #endif
