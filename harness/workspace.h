@@ -12,7 +12,7 @@
  * untracked and ignored files removed, and the index rebuilt from the tree
  * first so an edit that keeps size and mtime cannot survive.
  *
- * Layout under the root (default build/ws/):
+ * Layout under the root (default: see ws_opts.root):
  *   store/<repo>.git   bare object store; refs/rl/upstream (the files of
  *                      repos/<repo>/, honouring its .gitignore) and
  *                      refs/rl/base/<key> (upstream + bug patch)
