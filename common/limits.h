@@ -104,6 +104,10 @@
  * carry-over to reach its steady state. */
 #define RL_REPORT_UTIL_STEPS 50
 
+/* One worker's result line: written to a shared pipe in one write(2),
+ * which is atomic below PIPE_BUF (4096 on Linux). */
+#define RL_POOL_RESULT_MAX 3800
+
 /* A batch's output file read back on resume: records of ~100 KB, so
  * about 20k episodes; a larger file belongs in several runs. */
 #define RL_BATCH_OUT_MAX (2048u << 20)

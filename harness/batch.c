@@ -14,19 +14,16 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "harness/pool.h"
 #include "harness/workspace.h"
 
 #include <cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -133,128 +130,115 @@ static char *error_record(const batch_job *j, const char *key, const char *why)
     return s;
 }
 
-/* Worker: run jobs until the job pipe closes. */
-static void worker_main(int slot, int job_fd, int res_fd, const batch_job *jobs, const batch_opts *o)
+typedef struct batch_ctx {
+    const batch_job *jobs;
+    const batch_opts *o;
+    batch_stats *st;
+    pool_progress prog;
+} batch_ctx;
+
+/* In a worker: one episode, its record appended, "reward status" back. */
+static void batch_job_run(void *user, size_t idx, int slot, buf_t *out)
 {
-    prctl(PR_SET_PDEATHSIG, SIGKILL); /* the batch is killed: so are we */
+    batch_ctx *bc = user;
+    const batch_job *j = &bc->jobs[idx];
+    char key[512], err[RL_ERR_MAX] = "";
+    batch_job_key(key, sizeof key, j);
+    ep_config cfg = *j->cfg;
+    cfg.seed = j->seed;
+    cfg.transcript = NULL;
     ws_opts wo;
     ws_opts_default(&wo);
-    if (o->ws_root)
-        wo.root = o->ws_root;
-    uint32_t idx;
-    while (read(job_fd, &idx, sizeof idx) == (ssize_t)sizeof idx) {
-        const batch_job *j = &jobs[idx];
-        char key[512], err[RL_ERR_MAX] = "";
-        batch_job_key(key, sizeof key, j);
-        ep_config cfg = *j->cfg;
-        cfg.seed = j->seed;
-        cfg.transcript = NULL;
-        ws_tree *ws = NULL;
-        char *rec = NULL;
-        int rc = ws_open(&ws, &wo, j->task->repo, j->task->instance_id, j->task->bug, slot, err);
-        policy *pol = NULL;
-        if (rc == 0) {
-            pol_env env;
-            pol_env_default(&env);
-            env.gold_patch = j->task->patch;
-            env.seed = j->seed;
-            env.temperature = cfg.temperature;
-            env.top_p = cfg.top_p;
-            rc = pol_open(&pol, cfg.policy, &env, err);
-        }
-        if (rc == 0)
-            rc = ep_run(&rec, j->task, &cfg, ws, pol, err);
-        if (rc < 0 || !rec) {
-            free(rec);
-            rec = error_record(j, key, err[0] ? err : "episode failed");
-        }
-        double reward = 0;
-        cJSON *parsed = cJSON_Parse(rec);
-        const cJSON *rw = cJSON_GetObjectItemCaseSensitive(parsed, "reward");
-        if (cJSON_IsNumber(rw))
-            reward = rw->valuedouble;
-        cJSON_Delete(parsed);
-        int st = 0;
-        if (fs_append_record(o->out, rec, strlen(rec), err) < 0) {
-            fprintf(stderr, "batch: %s\n", err);
-            st = 2;
-        } else if (rc < 0) {
-            st = 1;
-        }
+    if (bc->o->ws_root)
+        wo.root = bc->o->ws_root;
+    ws_tree *ws = NULL;
+    policy *pol = NULL;
+    char *rec = NULL;
+    int rc = ws_open(&ws, &wo, j->task->repo, j->task->instance_id, j->task->bug, slot, err);
+    if (rc == 0) {
+        pol_env env;
+        pol_env_default(&env);
+        env.gold_patch = j->task->patch;
+        env.seed = j->seed;
+        env.temperature = cfg.temperature;
+        env.top_p = cfg.top_p;
+        rc = pol_open(&pol, cfg.policy, &env, err);
+    }
+    if (rc == 0) {
+        if (!cfg.tok)
+            cfg.tok = pol->tok;
+        rc = ep_run(&rec, j->task, &cfg, ws, pol, err);
+    }
+    if (rc < 0 || !rec) {
         free(rec);
-        pol_free(pol);
-        ws_free(ws);
-        char line[64];
-        int l = snprintf(line, sizeof line, "%u %.6f %d\n", idx, reward, st);
-        if (write(res_fd, line, (size_t)l) != l)
-            _exit(3);
+        rec = error_record(j, key, err[0] ? err : "episode failed");
     }
-    _exit(0);
+    double reward = 0;
+    cJSON *parsed = cJSON_Parse(rec);
+    const cJSON *rw = cJSON_GetObjectItemCaseSensitive(parsed, "reward");
+    if (cJSON_IsNumber(rw))
+        reward = rw->valuedouble;
+    cJSON_Delete(parsed);
+    int st = rc < 0 ? 1 : 0;
+    if (fs_append_record(bc->o->out, rec, strlen(rec), err) < 0) {
+        fprintf(stderr, "batch: %s\n", err);
+        st = 2;
+    }
+    free(rec);
+    pol_free(pol);
+    ws_free(ws);
+    buf_printf(out, "%.6f %d", reward, st);
 }
 
-typedef struct worker {
-    pid_t pid;
-    int job_fd;      /* parent's write end */
-    long job;        /* index being run, -1 when idle */
-} worker;
-
-static int spawn(worker *w, int slot, int res_w, const batch_job *jobs, const batch_opts *o)
+static void batch_job_done(void *user, size_t idx, const char *line)
 {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0)
-        return -1;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(p[0]);
-        close(p[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        close(p[1]);
-        worker_main(slot, p[0], res_w, jobs, o);
-    }
-    close(p[0]);
-    w->pid = pid;
-    w->job_fd = p[1];
-    w->job = -1;
-    return 0;
+    batch_ctx *bc = user;
+    (void)idx;
+    double reward = 0;
+    int st = 1;
+    sscanf(line, "%lf %d", &reward, &st);
+    bc->st->done++;
+    bc->st->passed += reward > 0.5;
+    bc->st->errors += st != 0;
 }
 
-static void fmt_dur(char *out, size_t n, double s)
+/* The worker died mid-episode: the episode still gets its one record. */
+static void batch_job_died(void *user, size_t idx, const char *why)
 {
-    if (s < 0 || s > 1e7)
-        snprintf(out, n, "?");
-    else if (s >= 3600)
-        snprintf(out, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
-    else if (s >= 60)
-        snprintf(out, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
-    else
-        snprintf(out, n, "%ds", (int)s);
+    batch_ctx *bc = user;
+    const batch_job *j = &bc->jobs[idx];
+    char key[512], err[RL_ERR_MAX];
+    batch_job_key(key, sizeof key, j);
+    /* killed after its record was appended but before it reported: the
+     * record stands, no second one */
+    char **keys;
+    size_t nkeys;
+    int have = 0;
+    if (load_done(&keys, &nkeys, bc->o->out, err) == 0) {
+        have = key_done(keys, nkeys, key);
+        for (size_t i = 0; i < nkeys; i++)
+            free(keys[i]);
+        free(keys);
+    }
+    bc->st->done++;
+    if (have)
+        return;
+    char *rec = error_record(j, key, why);
+    if (rec && fs_append_record(bc->o->out, rec, strlen(rec), err) < 0)
+        fprintf(stderr, "batch: %s\n", err);
+    free(rec);
+    bc->st->errors++;
 }
 
-static void progress(const batch_stats *st, size_t todo, double t0, int bar, double *last_line)
+static void batch_tick(void *user, size_t done, size_t total)
 {
-    double el = now_s() - t0;
-    double eta = st->done ? el / (double)st->done * (double)(todo - st->done) : -1;
-    char e[32], w[32];
-    fmt_dur(e, sizeof e, eta);
-    fmt_dur(w, sizeof w, el);
-    double rate = st->done ? (double)st->passed / (double)st->done : 0;
-    if (bar) {
-        int width = 30, fill = todo ? (int)((double)width * (double)st->done / (double)todo) : width;
-        fprintf(stderr, "\r[");
-        for (int i = 0; i < width; i++)
-            fputc(i < fill ? '#' : '.', stderr);
-        fprintf(stderr, "] %zu/%zu pass %.2f errors %zu elapsed %s ETA %s   ", st->done, todo, rate,
-                st->errors, w, e);
-        if (st->done == todo)
-            fputc('\n', stderr);
-    } else if (st->done == todo || now_s() - *last_line >= RL_BATCH_PLAIN_EVERY_S) {
-        fprintf(stderr, "batch: %zu/%zu episodes, pass rate %.2f, errors %zu, elapsed %s, ETA %s\n",
-                st->done, todo, rate, st->errors, w, e);
-        *last_line = now_s();
-    }
+    batch_ctx *bc = user;
+    if (bc->o->quiet)
+        return;
+    char extra[96];
+    snprintf(extra, sizeof extra, "pass %.2f errors %zu",
+             bc->st->done ? (double)bc->st->passed / (double)bc->st->done : 0.0, bc->st->errors);
+    pool_progress_show(&bc->prog, done, total, extra);
 }
 
 int batch_run(batch_stats *st, const batch_job *jobs, size_t n, const batch_opts *o, char *err)
@@ -274,7 +258,7 @@ int batch_run(batch_stats *st, const batch_job *jobs, size_t n, const batch_opts
     size_t nkeys;
     if ((rc = load_done(&keys, &nkeys, o->out, err)) < 0)
         return rc;
-    uint32_t *todo = malloc((n ? n : 1) * sizeof *todo);
+    size_t *todo = malloc((n ? n : 1) * sizeof *todo);
     size_t ntodo = 0;
     for (size_t i = 0; todo && i < n; i++) {
         char key[512];
@@ -282,124 +266,21 @@ int batch_run(batch_stats *st, const batch_job *jobs, size_t n, const batch_opts
         if (key_done(keys, nkeys, key))
             st->skipped++;
         else
-            todo[ntodo++] = (uint32_t)i;
+            todo[ntodo++] = i;
     }
     for (size_t i = 0; i < nkeys; i++)
         free(keys[i]);
     free(keys);
     if (!todo)
         return rl_err(err, RL_ENOMEM, "batch: out of memory");
-    int bar = o->progress < 0 ? isatty(2) : o->progress;
     if (!o->quiet && st->skipped)
         fprintf(stderr, "batch: %zu of %zu episodes already recorded in %s; running the other %zu\n",
                 st->skipped, n, o->out, ntodo);
-    int nw = o->workers < 1 ? 1 : o->workers;
-    if ((size_t)nw > ntodo)
-        nw = (int)(ntodo ? ntodo : 1);
-    double t0 = now_s(), last_line = t0;
-    if (ntodo == 0) {
-        free(todo);
-        return 0;
-    }
-    int res[2];
-    if (pipe2(res, O_CLOEXEC) < 0) {
-        free(todo);
-        return rl_err(err, RL_EIO, "batch: pipe: %s", strerror(errno));
-    }
-    worker *ws = calloc((size_t)nw, sizeof *ws);
-    size_t next = 0;
-    rc = 0;
-    for (int i = 0; ws && i < nw; i++) {
-        if (spawn(&ws[i], i, res[1], jobs, o) < 0) {
-            rc = rl_err(err, RL_EIO, "batch: fork: %s", strerror(errno));
-            nw = i;
-            break;
-        }
-    }
-    /* hand out the first jobs */
-    for (int i = 0; i < nw && next < ntodo; i++) {
-        ws[i].job = todo[next];
-        if (write(ws[i].job_fd, &todo[next], sizeof todo[next]) != (ssize_t)sizeof todo[next])
-            ws[i].job = -1;
-        else
-            next++;
-    }
-    char line[256];
-    size_t ll = 0;
-    while (st->done < ntodo && nw > 0) {
-        struct pollfd pf = {res[0], POLLIN, 0};
-        int pr = poll(&pf, 1, 200);
-        if (pr > 0) {
-            ssize_t r = read(res[0], line + ll, sizeof line - 1 - ll);
-            if (r > 0)
-                ll += (size_t)r;
-        }
-        /* complete lines: "index reward status" */
-        char *nl;
-        while ((nl = memchr(line, '\n', ll))) {
-            *nl = '\0';
-            unsigned idx = 0;
-            double reward = 0;
-            int s = 0;
-            if (sscanf(line, "%u %lf %d", &idx, &reward, &s) == 3) {
-                st->done++;
-                st->passed += reward > 0.5;
-                st->errors += s != 0;
-                for (int i = 0; i < nw; i++) {
-                    if (ws[i].job != (long)idx)
-                        continue;
-                    ws[i].job = -1;
-                    if (next < ntodo && write(ws[i].job_fd, &todo[next], sizeof todo[next]) ==
-                                            (ssize_t)sizeof todo[next])
-                        ws[i].job = todo[next++];
-                }
-            }
-            size_t used = (size_t)(nl + 1 - line);
-            memmove(line, nl + 1, ll - used);
-            ll -= used;
-        }
-        /* workers that died mid-job: record the error, replace them */
-        int wst;
-        pid_t dead;
-        while ((dead = waitpid(-1, &wst, WNOHANG)) > 0) {
-            for (int i = 0; i < nw; i++) {
-                if (ws[i].pid != dead)
-                    continue;
-                close(ws[i].job_fd);
-                if (ws[i].job >= 0) {
-                    const batch_job *j = &jobs[ws[i].job];
-                    char key[512], why[128], e2[RL_ERR_MAX];
-                    batch_job_key(key, sizeof key, j);
-                    if (WIFSIGNALED(wst))
-                        snprintf(why, sizeof why, "worker died during the episode: signal %d", WTERMSIG(wst));
-                    else
-                        snprintf(why, sizeof why, "worker exited during the episode: status %d", WEXITSTATUS(wst));
-                    char *rec = error_record(j, key, why);
-                    if (rec && fs_append_record(o->out, rec, strlen(rec), e2) < 0)
-                        fprintf(stderr, "batch: %s\n", e2);
-                    free(rec);
-                    st->done++;
-                    st->errors++;
-                }
-                ws[i].job = -1;
-                ws[i].pid = 0;
-                if (next < ntodo && spawn(&ws[i], i, res[1], jobs, o) == 0 &&
-                    write(ws[i].job_fd, &todo[next], sizeof todo[next]) == (ssize_t)sizeof todo[next])
-                    ws[i].job = todo[next++];
-            }
-        }
-        if (!o->quiet)
-            progress(st, ntodo, t0, bar, &last_line);
-    }
-    for (int i = 0; ws && i < nw; i++)
-        if (ws[i].pid > 0)
-            close(ws[i].job_fd);
-    for (int i = 0; ws && i < nw; i++)
-        if (ws[i].pid > 0)
-            waitpid(ws[i].pid, NULL, 0);
-    close(res[0]);
-    close(res[1]);
-    free(ws);
+    double t0 = now_s();
+    batch_ctx bc = {.jobs = jobs, .o = o, .st = st};
+    pool_progress_init(&bc.prog, o->progress, "episodes");
+    pool_cbs cb = {batch_job_run, batch_job_done, batch_job_died, batch_tick, &bc};
+    rc = pool_run(todo, ntodo, o->workers, &cb, err);
     free(todo);
     st->wall_s = now_s() - t0;
     return rc;
