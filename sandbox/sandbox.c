@@ -1,0 +1,803 @@
+/* sandbox.c - runs one command under limits and isolation (parent side).
+ *
+ * A run: resolve the command, make a private temp dir, build the
+ * environment and the Landlock ruleset, open the pipes, clone the init
+ * (sb_child.c) into its namespaces, then read the output with poll() under
+ * the wall-clock deadline until both pipes reach EOF, which happens only
+ * once every process of the run is gone (the init exits when the command
+ * does and the kernel kills the rest of its PID namespace). A timeout or an
+ * output flood kills the init, and with it the whole tree.
+ */
+#include "sandbox/sb_internal.h"
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/fsutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SB_PATH "/usr/local/bin:/usr/bin:/bin"
+
+void sb_limits_default(sb_limits *lim)
+{
+    lim->timeout_ms = SB_TIMEOUT_MS_DEFAULT;
+    lim->cpu_ms = SB_CPU_MS_DEFAULT;
+    lim->mem_mb = SB_MEM_MB_DEFAULT;
+    lim->procs = SB_PROCS_DEFAULT;
+    lim->fsize_mb = SB_FSIZE_MB_DEFAULT;
+    lim->nofile = SB_NOFILE_DEFAULT;
+    lim->out_max = SB_OUT_MAX_DEFAULT;
+    lim->flood_max = SB_FLOOD_MAX_DEFAULT;
+}
+
+void sb_opts_default(sb_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    sb_limits_default(&o->lim);
+}
+
+/* Everything one run owns; released by sb_state_free. */
+typedef struct sb_state {
+    sb_child child;
+    char dir[PATH_MAX];
+    char tmp[64];
+    char *path;
+    char **envp;
+    size_t nenv;
+    int ruleset_fd, in_fd, out_r, out_w, msg_r, msg_w, go_r, go_w;
+    void *stacks;
+} sb_state;
+
+static long sb_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+static void sb_close(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+/* ---- checks ------------------------------------------------------------- */
+
+static int sb_check_range(const char *name, long v, long lo, long hi, char *err)
+{
+    if (v < lo || v > hi)
+        return rl_err(err, RL_EINVAL, "sandbox: %s = %ld: expected %ld..%ld", name, v, lo, hi);
+    return 0;
+}
+
+static int sb_check_opts(const sb_opts *o, char *err)
+{
+    if (!o || !o->argv || !o->argv[0] || !o->argv[0][0])
+        return rl_err(err, RL_EINVAL, "sandbox: argv: expected a command");
+    if (!o->dir || !o->dir[0])
+        return rl_err(err, RL_EINVAL, "sandbox: dir: expected a work directory");
+    const sb_limits *l = &o->lim;
+    int rc = sb_check_range("timeout_ms", l->timeout_ms, 1, SB_TIMEOUT_MS_HARD, err);
+    if (!rc)
+        rc = sb_check_range("cpu_ms", l->cpu_ms, 1, SB_TIMEOUT_MS_HARD, err);
+    if (!rc)
+        rc = sb_check_range("mem_mb", l->mem_mb, 16, SB_MEM_MB_HARD, err);
+    if (!rc)
+        rc = sb_check_range("procs", l->procs, 1, SB_PROCS_HARD, err);
+    if (!rc)
+        rc = sb_check_range("fsize_mb", l->fsize_mb, 0, SB_FSIZE_MB_HARD, err);
+    if (!rc)
+        rc = sb_check_range("nofile", l->nofile, 8, SB_NOFILE_HARD, err);
+    if (!rc)
+        rc = sb_check_range("out_max", (long)l->out_max, 2, SB_OUT_MAX_HARD, err);
+    if (!rc)
+        rc = sb_check_range("flood_max", (long)l->flood_max, 1, SB_FLOOD_MAX_HARD, err);
+    if (rc)
+        return rc;
+    if (o->stdin_data && o->stdin_len > SB_STDIN_MAX)
+        return rl_err(err, RL_ELIMIT, "sandbox: stdin_len = %zu: expected at most %u bytes",
+                      o->stdin_len, SB_STDIN_MAX);
+    size_t n = 0, bytes = 0;
+    for (; o->argv[n]; n++)
+        bytes += strlen(o->argv[n]) + 1;
+    if (n > SB_ARGV_MAX)
+        return rl_err(err, RL_ELIMIT, "sandbox: argv: %zu entries, expected at most %d", n,
+                      SB_ARGV_MAX);
+    for (n = 0; o->env && o->env[n]; n++) {
+        const char *eq = strchr(o->env[n], '=');
+        if (!eq || eq == o->env[n])
+            return rl_err(err, RL_EINVAL, "sandbox: env entry '%.60s': expected K=V", o->env[n]);
+        bytes += strlen(o->env[n]) + 1;
+    }
+    if (n > SB_ENV_MAX)
+        return rl_err(err, RL_ELIMIT, "sandbox: env: %zu entries, expected at most %d", n,
+                      SB_ENV_MAX);
+    if (bytes > SB_ARGS_BYTES_MAX)
+        return rl_err(err, RL_ELIMIT, "sandbox: argv and env: %zu bytes, expected at most %u",
+                      bytes, SB_ARGS_BYTES_MAX);
+    for (n = 0; o->rw_paths && o->rw_paths[n]; n++)
+        if (o->rw_paths[n][0] != '/')
+            return rl_err(err, RL_EINVAL, "sandbox: rw_paths entry '%.60s': expected an absolute path",
+                          o->rw_paths[n]);
+    if (n > SB_RW_PATHS_MAX)
+        return rl_err(err, RL_ELIMIT, "sandbox: rw_paths: %zu entries, expected at most %d", n,
+                      SB_RW_PATHS_MAX);
+    return 0;
+}
+
+/* ---- environment and command ------------------------------------------- */
+
+static int sb_env_put(sb_state *s, const char *kv)
+{
+    size_t klen = (size_t)(strchr(kv, '=') - kv) + 1;
+    char *copy = strdup(kv);
+    if (!copy)
+        return RL_ENOMEM;
+    for (size_t i = 0; i < s->nenv; i++) {
+        if (!strncmp(s->envp[i], kv, klen)) { /* later entries win */
+            free(s->envp[i]);
+            s->envp[i] = copy;
+            return 0;
+        }
+    }
+    s->envp[s->nenv++] = copy;
+    return 0;
+}
+
+/* The scrubbed, deterministic environment: nothing of the caller's. */
+static int sb_env_build(sb_state *s, const sb_opts *o, char *err)
+{
+    size_t extra = 0;
+    while (o->env && o->env[extra])
+        extra++;
+    s->envp = calloc(16 + extra + 1, sizeof *s->envp);
+    if (!s->envp)
+        return rl_err(err, RL_ENOMEM, "sandbox: environment: out of memory");
+    char home[PATH_MAX + 8], tmp[96];
+    snprintf(home, sizeof home, "HOME=%s", s->dir);
+    snprintf(tmp, sizeof tmp, "TMPDIR=%s", s->tmp);
+    const char *base[] = {
+        "PATH=" SB_PATH, home, tmp, "TZ=UTC", "LC_ALL=C.UTF-8", "LANG=C.UTF-8",
+        "PYTHONHASHSEED=0", "PYTHONDONTWRITEBYTECODE=1",
+        "SOURCE_DATE_EPOCH=" SB_SOURCE_DATE_EPOCH, "USER=sandbox", "LOGNAME=sandbox",
+    };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof base / sizeof base[0] && !rc; i++)
+        rc = sb_env_put(s, base[i]);
+    for (size_t i = 0; i < extra && !rc; i++)
+        rc = sb_env_put(s, o->env[i]);
+    if (rc)
+        return rl_err(err, rc, "sandbox: environment: out of memory");
+    return 0;
+}
+
+static int sb_is_exec(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+}
+
+/* argv[0] through the command's PATH (what execvp would do, done here
+ * because the child cannot allocate). NULL: not found. */
+static char *sb_resolve(const sb_state *s, const char *cmd)
+{
+    if (strchr(cmd, '/')) {
+        char *p = NULL;
+        if (cmd[0] == '/')
+            return strdup(cmd);
+        if (asprintf(&p, "%s/%s", s->dir, cmd) < 0)
+            return NULL;
+        return p;
+    }
+    const char *path = SB_PATH;
+    for (size_t i = 0; i < s->nenv; i++)
+        if (!strncmp(s->envp[i], "PATH=", 5))
+            path = s->envp[i] + 5;
+    while (*path) {
+        size_t n = strcspn(path, ":");
+        char *p = NULL;
+        int r = n == 0 ? asprintf(&p, "%s/%s", s->dir, cmd)
+                : path[0] == '/' ? asprintf(&p, "%.*s/%s", (int)n, path, cmd)
+                : asprintf(&p, "%s/%.*s/%s", s->dir, (int)n, path, cmd);
+        if (r >= 0 && sb_is_exec(p))
+            return p;
+        if (r >= 0)
+            free(p);
+        path += n + (path[n] == ':');
+    }
+    return NULL;
+}
+
+/* ---- files the command may write ---------------------------------------- */
+
+/* Fallback when the kernel cannot idmap the work dir: hand the tree to the
+ * sandbox uid. Never follows symlinks; leaves hard-linked files alone (a
+ * previous run could have linked something it should not own). */
+static int sb_chown_at(int dfd, const char *name, int depth, long *budget)
+{
+    struct stat st;
+    if (--*budget < 0 || depth > 64 || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return -1;
+    if (st.st_uid != SB_HOST_UID && (S_ISDIR(st.st_mode) || st.st_nlink == 1))
+        if (fchownat(dfd, name, SB_HOST_UID, SB_HOST_UID, AT_SYMLINK_NOFOLLOW) < 0)
+            return -1;
+    if (!S_ISDIR(st.st_mode))
+        return 0;
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    int rc = 0;
+    struct dirent *e;
+    while (!rc && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            rc = sb_chown_at(dirfd(d), e->d_name, depth + 1, budget);
+    closedir(d);
+    return rc;
+}
+
+/* Root: make path writable by the sandbox uid, preferably with an
+ * idmapped mount (nothing changes on disk), else by chowning. */
+static int sb_grant_dir(sb_state *s, const char *path, char *err)
+{
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return rl_err(err, rl_from_errno(errno), "sandbox: %s: %s", path, strerror(errno));
+    if (st.st_uid == SB_HOST_UID)
+        return 0;
+    sb_child *c = &s->child;
+    int fd = S_ISDIR(st.st_mode) ? sb_idmap_fd(st.st_uid, st.st_gid, st.st_dev, path) : -1;
+    if (fd >= 0 && c->nidmap < SB_MAX_IDMAPS) {
+        c->idmap_path[c->nidmap] = path;
+        c->idmap_fd[c->nidmap++] = fd;
+        return 0;
+    }
+    long budget = SB_CHOWN_MAX;
+    if (sb_chown_at(AT_FDCWD, path, 0, &budget) < 0)
+        return rl_err(err, RL_EIO, "sandbox: %s: cannot hand it to the sandbox uid: %s", path,
+                      budget < 0 ? "too many files" : strerror(errno));
+    return 0;
+}
+
+static int sb_make_tmp(sb_state *s, const sb_caps *caps, char *err)
+{
+    snprintf(s->tmp, sizeof s->tmp, "/tmp/rl-sb-XXXXXX");
+    if (!mkdtemp(s->tmp)) {
+        int e = errno;
+        s->tmp[0] = '\0';
+        return rl_err(err, rl_from_errno(e), "sandbox: private temp dir in /tmp: %s", strerror(e));
+    }
+    if (caps->root && chown(s->tmp, SB_HOST_UID, SB_HOST_UID) < 0)
+        return rl_err(err, RL_EIO, "sandbox: chown %s: %s", s->tmp, strerror(errno));
+    return 0;
+}
+
+/* ---- pipes ---------------------------------------------------------------- */
+
+/* Child-side fds must not be 0..2, or dup3 onto stdio would clobber them. */
+static int sb_fd_high(int fd)
+{
+    if (fd < 0 || fd > 2)
+        return fd;
+    int h = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    close(fd);
+    return h;
+}
+
+static int sb_pipe(int *r, int *w)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -1;
+    *r = sb_fd_high(p[0]);
+    *w = sb_fd_high(p[1]);
+    return *r < 0 || *w < 0 ? -1 : 0;
+}
+
+/* stdin is written whole before the command starts (it fits in one pipe,
+ * SB_STDIN_MAX): no writer to babysit, no SIGPIPE. */
+static int sb_open_stdin(sb_state *s, const sb_opts *o, char *err)
+{
+    if (!o->stdin_data) {
+        s->in_fd = sb_fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
+        return s->in_fd < 0 ? rl_err(err, RL_EIO, "sandbox: /dev/null: %s", strerror(errno)) : 0;
+    }
+    int w;
+    if (sb_pipe(&s->in_fd, &w) < 0)
+        return rl_err(err, RL_EIO, "sandbox: stdin pipe: %s", strerror(errno));
+    if (o->stdin_len > 65536 && fcntl(w, F_SETPIPE_SZ, (int)o->stdin_len) < 0) {
+        close(w);
+        return rl_err(err, RL_ELIMIT, "sandbox: stdin of %zu bytes does not fit in a pipe: %s",
+                      o->stdin_len, strerror(errno));
+    }
+    size_t off = 0;
+    while (off < o->stdin_len) {
+        ssize_t n = write(w, o->stdin_data + off, o->stdin_len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            close(w);
+            return rl_err(err, RL_EIO, "sandbox: writing stdin: %s", strerror(errno));
+        }
+        off += (size_t)n;
+    }
+    close(w);
+    return 0;
+}
+
+/* ---- preparing the child record --------------------------------------------- */
+
+static void sb_keep(sb_child *c, int fd)
+{
+    if (fd < 0)
+        return;
+    int i = c->nkeep;
+    for (int j = 0; j < c->nkeep; j++)
+        if (c->keep[j] == fd)
+            return;
+    while (i > 0 && c->keep[i - 1] > fd) {
+        c->keep[i] = c->keep[i - 1];
+        i--;
+    }
+    c->keep[i] = fd;
+    c->nkeep++;
+}
+
+static void sb_rlim_add(sb_child *c, int res, rlim_t soft, rlim_t hard)
+{
+    c->rlim[c->nrlim].resource = res;
+    c->rlim[c->nrlim].lim.rlim_cur = soft;
+    c->rlim[c->nrlim].lim.rlim_max = hard;
+    c->nrlim++;
+}
+
+static void sb_child_fill(sb_state *s, const sb_opts *o, const sb_caps *caps,
+                          const struct sock_fprog *prog)
+{
+    sb_child *c = &s->child;
+    const sb_limits *l = &o->lim;
+    c->path = s->path;
+    c->argv = (char *const *)o->argv;
+    c->envp = s->envp;
+    c->dir = s->dir;
+    c->in_fd = s->in_fd;
+    c->out_fd = s->out_w;
+    c->msg_fd = s->msg_w;
+    c->ruleset_fd = s->ruleset_fd;
+    c->net_fd = caps->net_fd;
+    c->seccomp = prog;
+    sb_keep(c, c->in_fd);
+    sb_keep(c, c->out_fd);
+    sb_keep(c, c->msg_fd);
+    sb_keep(c, c->ruleset_fd);
+    sb_keep(c, c->net_fd);
+    for (int i = 0; i < c->nidmap; i++)
+        sb_keep(c, c->idmap_fd[i]);
+    c->set_hostname = (caps->clone_flags & CLONE_NEWUTS) != 0;
+    c->mount_proc = (caps->clone_flags & (CLONE_NEWNS | CLONE_NEWPID)) == (CLONE_NEWNS | CLONE_NEWPID);
+    if (caps->root) {
+        c->drop_root = 1;
+        c->uid = SB_HOST_UID;
+        c->gid = SB_HOST_UID;
+        c->unshare_user = caps->userns;
+        c->go_fd = s->go_r;
+        sb_keep(c, c->go_fd);
+        snprintf(c->uid_map, sizeof c->uid_map, "%d %d 1", SB_NS_UID, SB_HOST_UID);
+        snprintf(c->gid_map, sizeof c->gid_map, "%d %d 1", SB_NS_UID, SB_HOST_UID);
+    } else if (caps->userns) {
+        c->write_maps = 1;
+        snprintf(c->uid_map, sizeof c->uid_map, "%d %u 1", SB_NS_UID, (unsigned)geteuid());
+        snprintf(c->gid_map, sizeof c->gid_map, "%d %u 1", SB_NS_UID, (unsigned)getegid());
+    }
+    /* Without Landlock nothing else stops a command of the same uid from
+     * reading the init's (= the harness's) memory through /proc. */
+    c->no_dump = !caps->root && !caps->landlock_abi;
+    /* The init counts in the user namespace's process count too. */
+    sb_rlim_add(c, RLIMIT_NPROC, (rlim_t)l->procs + 1, (rlim_t)l->procs + 1);
+    rlim_t as = (rlim_t)l->mem_mb << 20;
+    sb_rlim_add(c, RLIMIT_AS, as, as);
+    rlim_t fs = (rlim_t)l->fsize_mb << 20;
+    sb_rlim_add(c, RLIMIT_FSIZE, fs, fs);
+    sb_rlim_add(c, RLIMIT_NOFILE, (rlim_t)l->nofile, (rlim_t)l->nofile);
+    sb_rlim_add(c, RLIMIT_CORE, 0, 0);
+    /* SIGXCPU at the limit, SIGKILL a second later if it is caught. */
+    rlim_t cpu = (rlim_t)(l->cpu_ms + 999) / 1000;
+    sb_rlim_add(c, RLIMIT_CPU, cpu, cpu + 1);
+}
+
+static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *err)
+{
+    if (!realpath(o->dir, s->dir))
+        return rl_err(err, rl_from_errno(errno), "sandbox: work dir %s: %s", o->dir, strerror(errno));
+    if (!fs_is_dir(s->dir))
+        return rl_err(err, RL_EINVAL, "sandbox: work dir %s: expected a directory", o->dir);
+    const struct sock_fprog *prog = NULL;
+    if (caps->layers & SB_LAYER_SECCOMP)
+        prog = sb_seccomp_prog(err);
+    int rc = sb_make_tmp(s, caps, err);
+    if (!rc)
+        rc = sb_env_build(s, o, err);
+    if (rc)
+        return rc;
+    s->path = sb_resolve(s, o->argv[0]);
+    if (!s->path)
+        return 1; /* command not found: reported as exit 127, no spawn */
+    if (caps->root) {
+        rc = sb_grant_dir(s, s->dir, err);
+        for (size_t i = 0; !rc && o->rw_paths && o->rw_paths[i]; i++)
+            rc = sb_grant_dir(s, o->rw_paths[i], err);
+        if (rc)
+            return rc;
+    }
+    if (caps->landlock_abi) {
+        const char *rw[SB_RW_PATHS_MAX + 3] = {s->dir, s->tmp};
+        size_t n = 2;
+        for (size_t i = 0; o->rw_paths && o->rw_paths[i]; i++)
+            rw[n++] = o->rw_paths[i];
+        rw[n] = NULL;
+        if ((rc = sb_landlock_ruleset(&s->ruleset_fd, caps->landlock_abi, rw, err)))
+            return rc;
+    }
+    if ((rc = sb_open_stdin(s, o, err)))
+        return rc;
+    if (sb_pipe(&s->out_r, &s->out_w) < 0 || sb_pipe(&s->msg_r, &s->msg_w) < 0 ||
+        (caps->root && caps->userns && sb_pipe(&s->go_r, &s->go_w) < 0))
+        return rl_err(err, RL_EIO, "sandbox: pipe: %s", strerror(errno));
+    fcntl(s->out_r, F_SETFL, O_NONBLOCK);
+    s->stacks = mmap(NULL, 2 * SB_CHILD_STACK, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+    if (s->stacks == MAP_FAILED) {
+        s->stacks = NULL;
+        return rl_err(err, RL_ENOMEM, "sandbox: child stacks: %s", strerror(errno));
+    }
+    s->child.cmd_stack = (char *)s->stacks + 2 * SB_CHILD_STACK;
+    sb_child_fill(s, o, caps, prog);
+    return 0;
+}
+
+static void sb_state_free(sb_state *s)
+{
+    sb_close(&s->ruleset_fd);
+    sb_close(&s->in_fd);
+    sb_close(&s->out_r);
+    sb_close(&s->out_w);
+    sb_close(&s->msg_r);
+    sb_close(&s->msg_w);
+    sb_close(&s->go_r);
+    sb_close(&s->go_w);
+    if (s->stacks)
+        munmap(s->stacks, 2 * SB_CHILD_STACK);
+    if (s->tmp[0])
+        fs_remove_tree(s->tmp, NULL);
+    for (size_t i = 0; i < s->nenv; i++)
+        free(s->envp[i]);
+    free(s->envp);
+    free(s->path);
+}
+
+/* ---- running ---------------------------------------------------------------- */
+
+typedef struct sb_watch {
+    buf_ht_t out;
+    int killed, timed_out, flood;
+    int got_done, got_fail;
+    sb_msg done, fail;
+} sb_watch;
+
+static void sb_read_out(sb_state *s, sb_watch *w, const sb_opts *o, pid_t init)
+{
+    char buf[65536];
+    /* Bounded: a fast writer must not keep us from the deadline. */
+    for (int i = 0; i < 64; i++) {
+        ssize_t n = read(s->out_r, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return; /* EAGAIN */
+        if (n == 0) {
+            sb_close(&s->out_r);
+            return;
+        }
+        buf_ht_append(&w->out, buf, (size_t)n);
+        if (w->out.total > o->lim.flood_max && !w->killed) {
+            kill(init, SIGKILL);
+            w->killed = w->flood = 1;
+        }
+    }
+}
+
+static void sb_read_msg(sb_state *s, sb_watch *w)
+{
+    sb_msg m;
+    ssize_t n = read(s->msg_r, &m, sizeof m);
+    if (n < 0 && errno == EINTR)
+        return;
+    if (n != (ssize_t)sizeof m) {
+        sb_close(&s->msg_r);
+        return;
+    }
+    if (m.kind == SB_MSG_DONE && !w->got_done) {
+        w->done = m;
+        w->got_done = 1;
+    } else if (m.kind == SB_MSG_FAIL && !w->got_fail) {
+        w->fail = m;
+        w->got_fail = 1;
+    }
+}
+
+/* Reads output and messages until every writer is gone (the whole tree
+ * has exited), killing the tree at the deadline. */
+static void sb_watch_run(sb_state *s, sb_watch *w, const sb_opts *o, pid_t init, long t0)
+{
+    long deadline = t0 + o->lim.timeout_ms;
+    while (s->out_r >= 0 || s->msg_r >= 0) {
+        int wait_ms = -1;
+        if (!w->killed && !w->got_done) {
+            long left = deadline - sb_now_ms();
+            if (left <= 0) {
+                kill(init, SIGKILL);
+                w->killed = w->timed_out = 1;
+                continue;
+            }
+            wait_ms = (int)left;
+        }
+        struct pollfd pf[2] = {{s->out_r, POLLIN, 0}, {s->msg_r, POLLIN, 0}};
+        int n = poll(pf, 2, wait_ms);
+        if (n < 0 && errno != EINTR) {
+            kill(init, SIGKILL); /* cannot watch it: do not let it run */
+            w->killed = 1;
+            break;
+        }
+        if (n <= 0)
+            continue;
+        if (pf[0].revents)
+            sb_read_out(s, w, o, init);
+        if (pf[1].revents)
+            sb_read_msg(s, w);
+    }
+}
+
+static long sb_tv_ms(struct timeval tv) { return tv.tv_sec * 1000L + tv.tv_usec / 1000L; }
+
+static void sb_reason(sb_result *res, const char *fmt, long v)
+{
+    snprintf(res->reason, sizeof res->reason, fmt, v);
+}
+
+/* Turns what the watch saw into the result record. */
+static int sb_finish(sb_result *res, const sb_watch *w, const sb_opts *o, int init_st,
+                     long harness_rss_kb, char *err)
+{
+    const sb_limits *l = &o->lim;
+    if (w->got_fail && w->fail.stage != SB_ST_EXEC) {
+        snprintf(res->reason, sizeof res->reason, "sandbox setup: %s: %s",
+                 sb_stage_name(w->fail.stage), strerror(w->fail.err));
+        res->stop = SB_STOP_SETUP;
+        res->exit_code = 125;
+        return rl_err(err, rl_from_errno(w->fail.err), "%s", res->reason);
+    }
+    if (w->got_fail) {
+        snprintf(res->reason, sizeof res->reason, "exec %s: %s", o->argv[0], strerror(w->fail.err));
+        res->stop = SB_STOP_SETUP;
+        res->exit_code = w->fail.err == ENOENT ? 127 : 126;
+        return 0;
+    }
+    res->peak_rss_kb = w->got_done ? w->done.maxrss_kb : 0;
+    if (w->flood) {
+        res->stop = SB_STOP_FLOOD;
+        res->signal = SIGKILL;
+        sb_reason(res, "output flood: more than %ld bytes", (long)l->flood_max);
+        return 0;
+    }
+    if (w->timed_out) {
+        res->stop = SB_STOP_TIMEOUT;
+        res->signal = SIGKILL;
+        res->timed_out = 1;
+        sb_reason(res, "wall-clock limit of %ld ms", l->timeout_ms);
+        return 0;
+    }
+    if (!w->got_done) {
+        snprintf(res->reason, sizeof res->reason, "sandbox init ended without a status (%s %d)",
+                 WIFSIGNALED(init_st) ? "signal" : "exit",
+                 WIFSIGNALED(init_st) ? WTERMSIG(init_st) : WEXITSTATUS(init_st));
+        res->stop = SB_STOP_SETUP;
+        res->exit_code = 125;
+        return rl_err(err, RL_EIO, "%s", res->reason);
+    }
+    int st = w->done.wstatus;
+    /* Allocation failures under RLIMIT_AS end in an error exit or a crash
+     * near the cap; the kernel's OOM killer sends SIGKILL. ru_maxrss of
+     * the command cannot be below the harness's (it starts as a vfork of
+     * it), so only a peak above the harness's own counts. */
+    long cap_kb = l->mem_mb * 1024;
+    int near_cap = res->peak_rss_kb >= cap_kb * 3 / 4 && res->peak_rss_kb > harness_rss_kb;
+    if (WIFEXITED(st)) {
+        res->exit_code = WEXITSTATUS(st);
+        res->stop = res->exit_code && near_cap ? SB_STOP_MEMORY : SB_STOP_EXIT;
+        sb_reason(res, res->stop == SB_STOP_MEMORY ? "memory cap: exited with %ld near the cap"
+                                                   : "exited with status %ld", res->exit_code);
+        return 0;
+    }
+    res->signal = WTERMSIG(st);
+    res->exit_code = -1;
+    if (res->signal == SIGXCPU || (res->signal == SIGKILL && res->cpu_ms >= l->cpu_ms)) {
+        res->stop = SB_STOP_CPU;
+        sb_reason(res, "CPU limit of %ld ms", l->cpu_ms);
+    } else if (near_cap || res->signal == SIGKILL) {
+        res->stop = SB_STOP_MEMORY;
+        sb_reason(res, "memory cap: killed by signal %ld", res->signal);
+    } else {
+        res->stop = SB_STOP_SIGNAL;
+        snprintf(res->reason, sizeof res->reason, "killed by signal %d (%s)", res->signal,
+                 strsignal(res->signal));
+    }
+    return 0;
+}
+
+static int sb_write_proc(pid_t pid, const char *name, const char *text)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, text, strlen(text));
+    int e = errno;
+    close(fd);
+    errno = e;
+    return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* Root: the init has entered its user namespace and waits; map its uid
+ * and gid, then let it go. On failure the init is still waiting: the
+ * caller kills it. A FAIL message is left in w for sb_finish. */
+static int sb_map_init(sb_state *s, sb_watch *w, pid_t init)
+{
+    sb_msg m;
+    ssize_t n;
+    while ((n = read(s->msg_r, &m, sizeof m)) < 0 && errno == EINTR)
+        ;
+    if (n != (ssize_t)sizeof m || m.kind != SB_MSG_READY) {
+        if (n == (ssize_t)sizeof m && m.kind == SB_MSG_FAIL) {
+            w->fail = m;
+            w->got_fail = 1;
+        }
+        return -1; /* the init failed before (its message says why) */
+    }
+    if (sb_write_proc(init, "setgroups", "deny") || sb_write_proc(init, "uid_map", s->child.uid_map) ||
+        sb_write_proc(init, "gid_map", s->child.gid_map) || write(s->go_w, "g", 1) != 1) {
+        w->fail.kind = SB_MSG_FAIL;
+        w->fail.stage = SB_ST_IDMAPS;
+        w->fail.err = errno;
+        w->got_fail = 1;
+        return -1;
+    }
+    sb_close(&s->go_w);
+    return 0;
+}
+
+/* Clones the init with every signal blocked (it must never run one of the
+ * harness's handlers on its stack). */
+static pid_t sb_spawn(sb_state *s, const sb_caps *caps)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t pid = clone(sb_child_init, (char *)s->stacks + SB_CHILD_STACK,
+                      CLONE_VM | caps->clone_flags, &s->child);
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return pid;
+}
+
+static void sb_result_init(sb_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->stop = SB_STOP_SETUP;
+    res->exit_code = 125;
+}
+
+/* Output and timing go into res whatever happened. */
+static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_caps *caps, char *err)
+{
+    sb_watch w;
+    memset(&w, 0, sizeof w);
+    size_t head = o->lim.out_max / 2;
+    if (buf_ht_init(&w.out, head, o->lim.out_max - head)) {
+        buf_ht_free(&w.out);
+        return rl_err(err, RL_ENOMEM, "sandbox: output buffer: out of memory");
+    }
+    struct rusage self;
+    getrusage(RUSAGE_SELF, &self);
+    long t0 = sb_now_ms();
+    pid_t init = sb_spawn(s, caps);
+    if (init < 0) {
+        int e = errno;
+        buf_ht_free(&w.out);
+        snprintf(res->reason, sizeof res->reason, "sandbox setup: clone: %s", strerror(e));
+        return rl_err(err, rl_from_errno(e), "%s", res->reason);
+    }
+    /* The init has its own copies; ours would keep the pipes open. */
+    sb_close(&s->out_w);
+    sb_close(&s->msg_w);
+    sb_close(&s->in_fd);
+    sb_close(&s->ruleset_fd);
+    sb_close(&s->go_r);
+    if (s->go_w >= 0 && sb_map_init(s, &w, init) < 0) {
+        kill(init, SIGKILL); /* w says why; the watch drains the pipes */
+        w.killed = 1;
+    }
+    sb_watch_run(s, &w, o, init, t0);
+    int st = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (wait4(init, &st, __WALL, &ru) < 0 && errno == EINTR)
+        ;
+    res->wall_ms = sb_now_ms() - t0;
+    res->cpu_ms = sb_tv_ms(ru.ru_utime) + sb_tv_ms(ru.ru_stime);
+    res->layers = caps->layers;
+    res->out_bytes = w.out.total;
+    res->out_truncated = buf_ht_cut(&w.out) > 0;
+    res->out = buf_ht_render(&w.out, &res->out_len);
+    buf_ht_free(&w.out);
+    if (!res->out) {
+        res->out_len = 0;
+        return rl_err(err, RL_ENOMEM, "sandbox: output: out of memory");
+    }
+    return sb_finish(res, &w, o, st, self.ru_maxrss, err);
+}
+
+int sb_run(sb_result *res, const sb_opts *opts, char *err)
+{
+    sb_result_init(res);
+    int rc = sb_check_opts(opts, err);
+    if (rc) {
+        snprintf(res->reason, sizeof res->reason, "invalid options");
+        return rc;
+    }
+    const sb_caps *caps = sb_caps_get();
+    sb_state s;
+    memset(&s, 0, sizeof s);
+    s.ruleset_fd = s.in_fd = s.out_r = s.out_w = s.msg_r = s.msg_w = s.go_r = s.go_w = -1;
+    rc = sb_prepare(&s, opts, caps, err);
+    if (rc == 1) {
+        snprintf(res->reason, sizeof res->reason, "command not found: %.100s", opts->argv[0]);
+        res->exit_code = 127;
+        res->layers = caps->layers;
+        res->out = calloc(1, 1);
+        sb_state_free(&s);
+        return 0;
+    }
+    if (rc) {
+        snprintf(res->reason, sizeof res->reason, "sandbox setup failed");
+        if (err)
+            snprintf(res->reason, sizeof res->reason, "%.127s", err);
+        sb_state_free(&s);
+        return rc;
+    }
+    rc = sb_execute(res, &s, opts, caps, err);
+    sb_state_free(&s);
+    if (!res->out)
+        res->out = calloc(1, 1);
+    return rc;
+}

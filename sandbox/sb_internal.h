@@ -1,0 +1,124 @@
+/* sb_internal.h - what the sandbox's files share and nobody else sees.
+ *
+ * sandbox.c drives a run (parent side), sb_child.c is the code of the
+ * sandbox's init process and of the command before it execs, sb_probe.c
+ * finds out once what the kernel offers, sb_seccomp.c and sb_landlock.c
+ * build the two filters, sb_result.c formats results.
+ */
+#ifndef RL_SB_INTERNAL_H
+#define RL_SB_INTERNAL_H
+
+#include "common/limits.h"
+#include "sandbox/sandbox.h"
+
+#include <linux/filter.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+/* ---- what the kernel offers (sb_probe.c) ----------------------------- */
+
+typedef struct sb_caps {
+    int root;            /* euid 0: the command runs as SB_HOST_UID */
+    int clone_flags;     /* namespaces the init process is cloned into */
+    int net_fd;          /* an empty network namespace made once, setns'd into
+                            by every run (creating one costs ~1 ms); -1 */
+    int userns;          /* root: the init can unshare a user namespace after
+                            dropping to SB_HOST_UID (fresh RLIMIT_NPROC count) */
+    int landlock_abi;    /* 0: no Landlock */
+    unsigned layers;     /* SB_LAYER_* every run gets */
+} sb_caps;
+
+/* Probed on first call, then cached (thread-safe). */
+const sb_caps *sb_caps_get(void);
+
+/* A user namespace mapping uid/gid (the owner of a work dir) to
+ * SB_HOST_UID, for an idmapped mount of that dir: the command writes files
+ * that stay owned by their owner on disk. Returns a cached fd, or -1 when
+ * the file system of dev cannot be idmapped (then the caller chowns). */
+int sb_idmap_fd(uid_t uid, gid_t gid, dev_t dev, const char *path);
+
+/* ---- filters ----------------------------------------------------------- */
+
+/* The seccomp program, built once per process; NULL with err on failure. */
+const struct sock_fprog *sb_seccomp_prog(char *err);
+
+/* Landlock ruleset: read and execute everywhere, everything below each of
+ * rw_dirs (NULL-terminated), write to /dev/null, no TCP, scoped signals
+ * and abstract sockets where the ABI has them. *fd is O_CLOEXEC. */
+int sb_landlock_ruleset(int *fd, int abi, const char *const *rw_dirs, char *err);
+
+/* ---- the child side (sb_child.c) -------------------------------------- */
+
+enum { SB_MSG_FAIL = 1, SB_MSG_DONE = 2, SB_MSG_READY = 3 };
+
+/* Steps of the child side, named in setup errors. */
+enum sb_stage {
+    SB_ST_SIGNALS = 1, SB_ST_FDS, SB_ST_HOSTNAME, SB_ST_NETNS, SB_ST_MOUNTS,
+    SB_ST_IDMAP, SB_ST_CREDS, SB_ST_USERNS, SB_ST_IDMAPS, SB_ST_CAPS,
+    SB_ST_CLONE, SB_ST_WAIT, SB_ST_STDIO, SB_ST_CHDIR, SB_ST_RLIMIT,
+    SB_ST_LANDLOCK, SB_ST_SECCOMP, SB_ST_EXEC, SB_ST_PROC, SB_ST_GO,
+};
+const char *sb_stage_name(int stage);
+
+/* One record on the message pipe (fits in PIPE_BUF: written atomically). */
+typedef struct sb_msg {
+    int kind;        /* SB_MSG_* */
+    int stage;       /* SB_MSG_FAIL: the step that failed */
+    int err;         /* SB_MSG_FAIL: its errno */
+    int wstatus;     /* SB_MSG_DONE: the command's wait status */
+    long maxrss_kb;  /* SB_MSG_DONE: largest ru_maxrss of the reaped tree */
+} sb_msg;
+
+#define SB_MAX_IDMAPS (SB_RW_PATHS_MAX + 1)
+#define SB_MAX_KEEP (6 + SB_MAX_IDMAPS)
+
+typedef struct sb_rlim {
+    int resource;
+    struct rlimit lim;
+} sb_rlim;
+
+/* Everything the child side needs, prepared by the parent (no allocation,
+ * no libc state after clone: the init shares the harness's memory). */
+typedef struct sb_child {
+    const char *path;        /* resolved executable */
+    char *const *argv;
+    char *const *envp;
+    const char *dir;         /* absolute work dir */
+
+    int in_fd, out_fd, msg_fd;   /* all >= 3 */
+    int ruleset_fd;              /* Landlock, or -1 */
+    int net_fd;                  /* netns to join, or -1 */
+    int keep[SB_MAX_KEEP];       /* fds the init keeps, ascending */
+    int nkeep;
+
+    int nidmap;                  /* idmapped mounts to make (root) */
+    const char *idmap_path[SB_MAX_IDMAPS];
+    int idmap_fd[SB_MAX_IDMAPS];
+
+    int set_hostname;            /* only with a UTS namespace of our own */
+    int mount_proc;              /* a /proc of the new PID namespace (only
+                                    with a mount namespace of our own) */
+    int drop_root;               /* root: become uid/gid below */
+    uid_t uid;
+    gid_t gid;
+    int unshare_user;            /* root: then enter a fresh user ns, whose
+                                    maps the parent writes (SB_MSG_READY,
+                                    then a byte on go_fd) */
+    int go_fd;
+    int write_maps;              /* unprivileged: write own uid/gid maps */
+    char uid_map[48];
+    char gid_map[48];
+    int no_dump;                 /* make the init non-dumpable (it shares the
+                                    harness's memory and environment) */
+
+    sb_rlim rlim[8];
+    int nrlim;
+    const struct sock_fprog *seccomp;
+
+    char *cmd_stack;             /* top of the command's stack */
+} sb_child;
+
+/* Entry point of the init process (clone callback). */
+int sb_child_init(void *arg);
+
+#endif
