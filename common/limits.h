@@ -61,6 +61,11 @@
 #define SB_HOST_UID 100000
 #define SB_NS_UID 1000
 
+/* The private TMPDIR of a run is a tmpfs of this size (memory: it is
+ * bounded like a file the command writes) and inode count. */
+#define SB_TMPFS_MB 256
+#define SB_TMPFS_INODES 16384
+
 /* Fixed SOURCE_DATE_EPOCH (2020-01-01 UTC) so builds are reproducible. */
 #define SB_SOURCE_DATE_EPOCH "1577836800"
 

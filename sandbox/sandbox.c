@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -55,11 +56,12 @@ void sb_opts_default(sb_opts *o)
 typedef struct sb_state {
     sb_child child;
     char dir[PATH_MAX];
-    char tmp[64];
+    char tmp[96];
+    int tmp_is_mnt;
     char *path;
     char **envp;
     size_t nenv;
-    int ruleset_fd, in_fd, out_r, out_w, msg_r, msg_w, go_r, go_w;
+    int ruleset_fd, in_fd, out_r, out_w, msg_r, msg_w;
     void *stacks;
 } sb_state;
 
@@ -278,8 +280,16 @@ static int sb_grant_dir(sb_state *s, const char *path, char *err)
     return 0;
 }
 
+/* TMPDIR: with a mount namespace, a tmpfs the init mounts on a fixed
+ * empty directory (nothing to create or remove here); else a fresh
+ * directory, removed after the run. */
 static int sb_make_tmp(sb_state *s, const sb_caps *caps, char *err)
 {
+    if (caps->tmp_mnt[0]) {
+        snprintf(s->tmp, sizeof s->tmp, "%s", caps->tmp_mnt);
+        s->tmp_is_mnt = 1;
+        return 0;
+    }
     snprintf(s->tmp, sizeof s->tmp, "/tmp/rl-sb-XXXXXX");
     if (!mkdtemp(s->tmp)) {
         int e = errno;
@@ -344,6 +354,73 @@ static int sb_open_stdin(sb_state *s, const sb_opts *o, char *err)
     return 0;
 }
 
+/* Absolute, without ".", ".." or empty components: usable as is. */
+static int sb_is_canonical(const char *p)
+{
+    if (p[0] != '/')
+        return 0;
+    for (const char *c = p; *c; c++) {
+        if (c[0] != '/')
+            continue;
+        if (c[1] == '/' || (c[1] == '\0' && c != p))
+            return 0;
+        if (c[1] == '.' && (c[2] == '/' || c[2] == '\0' || (c[2] == '.' && (c[3] == '/' || c[3] == '\0'))))
+            return 0;
+    }
+    return 1;
+}
+
+/* Which signals this process ignores (SigIgn of /proc/self/status): the
+ * init resets those, so the command starts with default dispositions. */
+static unsigned long long sb_ignored_signals(void)
+{
+    char buf[4096];
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ~0ULL; /* unknown: reset them all */
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return ~0ULL;
+    buf[n] = '\0';
+    const char *p = strstr(buf, "\nSigIgn:");
+    return p ? strtoull(p + 8, NULL, 16) : ~0ULL;
+}
+
+/* Child stacks are reused: mmap and munmap (with its TLB shootdown across
+ * the CPUs the children ran on) cost more than the rest of a spawn's
+ * bookkeeping. */
+#define SB_STACK_CACHE 8
+static pthread_mutex_t g_stack_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *g_stacks[SB_STACK_CACHE];
+static int g_nstacks;
+
+static void *sb_stacks_get(void)
+{
+    void *p = NULL;
+    pthread_mutex_lock(&g_stack_lock);
+    if (g_nstacks)
+        p = g_stacks[--g_nstacks];
+    pthread_mutex_unlock(&g_stack_lock);
+    if (p)
+        return p;
+    p = mmap(NULL, 2 * SB_CHILD_STACK, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void sb_stacks_put(void *p)
+{
+    pthread_mutex_lock(&g_stack_lock);
+    if (g_nstacks < SB_STACK_CACHE) {
+        g_stacks[g_nstacks++] = p;
+        p = NULL;
+    }
+    pthread_mutex_unlock(&g_stack_lock);
+    if (p)
+        munmap(p, 2 * SB_CHILD_STACK);
+}
+
 /* ---- preparing the child record --------------------------------------------- */
 
 static void sb_keep(sb_child *c, int fd)
@@ -385,6 +462,7 @@ static void sb_child_fill(sb_state *s, const sb_opts *o, const sb_caps *caps,
     c->ruleset_fd = s->ruleset_fd;
     c->net_fd = caps->net_fd;
     c->seccomp = prog;
+    c->sig_ignored = sb_ignored_signals();
     sb_keep(c, c->in_fd);
     sb_keep(c, c->out_fd);
     sb_keep(c, c->msg_fd);
@@ -394,25 +472,31 @@ static void sb_child_fill(sb_state *s, const sb_opts *o, const sb_caps *caps,
         sb_keep(c, c->idmap_fd[i]);
     c->set_hostname = (caps->clone_flags & CLONE_NEWUTS) != 0;
     c->mount_proc = (caps->clone_flags & (CLONE_NEWNS | CLONE_NEWPID)) == (CLONE_NEWNS | CLONE_NEWPID);
+    c->tmp = s->tmp;
+    if (caps->tmp_mnt[0])
+        snprintf(c->tmpfs_opts, sizeof c->tmpfs_opts, "size=%ldm,nr_inodes=%d,mode=0700,uid=%d,gid=%d",
+                 (long)SB_TMPFS_MB, SB_TMPFS_INODES, caps->root ? SB_HOST_UID : SB_NS_UID,
+                 caps->root ? SB_HOST_UID : SB_NS_UID);
+    /* The process count: the init is in the command's user namespace only
+     * when the harness is not root. */
+    rlim_t nproc = (rlim_t)l->procs;
     if (caps->root) {
-        c->drop_root = 1;
-        c->uid = SB_HOST_UID;
-        c->gid = SB_HOST_UID;
-        c->unshare_user = caps->userns;
-        c->go_fd = s->go_r;
-        sb_keep(c, c->go_fd);
+        c->set_ids = 1;
+        c->cmd_userns = caps->userns;
+        c->uid = caps->userns ? SB_NS_UID : SB_HOST_UID;
+        c->gid = c->uid;
         snprintf(c->uid_map, sizeof c->uid_map, "%d %d 1", SB_NS_UID, SB_HOST_UID);
         snprintf(c->gid_map, sizeof c->gid_map, "%d %d 1", SB_NS_UID, SB_HOST_UID);
     } else if (caps->userns) {
         c->write_maps = 1;
+        nproc++;
         snprintf(c->uid_map, sizeof c->uid_map, "%d %u 1", SB_NS_UID, (unsigned)geteuid());
         snprintf(c->gid_map, sizeof c->gid_map, "%d %u 1", SB_NS_UID, (unsigned)getegid());
     }
     /* Without Landlock nothing else stops a command of the same uid from
      * reading the init's (= the harness's) memory through /proc. */
     c->no_dump = !caps->root && !caps->landlock_abi;
-    /* The init counts in the user namespace's process count too. */
-    sb_rlim_add(c, RLIMIT_NPROC, (rlim_t)l->procs + 1, (rlim_t)l->procs + 1);
+    sb_rlim_add(c, RLIMIT_NPROC, nproc, nproc);
     rlim_t as = (rlim_t)l->mem_mb << 20;
     sb_rlim_add(c, RLIMIT_AS, as, as);
     rlim_t fs = (rlim_t)l->fsize_mb << 20;
@@ -426,7 +510,9 @@ static void sb_child_fill(sb_state *s, const sb_opts *o, const sb_caps *caps,
 
 static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *err)
 {
-    if (!realpath(o->dir, s->dir))
+    if (sb_is_canonical(o->dir) && strlen(o->dir) < sizeof s->dir)
+        memcpy(s->dir, o->dir, strlen(o->dir) + 1); /* realpath costs a syscall per component */
+    else if (!realpath(o->dir, s->dir))
         return rl_err(err, rl_from_errno(errno), "sandbox: work dir %s: %s", o->dir, strerror(errno));
     if (!fs_is_dir(s->dir))
         return rl_err(err, RL_EINVAL, "sandbox: work dir %s: expected a directory", o->dir);
@@ -449,26 +535,22 @@ static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *
             return rc;
     }
     if (caps->landlock_abi) {
-        const char *rw[SB_RW_PATHS_MAX + 3] = {s->dir, s->tmp};
+        const char *rw[SB_RW_PATHS_MAX + 3] = {s->dir, s->tmp_is_mnt ? caps->tmp_rule : s->tmp};
         size_t n = 2;
         for (size_t i = 0; o->rw_paths && o->rw_paths[i]; i++)
             rw[n++] = o->rw_paths[i];
         rw[n] = NULL;
-        if ((rc = sb_landlock_ruleset(&s->ruleset_fd, caps->landlock_abi, rw, err)))
+        if ((rc = sb_landlock_ruleset_cached(&s->ruleset_fd, caps->landlock_abi, rw, err)))
             return rc;
     }
     if ((rc = sb_open_stdin(s, o, err)))
         return rc;
-    if (sb_pipe(&s->out_r, &s->out_w) < 0 || sb_pipe(&s->msg_r, &s->msg_w) < 0 ||
-        (caps->root && caps->userns && sb_pipe(&s->go_r, &s->go_w) < 0))
+    if (sb_pipe(&s->out_r, &s->out_w) < 0 || sb_pipe(&s->msg_r, &s->msg_w) < 0)
         return rl_err(err, RL_EIO, "sandbox: pipe: %s", strerror(errno));
     fcntl(s->out_r, F_SETFL, O_NONBLOCK);
-    s->stacks = mmap(NULL, 2 * SB_CHILD_STACK, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
-    if (s->stacks == MAP_FAILED) {
-        s->stacks = NULL;
+    s->stacks = sb_stacks_get();
+    if (!s->stacks)
         return rl_err(err, RL_ENOMEM, "sandbox: child stacks: %s", strerror(errno));
-    }
     s->child.cmd_stack = (char *)s->stacks + 2 * SB_CHILD_STACK;
     sb_child_fill(s, o, caps, prog);
     return 0;
@@ -482,11 +564,9 @@ static void sb_state_free(sb_state *s)
     sb_close(&s->out_w);
     sb_close(&s->msg_r);
     sb_close(&s->msg_w);
-    sb_close(&s->go_r);
-    sb_close(&s->go_w);
     if (s->stacks)
-        munmap(s->stacks, 2 * SB_CHILD_STACK);
-    if (s->tmp[0])
+        sb_stacks_put(s->stacks);
+    if (s->tmp[0] && !s->tmp_is_mnt)
         fs_remove_tree(s->tmp, NULL);
     for (size_t i = 0; i < s->nenv; i++)
         free(s->envp[i]);
@@ -653,48 +733,6 @@ static int sb_finish(sb_result *res, const sb_watch *w, const sb_opts *o, int in
     return 0;
 }
 
-static int sb_write_proc(pid_t pid, const char *name, const char *text)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = write(fd, text, strlen(text));
-    int e = errno;
-    close(fd);
-    errno = e;
-    return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
-/* Root: the init has entered its user namespace and waits; map its uid
- * and gid, then let it go. On failure the init is still waiting: the
- * caller kills it. A FAIL message is left in w for sb_finish. */
-static int sb_map_init(sb_state *s, sb_watch *w, pid_t init)
-{
-    sb_msg m;
-    ssize_t n;
-    while ((n = read(s->msg_r, &m, sizeof m)) < 0 && errno == EINTR)
-        ;
-    if (n != (ssize_t)sizeof m || m.kind != SB_MSG_READY) {
-        if (n == (ssize_t)sizeof m && m.kind == SB_MSG_FAIL) {
-            w->fail = m;
-            w->got_fail = 1;
-        }
-        return -1; /* the init failed before (its message says why) */
-    }
-    if (sb_write_proc(init, "setgroups", "deny") || sb_write_proc(init, "uid_map", s->child.uid_map) ||
-        sb_write_proc(init, "gid_map", s->child.gid_map) || write(s->go_w, "g", 1) != 1) {
-        w->fail.kind = SB_MSG_FAIL;
-        w->fail.stage = SB_ST_IDMAPS;
-        w->fail.err = errno;
-        w->got_fail = 1;
-        return -1;
-    }
-    sb_close(&s->go_w);
-    return 0;
-}
-
 /* Clones the init with every signal blocked (it must never run one of the
  * harness's handlers on its stack). */
 static pid_t sb_spawn(sb_state *s, const sb_caps *caps)
@@ -742,11 +780,6 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
     sb_close(&s->msg_w);
     sb_close(&s->in_fd);
     sb_close(&s->ruleset_fd);
-    sb_close(&s->go_r);
-    if (s->go_w >= 0 && sb_map_init(s, &w, init) < 0) {
-        kill(init, SIGKILL); /* w says why; the watch drains the pipes */
-        w.killed = 1;
-    }
     sb_watch_run(s, &w, o, init, t0);
     int st = 0;
     struct rusage ru;
@@ -778,7 +811,7 @@ int sb_run(sb_result *res, const sb_opts *opts, char *err)
     const sb_caps *caps = sb_caps_get();
     sb_state s;
     memset(&s, 0, sizeof s);
-    s.ruleset_fd = s.in_fd = s.out_r = s.out_w = s.msg_r = s.msg_w = s.go_r = s.go_w = -1;
+    s.ruleset_fd = s.in_fd = s.out_r = s.out_w = s.msg_r = s.msg_w = -1;
     rc = sb_prepare(&s, opts, caps, err);
     if (rc == 1) {
         snprintf(res->reason, sizeof res->reason, "command not found: %.100s", opts->argv[0]);

@@ -4,27 +4,31 @@
  * table copy, so spawning stays cheap even when the harness holds a model
  * in memory, and no copy-on-write faults in the harness while a command
  * runs. The price: this code shares the harness's memory and its thread's
- * TLS. So it only reads the sb_child record, keeps its state on its own
- * stack and makes system calls through the raw wrappers below, which never
- * touch errno or any libc state. All signals stay blocked in the init.
+ * TLS. So it only touches the sb_child record and its own stack, and makes
+ * system calls through the raw wrappers below, which never touch errno or
+ * any libc state. All signals stay blocked in the init.
  *
- * The init (pid 1 of a new PID namespace):
+ * The init (pid 1 of new PID, mount, IPC, UTS namespaces; root stays root):
  *   - closes every inherited fd but its own, joins the empty netns,
- *   - mounts a /proc of its own and (root) idmapped mounts of the work
- *     dir, drops to the sandbox uid, enters a fresh user namespace (the
- *     parent writes its maps), drops every capability,
- *   - vforks the command, which sets its limits, Landlock and seccomp and
- *     execs,
+ *   - mounts a /proc of its PID namespace, a private tmpfs on TMPDIR and
+ *     (root) idmapped mounts of the work dir,
+ *   - clones the command (root: into a new user namespace, whose uid and
+ *     gid maps it writes) and releases it through a futex once the mounts
+ *     are made,
  *   - reaps every process that ends up as its child, and exits as soon as
  *     the command exits: the kernel then kills whatever is left in the PID
  *     namespace (daemons, setsid'ed grandchildren).
- * Each step that fails is reported on the message pipe and nothing runs.
+ * The command sets no_new_privs, seccomp, Landlock and its limits while
+ * the init mounts, then drops to the sandbox uid and every capability,
+ * enters the work dir and execs. Each step that fails is
+ * reported on the message pipe and nothing runs.
  */
 #include "sandbox/sb_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/futex.h>
 #include <linux/mount.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -97,9 +101,15 @@ SB_CHILD __attribute__((noreturn)) static void sb_exit(int code)
         SYS1(SYS_exit_group, code);
 }
 
-/* Reports a failed step and exits: nothing runs after a failed layer. */
+/* Reports a failed step and exits: nothing runs after a failed layer.
+ * An init that fails after starting the command releases it with go = -1
+ * so that it exits too (even without a PID namespace to take it down). */
 SB_CHILD __attribute__((noreturn)) static void sb_fail(const sb_child *c, int stage, long ret)
 {
+    if (c->cmd_started) {
+        __atomic_store_n(&((sb_child *)c)->go, -1, __ATOMIC_RELEASE);
+        SYS3(SYS_futex, &((sb_child *)c)->go, FUTEX_WAKE_PRIVATE, 1);
+    }
     sb_msg m;
     memset(&m, 0, sizeof m); /* inlined by gcc: no libc call */
     m.kind = SB_MSG_FAIL;
@@ -132,8 +142,10 @@ SB_CHILD static long sb_write_file(const char *path, const char *text)
 
 /* ---- init steps ---------------------------------------------------------- */
 
-/* Every handler back to default (handlers of the harness must never run
- * here, and SIG_IGN would survive exec); the mask stays full. */
+/* Signals the harness ignores back to default: SIG_IGN survives exec, and
+ * an ignored SIGCHLD would make the kernel reap the command for us.
+ * Handlers need no reset: every signal stays blocked here and exec resets
+ * them for the command. */
 SB_CHILD static void sb_reset_signals(const sb_child *c)
 {
     struct {
@@ -143,7 +155,7 @@ SB_CHILD static void sb_reset_signals(const sb_child *c)
         unsigned long mask;
     } act = {0};
     for (int sig = 1; sig < 65; sig++) {
-        if (sig == SIGKILL || sig == SIGSTOP)
+        if (!(c->sig_ignored & (1ULL << (sig - 1))) || sig == SIGKILL || sig == SIGSTOP)
             continue;
         long r = SYS4(SYS_rt_sigaction, sig, &act, 0, 8);
         if (r < 0 && r != -EINVAL)
@@ -151,32 +163,26 @@ SB_CHILD static void sb_reset_signals(const sb_child *c)
     }
 }
 
-/* The init got a copy of every fd of the harness (other runs' pipes,
- * sockets): keep only ours, or another run would never see EOF. */
-SB_CHILD static void sb_close_others(const sb_child *c)
+/* Closes every fd from 3 up except the ascending keep[0..n). */
+SB_CHILD static long sb_close_except(const int *keep, int n)
 {
     unsigned lo = 3;
-    for (int i = 0; i < c->nkeep; i++) {
-        unsigned fd = (unsigned)c->keep[i];
+    for (int i = 0; i < n; i++) {
+        unsigned fd = (unsigned)keep[i];
         if (fd > lo) {
             long r = SYS3(SYS_close_range, lo, fd - 1, 0);
             if (r < 0)
-                sb_fail(c, SB_ST_FDS, r);
+                return r;
         }
-        lo = fd + 1;
+        if (fd + 1 > lo)
+            lo = fd + 1;
     }
-    long r = SYS3(SYS_close_range, lo, ~0U, 0);
-    if (r < 0)
-        sb_fail(c, SB_ST_FDS, r);
+    return SYS3(SYS_close_range, lo, ~0U, 0);
 }
 
-/* Mount the work dir (and extra writable dirs) over itself through an
- * idmapping, in this mount namespace only: files owned by their owner on
- * disk appear owned by the sandbox uid, and files the command creates are
- * owned by that owner on disk. */
 SB_CHILD static void sb_mounts(const sb_child *c)
 {
-    if (!c->nidmap && !c->mount_proc)
+    if (!c->nidmap && !c->mount_proc && !c->tmpfs_opts[0])
         return;
     /* Nothing mounted here may propagate back to the host. */
     long r = SYS5(SYS_mount, 0, "/", 0, MS_REC | MS_SLAVE, 0);
@@ -186,6 +192,10 @@ SB_CHILD static void sb_mounts(const sb_child *c)
     if (c->mount_proc &&
         (r = SYS5(SYS_mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0)) < 0)
         sb_fail(c, SB_ST_PROC, r);
+    /* TMPDIR: private, bounded, gone with the namespace. */
+    if (c->tmpfs_opts[0] &&
+        (r = SYS5(SYS_mount, "tmpfs", c->tmp, "tmpfs", MS_NOSUID | MS_NODEV, c->tmpfs_opts)) < 0)
+        sb_fail(c, SB_ST_TMPFS, r);
     for (int i = 0; i < c->nidmap; i++) {
         long t = SYS3(SYS_open_tree, AT_FDCWD, c->idmap_path[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
         if (t < 0)
@@ -202,49 +212,8 @@ SB_CHILD static void sb_mounts(const sb_child *c)
     }
 }
 
-/* Root: become the sandbox uid, then (if the kernel allows) enter a user
- * namespace of our own, which the parent maps (it has CAP_SETUID; we
- * could only write our own maps by making the harness's memory dumpable
- * again, and that is shared with concurrent runs). RLIMIT_NPROC is
- * counted per user namespace and uid, so the process cap of this run does
- * not mix with other runs that use the same host uid. */
-SB_CHILD static void sb_drop_root(const sb_child *c)
-{
-    /* The count of the host uid across all runs must not limit this one:
-     * the user namespace records our soft limit as its parent-level cap. */
-    struct rlimit rl;
-    long r = SYS4(SYS_prlimit64, 0, RLIMIT_NPROC, 0, &rl);
-    if (r >= 0) {
-        rl.rlim_cur = rl.rlim_max;
-        r = SYS4(SYS_prlimit64, 0, RLIMIT_NPROC, &rl, 0);
-    }
-    if (r >= 0)
-        r = SYS2(SYS_setgroups, 0, 0);
-    if (r >= 0)
-        r = SYS3(SYS_setresgid, c->gid, c->gid, c->gid);
-    if (r >= 0)
-        r = SYS3(SYS_setresuid, c->uid, c->uid, c->uid);
-    if (r < 0)
-        sb_fail(c, SB_ST_CREDS, r);
-    if (!c->unshare_user)
-        return;
-    if ((r = SYS1(SYS_unshare, CLONE_NEWUSER)) < 0)
-        sb_fail(c, SB_ST_USERNS, r);
-    sb_msg m;
-    memset(&m, 0, sizeof m);
-    m.kind = SB_MSG_READY;
-    SYS3(SYS_write, c->msg_fd, &m, sizeof m);
-    char go = 0;
-    do
-        r = SYS3(SYS_read, c->go_fd, &go, 1);
-    while (r == -EINTR);
-    if (r != 1)
-        sb_fail(c, SB_ST_GO, r < 0 ? r : -EPIPE);
-    SYS1(SYS_close, c->go_fd);
-}
-
 /* Unprivileged: map ourselves in the user namespace we were cloned into. */
-SB_CHILD static void sb_write_maps(const sb_child *c)
+SB_CHILD static void sb_write_own_maps(const sb_child *c)
 {
     long r = sb_write_file("/proc/self/setgroups", "deny");
     if (r >= 0)
@@ -255,51 +224,98 @@ SB_CHILD static void sb_write_maps(const sb_child *c)
         sb_fail(c, SB_ST_IDMAPS, r);
 }
 
-/* No capability in any namespace, none to regain: empty bounding,
- * ambient and inheritable sets, and no_new_privs (which seccomp and
- * Landlock need anyway). */
-SB_CHILD static void sb_drop_caps(const sb_child *c)
+/* Root: the command was cloned into a new user namespace; map its uid and
+ * gid (we hold CAP_SETUID; it could only map the host root). pid is as
+ * seen by our own /proc. */
+SB_CHILD static void sb_map_cmd(const sb_child *c, long pid)
 {
-    /* EPERM: no CAP_SETPCAP, so no capability at all; no_new_privs below
-     * keeps file capabilities from adding any at exec. */
-    for (long cap = 0; cap < 64; cap++) {
-        long r = SYS2(SYS_prctl, PR_CAPBSET_DROP, cap);
-        if (r == -EINVAL || r == -EPERM)
-            break;
+    char path[48] = "/proc/";
+    char digits[20];
+    int n = 6, d = 0;
+    do
+        digits[d++] = (char)('0' + pid % 10);
+    while ((pid /= 10) && d < 19);
+    while (d)
+        path[n++] = digits[--d];
+    const char *tail[2] = {"/uid_map", "/gid_map"};
+    const char *map[2] = {c->uid_map, c->gid_map};
+    for (int i = 0; i < 2; i++) {
+        int k = n;
+        for (const char *t = tail[i]; *t; t++)
+            path[k++] = *t;
+        path[k] = '\0';
+        long r = sb_write_file(path, map[i]);
         if (r < 0)
-            sb_fail(c, SB_ST_CAPS, r);
+            sb_fail(c, SB_ST_IDMAPS, r);
     }
-    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-    struct __user_cap_data_struct data[2] = {{0, 0, 0}, {0, 0, 0}};
-    long r = SYS5(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-    if (r >= 0)
-        r = SYS2(SYS_capset, &hdr, data);
-    if (r >= 0)
-        r = SYS5(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-    if (r < 0)
-        sb_fail(c, SB_ST_CAPS, r);
 }
 
 /* ---- the command ----------------------------------------------------------- */
 
-SB_CHILD static int sb_child_cmd(void *arg)
+/* Wait until the init has made its mounts (and, root, written our maps). */
+SB_CHILD static void sb_wait_go(sb_child *c)
 {
-    const sb_child *c = arg;
-    long r = SYS0(SYS_setsid); /* no controlling terminal, own group */
-    (void)r;
-    if ((r = SYS3(SYS_dup3, c->in_fd, 0, 0)) < 0 || (r = SYS3(SYS_dup3, c->out_fd, 1, 0)) < 0 ||
-        (r = SYS3(SYS_dup3, c->out_fd, 2, 0)) < 0)
-        sb_fail(c, SB_ST_STDIO, r);
-    if ((r = SYS1(SYS_chdir, c->dir)) < 0)
-        sb_fail(c, SB_ST_CHDIR, r);
-    SYS1(SYS_umask, 022);
+    int go;
+    while ((go = __atomic_load_n(&c->go, __ATOMIC_ACQUIRE)) == 0)
+        SYS4(SYS_futex, &c->go, FUTEX_WAIT_PRIVATE, 0, 0);
+    if (go < 0)
+        sb_exit(125); /* the init failed and said why */
+}
+
+/* First thing in the command: everything that does not depend on the
+ * init's mounts and maps, so that it overlaps with them (loading the
+ * seccomp filter alone costs ~100 us). Caps in the new user namespace
+ * allow all of it; no_new_privs comes first anyway. */
+SB_CHILD static void sb_cmd_early(const sb_child *c)
+{
+    long r = SYS5(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    if (r < 0)
+        sb_fail(c, SB_ST_CAPS, r);
+    if (c->seccomp && (r = SYS3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, c->seccomp)) < 0)
+        sb_fail(c, SB_ST_SECCOMP, r);
+    if (c->ruleset_fd >= 0 && (r = SYS2(SYS_landlock_restrict_self, c->ruleset_fd, 0)) < 0)
+        sb_fail(c, SB_ST_LANDLOCK, r);
     for (int i = 0; i < c->nrlim; i++)
         if ((r = SYS4(SYS_prlimit64, 0, c->rlim[i].resource, &c->rlim[i].lim, 0)) < 0)
             sb_fail(c, SB_ST_RLIMIT, r);
-    if (c->ruleset_fd >= 0 && (r = SYS2(SYS_landlock_restrict_self, c->ruleset_fd, 0)) < 0)
-        sb_fail(c, SB_ST_LANDLOCK, r);
-    if (c->seccomp && (r = SYS3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, c->seccomp)) < 0)
-        sb_fail(c, SB_ST_SECCOMP, r);
+    SYS0(SYS_setsid); /* no controlling terminal, own process group */
+    if ((r = SYS3(SYS_dup3, c->in_fd, 0, 0)) < 0 || (r = SYS3(SYS_dup3, c->out_fd, 1, 0)) < 0 ||
+        (r = SYS3(SYS_dup3, c->out_fd, 2, 0)) < 0)
+        sb_fail(c, SB_ST_STDIO, r);
+    SYS1(SYS_umask, 022);
+}
+
+/* Become the sandbox uid with no supplementary group (the harness's root
+ * group would still open root-group files) and no capability. The
+ * bounding set is left alone: with no_new_privs and empty permitted,
+ * inheritable and ambient sets, exec cannot grant anything. */
+SB_CHILD static void sb_drop_privs(const sb_child *c)
+{
+    long r = 0;
+    if (c->set_ids) {
+        if ((r = SYS2(SYS_setgroups, 0, 0)) < 0 ||
+            (r = SYS3(SYS_setresgid, c->gid, c->gid, c->gid)) < 0 ||
+            (r = SYS3(SYS_setresuid, c->uid, c->uid, c->uid)) < 0)
+            sb_fail(c, SB_ST_CREDS, r);
+    }
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2] = {{0, 0, 0}, {0, 0, 0}};
+    r = SYS5(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    if (r >= 0)
+        r = SYS2(SYS_capset, &hdr, data);
+    if (r < 0)
+        sb_fail(c, SB_ST_CAPS, r);
+}
+
+SB_CHILD static int sb_child_cmd(void *arg)
+{
+    sb_child *c = arg;
+    sb_cmd_early(c);
+    sb_wait_go(c);
+    sb_drop_privs(c);
+    long r;
+    if ((r = SYS1(SYS_chdir, c->dir)) < 0)
+        sb_fail(c, SB_ST_CHDIR, r);
     /* Every fd above 2 goes at exec; the message pipe stays until then so
      * that an exec failure can still be reported. */
     if ((r = SYS3(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC)) < 0)
@@ -314,47 +330,47 @@ SB_CHILD static int sb_child_cmd(void *arg)
 
 SB_CHILD static void sb_init_setup(const sb_child *c)
 {
+    /* If the harness dies, so does the whole sandbox. */
+    SYS5(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     sb_reset_signals(c);
-    sb_close_others(c);
+    long r = sb_close_except(c->keep, c->nkeep);
+    if (r < 0)
+        sb_fail(c, SB_ST_FDS, r);
     if (c->write_maps)
-        sb_write_maps(c);
-    long r;
+        sb_write_own_maps(c);
     if (c->set_hostname && (r = SYS2(SYS_sethostname, "sandbox", 7)) < 0)
         sb_fail(c, SB_ST_HOSTNAME, r);
     if (c->net_fd >= 0 && (r = SYS2(SYS_setns, c->net_fd, CLONE_NEWNET)) < 0)
         sb_fail(c, SB_ST_NETNS, r);
-    sb_mounts(c);
-    if (c->drop_root)
-        sb_drop_root(c);
     /* We share the harness's memory: its environment must not be readable
-     * through /proc/1/environ by a command of the same uid. (Root: the uid
-     * change above already did this.) */
+     * through /proc/1/environ by a command of the same uid. */
     if (c->no_dump && (r = SYS5(SYS_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0)) < 0)
         sb_fail(c, SB_ST_CAPS, r);
-    sb_drop_caps(c);
-    /* If the harness dies, so does the whole sandbox. Set after the uid
-     * change, which clears it. */
-    SYS5(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 }
 
 SB_CHILD int sb_child_init(void *arg)
 {
-    const sb_child *c = arg;
+    sb_child *c = arg;
     sb_init_setup(c);
 
-    /* vfork: the command runs on its own stack in our memory until it
-     * execs; we resume after. glibc's clone() touches no TLS in the
-     * child and sets errno only on failure. */
-    int pid = clone(sb_child_cmd, c->cmd_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)c);
+    /* The command runs on its own stack in our memory until it execs; it
+     * starts its own setup while we mount, and waits on c->go. glibc's
+     * clone() touches no TLS in the child and sets errno only on failure. */
+    int flags = CLONE_VM | SIGCHLD | (c->cmd_userns ? CLONE_NEWUSER : 0);
+    int pid = clone(sb_child_cmd, c->cmd_stack, flags, c);
     if (pid < 0)
         sb_fail(c, SB_ST_CLONE, -EAGAIN);
+    c->cmd_started = 1;
+    sb_mounts(c);
+    if (c->cmd_userns)
+        sb_map_cmd(c, pid);
+    __atomic_store_n(&c->go, 1, __ATOMIC_RELEASE);
+    SYS3(SYS_futex, &c->go, FUTEX_WAKE_PRIVATE, 1);
     /* Keep only the message pipe: the output pipe must reach EOF when the
      * command's tree is gone. */
-    if (c->msg_fd > 3)
-        SYS3(SYS_close_range, 3, c->msg_fd - 1, 0);
-    SYS3(SYS_close_range, c->msg_fd + 1, ~0U, 0);
+    sb_close_except(&c->msg_fd, 1);
 
-    long maxrss = 0;
+    long maxrss = 0, cpu_us = 0;
     for (;;) {
         int st = 0;
         struct rusage ru;
@@ -363,12 +379,15 @@ SB_CHILD int sb_child_init(void *arg)
             sb_fail(c, SB_ST_WAIT, w);
         if (ru.ru_maxrss > maxrss)
             maxrss = ru.ru_maxrss;
+        cpu_us += (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000L + ru.ru_utime.tv_usec +
+                  ru.ru_stime.tv_usec;
         if (w == pid) {
             sb_msg m;
             memset(&m, 0, sizeof m);
             m.kind = SB_MSG_DONE;
             m.wstatus = st;
             m.maxrss_kb = maxrss;
+            m.cpu_us = cpu_us;
             SYS3(SYS_write, c->msg_fd, &m, sizeof m);
             sb_exit(0); /* the kernel kills the rest of the namespace */
         }
@@ -397,7 +416,7 @@ const char *sb_stage_name(int stage)
     case SB_ST_SECCOMP: return "load the seccomp filter";
     case SB_ST_EXEC: return "exec";
     case SB_ST_PROC: return "mount /proc";
-    case SB_ST_GO: return "wait for the uid maps";
+    case SB_ST_TMPFS: return "mount the private TMPDIR";
     default: return "unknown step";
     }
 }

@@ -22,9 +22,12 @@ typedef struct sb_caps {
     int clone_flags;     /* namespaces the init process is cloned into */
     int net_fd;          /* an empty network namespace made once, setns'd into
                             by every run (creating one costs ~1 ms); -1 */
-    int userns;          /* root: the init can unshare a user namespace after
-                            dropping to SB_HOST_UID (fresh RLIMIT_NPROC count) */
+    int userns;          /* the command runs in a user namespace of its own
+                            (fresh RLIMIT_NPROC count, no capability) */
     int landlock_abi;    /* 0: no Landlock */
+    char tmp_mnt[80];    /* empty dir each run mounts its TMPDIR tmpfs on;
+                            "": no mount namespace, TMPDIR is made per run */
+    char tmp_rule[80];   /* its parent, where the Landlock rule goes */
     unsigned layers;     /* SB_LAYER_* every run gets */
 } sb_caps;
 
@@ -46,17 +49,20 @@ const struct sock_fprog *sb_seccomp_prog(char *err);
  * rw_dirs (NULL-terminated), write to /dev/null, no TCP, scoped signals
  * and abstract sockets where the ABI has them. *fd is O_CLOEXEC. */
 int sb_landlock_ruleset(int *fd, int abi, const char *const *rw_dirs, char *err);
+/* The same through a small cache keyed by the dirs' identities; *fd is a
+ * dup the caller closes. */
+int sb_landlock_ruleset_cached(int *fd, int abi, const char *const *rw_dirs, char *err);
 
 /* ---- the child side (sb_child.c) -------------------------------------- */
 
-enum { SB_MSG_FAIL = 1, SB_MSG_DONE = 2, SB_MSG_READY = 3 };
+enum { SB_MSG_FAIL = 1, SB_MSG_DONE = 2 };
 
 /* Steps of the child side, named in setup errors. */
 enum sb_stage {
     SB_ST_SIGNALS = 1, SB_ST_FDS, SB_ST_HOSTNAME, SB_ST_NETNS, SB_ST_MOUNTS,
     SB_ST_IDMAP, SB_ST_CREDS, SB_ST_USERNS, SB_ST_IDMAPS, SB_ST_CAPS,
     SB_ST_CLONE, SB_ST_WAIT, SB_ST_STDIO, SB_ST_CHDIR, SB_ST_RLIMIT,
-    SB_ST_LANDLOCK, SB_ST_SECCOMP, SB_ST_EXEC, SB_ST_PROC, SB_ST_GO,
+    SB_ST_LANDLOCK, SB_ST_SECCOMP, SB_ST_EXEC, SB_ST_PROC, SB_ST_TMPFS,
 };
 const char *sb_stage_name(int stage);
 
@@ -67,6 +73,7 @@ typedef struct sb_msg {
     int err;         /* SB_MSG_FAIL: its errno */
     int wstatus;     /* SB_MSG_DONE: the command's wait status */
     long maxrss_kb;  /* SB_MSG_DONE: largest ru_maxrss of the reaped tree */
+    long cpu_us;     /* SB_MSG_DONE: CPU of the command and reaped orphans */
 } sb_msg;
 
 #define SB_MAX_IDMAPS (SB_RW_PATHS_MAX + 1)
@@ -98,18 +105,23 @@ typedef struct sb_child {
     int set_hostname;            /* only with a UTS namespace of our own */
     int mount_proc;              /* a /proc of the new PID namespace (only
                                     with a mount namespace of our own) */
-    int drop_root;               /* root: become uid/gid below */
+    const char *tmp;             /* TMPDIR */
+    char tmpfs_opts[96];         /* "": TMPDIR is a plain directory */
+    int write_maps;              /* unprivileged init: write own maps */
+    int cmd_userns;              /* root: the command gets a new user
+                                    namespace, mapped by the init, released
+                                    through go */
+    int go;                      /* futex word: 0 until the init has made its
+                                    mounts and maps, then 1; -1: it failed */
+    int cmd_started;             /* set by the init once the command exists */
+    int set_ids;                 /* the command becomes uid/gid below */
     uid_t uid;
     gid_t gid;
-    int unshare_user;            /* root: then enter a fresh user ns, whose
-                                    maps the parent writes (SB_MSG_READY,
-                                    then a byte on go_fd) */
-    int go_fd;
-    int write_maps;              /* unprivileged: write own uid/gid maps */
     char uid_map[48];
     char gid_map[48];
     int no_dump;                 /* make the init non-dumpable (it shares the
                                     harness's memory and environment) */
+    unsigned long long sig_ignored; /* signals the harness ignores (bit n-1) */
 
     sb_rlim rlim[8];
     int nrlim;

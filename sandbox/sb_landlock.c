@@ -15,6 +15,8 @@
 #include "common/err.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
 #include <stdint.h>
@@ -124,4 +126,82 @@ int sb_landlock_ruleset(int *out, int abi, const char *const *rw_dirs, char *err
     }
     *out = (int)rs;
     return 0;
+}
+
+/* ---- cache ------------------------------------------------------------
+
+ * A GRPO group runs the same few work dirs over and over: their rulesets
+ * are kept (a ruleset can be enforced any number of times). A rule holds
+ * the directory's inode, so the key is the paths plus each directory's
+ * device, inode and birth time: a dir removed and made again (even with a
+ * recycled inode number) gets a new ruleset. Each run gets its own dup. */
+
+#define SB_LL_CACHE 32
+#define SB_LL_KEY 1024
+
+typedef struct sb_ll_ent {
+    char key[SB_LL_KEY];
+    int fd;
+    unsigned long long used;
+} sb_ll_ent;
+
+static pthread_mutex_t g_ll_lock = PTHREAD_MUTEX_INITIALIZER;
+static sb_ll_ent g_ll[SB_LL_CACHE];
+static unsigned long long g_ll_clock;
+
+/* Builds the key; 0 when a dir cannot be identified (then no caching). */
+static int sb_ll_key(char *key, int abi, const char *const *rw_dirs)
+{
+    size_t n = (size_t)snprintf(key, SB_LL_KEY, "%d", abi);
+    for (size_t i = 0; rw_dirs && rw_dirs[i]; i++) {
+        struct statx sx;
+        if (statx(AT_FDCWD, rw_dirs[i], 0, STATX_INO | STATX_BTIME, &sx) < 0 ||
+            !(sx.stx_mask & STATX_BTIME))
+            return 0;
+        int w = snprintf(key + n, SB_LL_KEY - n, "|%s:%u:%u:%llu:%lld.%u", rw_dirs[i],
+                         sx.stx_dev_major, sx.stx_dev_minor, (unsigned long long)sx.stx_ino,
+                         (long long)sx.stx_btime.tv_sec, sx.stx_btime.tv_nsec);
+        if (w < 0 || (size_t)w >= SB_LL_KEY - n)
+            return 0;
+        n += (size_t)w;
+    }
+    return 1;
+}
+
+int sb_landlock_ruleset_cached(int *out, int abi, const char *const *rw_dirs, char *err)
+{
+    char key[SB_LL_KEY];
+    *out = -1;
+    if (!sb_ll_key(key, abi, rw_dirs))
+        return sb_landlock_ruleset(out, abi, rw_dirs, err);
+    pthread_mutex_lock(&g_ll_lock);
+    sb_ll_ent *hit = NULL, *victim = &g_ll[0];
+    for (int i = 0; i < SB_LL_CACHE; i++) {
+        if (g_ll[i].used && !strcmp(g_ll[i].key, key)) {
+            hit = &g_ll[i];
+            break;
+        }
+        if (g_ll[i].used < victim->used)
+            victim = &g_ll[i];
+    }
+    int rc = 0;
+    if (!hit) {
+        int fd;
+        rc = sb_landlock_ruleset(&fd, abi, rw_dirs, err);
+        if (!rc) {
+            if (victim->used)
+                close(victim->fd);
+            snprintf(victim->key, sizeof victim->key, "%s", key);
+            victim->fd = fd;
+            hit = victim;
+        }
+    }
+    if (hit) {
+        hit->used = ++g_ll_clock;
+        *out = fcntl(hit->fd, F_DUPFD_CLOEXEC, 3);
+        if (*out < 0)
+            rc = rl_err(err, RL_EIO, "landlock: dup ruleset: %s", strerror(errno));
+    }
+    pthread_mutex_unlock(&g_ll_lock);
+    return rc;
 }

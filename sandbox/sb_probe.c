@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,18 +90,45 @@ static int sb_write_str(const char *path, const char *s)
     return n == (ssize_t)strlen(s) ? 0 : -1;
 }
 
-/* Root: can the init, once it is SB_HOST_UID, enter a user namespace?
- * Raw system calls: glibc's setresuid would try to reach the parent's
- * other threads, which this fork does not have. */
-static int sb_try_userns(void *arg)
+/* Root: a user namespace that maps SB_NS_UID to the sandbox uid, made the
+ * way the init makes the command's (clone, then write its maps). */
+static int sb_can_map_userns(void)
 {
-    (void)arg;
-    if (syscall(SYS_setgroups, 0, NULL) ||
-        syscall(SYS_setresgid, SB_HOST_UID, SB_HOST_UID, SB_HOST_UID) ||
-        syscall(SYS_setresuid, SB_HOST_UID, SB_HOST_UID, SB_HOST_UID) ||
-        syscall(SYS_unshare, CLONE_NEWUSER))
-        return 1;
-    return 0;
+    pid_t pid = sb_fork_ns(CLONE_NEWUSER, sb_pause, NULL);
+    if (pid < 0)
+        return 0;
+    char path[64], map[48];
+    snprintf(map, sizeof map, "%d %d 1", SB_NS_UID, SB_HOST_UID);
+    snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
+    int ok = !sb_write_str(path, map);
+    snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
+    ok = ok && !sb_write_str(path, map);
+    kill(pid, SIGKILL);
+    sb_reap(pid);
+    return ok;
+}
+
+/* The empty directory TMPDIR tmpfs mounts go on: one per harness uid, made
+ * once, trusted only if it is ours and nobody else can write there.
+ * Landlock ignores rules on a directory hidden by a mount, so the rule
+ * goes on its parent, which is read-only (0555) for everyone without
+ * CAP_DAC_OVERRIDE: nothing can be written next to the mount. */
+static void sb_tmp_mountpoint(sb_caps *c)
+{
+    const char *fmt[3] = {"/tmp/.rl-sandbox-%u", "/tmp/.rl-sandbox-%u/mnt", "/tmp/.rl-sandbox-%u/mnt/tmp"};
+    const mode_t mode[3] = {0755, 0555, 0755};
+    char path[3][80];
+    for (int i = 0; i < 3; i++) {
+        snprintf(path[i], sizeof path[i], fmt[i], (unsigned)geteuid());
+        if (mkdir(path[i], mode[i]) < 0 && errno != EEXIST)
+            return;
+        struct stat st;
+        if (lstat(path[i], &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+            (st.st_mode & 07777) != mode[i])
+            return;
+    }
+    snprintf(c->tmp_mnt, sizeof c->tmp_mnt, "%s", path[2]);
+    snprintf(c->tmp_rule, sizeof c->tmp_rule, "%s", path[1]);
 }
 
 /* The namespace flags that work, all together, else one by one. */
@@ -129,14 +157,18 @@ static void sb_probe(void)
             c->net_fd = sb_ns_fd(pid, "net");
         if (c->net_fd < 0 && sb_can_clone(CLONE_NEWNET))
             c->clone_flags |= CLONE_NEWNET;
-        pid = sb_fork_ns(0, sb_try_userns, NULL);
-        c->userns = pid > 0 && sb_reap(pid) == 0;
+        /* The init writes the command's maps through its own /proc, which
+         * needs a mount namespace when it has a PID namespace. */
+        c->userns = sb_can_map_userns() &&
+                    (!(c->clone_flags & CLONE_NEWPID) || (c->clone_flags & CLONE_NEWNS));
     } else {
         /* Unprivileged: every namespace hangs off a user namespace, and
          * each run gets a fresh network namespace. */
         c->clone_flags = sb_probe_flags(ns | CLONE_NEWNET, CLONE_NEWUSER);
         c->userns = (c->clone_flags & CLONE_NEWUSER) != 0;
     }
+    if (c->clone_flags & CLONE_NEWNS)
+        sb_tmp_mountpoint(c);
     unsigned l = SB_LAYER_RLIMITS;
     if (c->userns)
         l |= SB_LAYER_USERNS;
