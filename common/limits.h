@@ -69,6 +69,10 @@
 /* Fixed SOURCE_DATE_EPOCH (2020-01-01 UTC) so builds are reproducible. */
 #define SB_SOURCE_DATE_EPOCH "1577836800"
 
+/* After a timeout or a flood the init kills and reaps the whole tree, in
+ * microseconds; only a stuck init waits this long before SIGKILL. */
+#define SB_STOP_GRACE_MS 2000
+
 /* Stack of the sandbox's init and of the command before it execs: they only
  * make system calls; ASan builds need the slack. */
 #define SB_CHILD_STACK (256u << 10)

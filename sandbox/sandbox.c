@@ -514,7 +514,10 @@ static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *
         memcpy(s->dir, o->dir, strlen(o->dir) + 1); /* realpath costs a syscall per component */
     else if (!realpath(o->dir, s->dir))
         return rl_err(err, rl_from_errno(errno), "sandbox: work dir %s: %s", o->dir, strerror(errno));
-    if (!fs_is_dir(s->dir))
+    struct stat st;
+    if (stat(s->dir, &st) < 0)
+        return rl_err(err, rl_from_errno(errno), "sandbox: work dir %s: %s", o->dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
         return rl_err(err, RL_EINVAL, "sandbox: work dir %s: expected a directory", o->dir);
     const struct sock_fprog *prog = NULL;
     if (caps->layers & SB_LAYER_SECCOMP)
@@ -578,10 +581,22 @@ static void sb_state_free(sb_state *s)
 
 typedef struct sb_watch {
     buf_ht_t out;
-    int killed, timed_out, flood;
+    int stopping, timed_out, flood, hard_killed;
+    long grace_end;
     int got_done, got_fail;
     sb_msg done, fail;
 } sb_watch;
+
+/* Asks the init to kill and reap everything (it accounts for the CPU
+ * time); SIGKILL follows if it has not finished after a grace period. */
+static void sb_stop_run(sb_watch *w, pid_t init)
+{
+    if (w->stopping)
+        return;
+    kill(init, SIGUSR1);
+    w->stopping = 1;
+    w->grace_end = sb_now_ms() + SB_STOP_GRACE_MS;
+}
 
 static void sb_read_out(sb_state *s, sb_watch *w, const sb_opts *o, pid_t init)
 {
@@ -598,9 +613,9 @@ static void sb_read_out(sb_state *s, sb_watch *w, const sb_opts *o, pid_t init)
             return;
         }
         buf_ht_append(&w->out, buf, (size_t)n);
-        if (w->out.total > o->lim.flood_max && !w->killed) {
-            kill(init, SIGKILL);
-            w->killed = w->flood = 1;
+        if (w->out.total > o->lim.flood_max && !w->stopping) {
+            sb_stop_run(w, init);
+            w->flood = 1;
         }
     }
 }
@@ -630,21 +645,26 @@ static void sb_watch_run(sb_state *s, sb_watch *w, const sb_opts *o, pid_t init,
 {
     long deadline = t0 + o->lim.timeout_ms;
     while (s->out_r >= 0 || s->msg_r >= 0) {
-        int wait_ms = -1;
-        if (!w->killed && !w->got_done) {
-            long left = deadline - sb_now_ms();
-            if (left <= 0) {
-                kill(init, SIGKILL);
-                w->killed = w->timed_out = 1;
-                continue;
+        long now = sb_now_ms(), until = -1;
+        if (!w->stopping && !w->got_done)
+            until = deadline;
+        else if (w->stopping && !w->hard_killed)
+            until = w->grace_end;
+        if (until >= 0 && now >= until) {
+            if (!w->stopping) {
+                sb_stop_run(w, init);
+                w->timed_out = 1;
+            } else {
+                kill(init, SIGKILL); /* the whole namespace dies with it */
+                w->hard_killed = 1;
             }
-            wait_ms = (int)left;
+            continue;
         }
         struct pollfd pf[2] = {{s->out_r, POLLIN, 0}, {s->msg_r, POLLIN, 0}};
-        int n = poll(pf, 2, wait_ms);
+        int n = poll(pf, 2, until >= 0 ? (int)(until - now) : -1);
         if (n < 0 && errno != EINTR) {
             kill(init, SIGKILL); /* cannot watch it: do not let it run */
-            w->killed = 1;
+            w->hard_killed = w->stopping = 1;
             break;
         }
         if (n <= 0)
@@ -682,6 +702,8 @@ static int sb_finish(sb_result *res, const sb_watch *w, const sb_opts *o, int in
         return 0;
     }
     res->peak_rss_kb = w->got_done ? w->done.maxrss_kb : 0;
+    if (w->flood || w->timed_out)
+        res->exit_code = -1;
     if (w->flood) {
         res->stop = SB_STOP_FLOOD;
         res->signal = SIGKILL;

@@ -15,9 +15,11 @@
  *   - clones the command (root: into a new user namespace, whose uid and
  *     gid maps it writes) and releases it through a futex once the mounts
  *     are made,
- *   - reaps every process that ends up as its child, and exits as soon as
- *     the command exits: the kernel then kills whatever is left in the PID
- *     namespace (daemons, setsid'ed grandchildren).
+ *   - reaps every process that ends up as its child until the command
+ *     exits or the harness says stop (SIGUSR1), then kills and reaps
+ *     whatever is left in the PID namespace (daemons, setsid'ed
+ *     grandchildren), reports, and exits. Should it be killed instead, the
+ *     kernel takes the whole namespace down with it.
  * The command sets no_new_privs, seccomp, Landlock and its limits while
  * the init mounts, then drops to the sandbox uid and every capability,
  * enters the work dir and execs. Each step that fails is
@@ -328,6 +330,67 @@ SB_CHILD static int sb_child_cmd(void *arg)
 
 /* ---- the init ------------------------------------------------------------- */
 
+typedef struct sb_reap {
+    long cmd;            /* the command's pid, 0 once reaped */
+    int cmd_status;
+    long maxrss_kb;
+    long cpu_us;
+} sb_reap;
+
+/* Reaps one child (or, with WNOHANG, none) and accounts for it. Returns
+ * wait4's result. */
+SB_CHILD static long sb_reap_one(sb_reap *r, int flags)
+{
+    int st = 0;
+    struct rusage ru;
+    long w = SYS4(SYS_wait4, -1, &st, __WALL | flags, &ru);
+    if (w <= 0)
+        return w;
+    if (ru.ru_maxrss > r->maxrss_kb)
+        r->maxrss_kb = ru.ru_maxrss;
+    r->cpu_us += (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000L + ru.ru_utime.tv_usec +
+                 ru.ru_stime.tv_usec;
+    if (w == r->cmd) {
+        r->cmd = 0;
+        r->cmd_status = st;
+    }
+    return w;
+}
+
+/* Waits until the command exits or the harness asks us to stop (SIGUSR1:
+ * timeout, output flood), reaping orphans on the way; then kills every
+ * other process of the namespace and reaps them all, so that their CPU
+ * time is counted (the kernel's own clean-up at our exit would discard
+ * it) and nothing is left when we report. */
+SB_CHILD __attribute__((noreturn)) static void sb_reap_all(const sb_child *c, long cmd)
+{
+    sb_reap r = {cmd, 0, 0, 0};
+    unsigned long wake = (1UL << (SIGCHLD - 1)) | (1UL << (SIGUSR1 - 1));
+    int stopped = 0;
+    while (r.cmd && !stopped) {
+        while (sb_reap_one(&r, WNOHANG) > 0)
+            ;
+        if (!r.cmd)
+            break;
+        siginfo_t info;
+        long sig = SYS4(SYS_rt_sigtimedwait, &wake, &info, 0, 8);
+        if (sig == SIGUSR1 && info.si_pid == 0)
+            stopped = 1; /* sent from outside our namespace: the harness */
+    }
+    SYS2(SYS_kill, -1, SIGKILL);
+    long w;
+    while ((w = sb_reap_one(&r, 0)) > 0 || w == -EINTR)
+        ;
+    sb_msg m;
+    memset(&m, 0, sizeof m);
+    m.kind = SB_MSG_DONE;
+    m.wstatus = r.cmd ? 0 : r.cmd_status;
+    m.maxrss_kb = r.maxrss_kb;
+    m.cpu_us = r.cpu_us;
+    SYS3(SYS_write, c->msg_fd, &m, sizeof m);
+    sb_exit(0);
+}
+
 SB_CHILD static void sb_init_setup(const sb_child *c)
 {
     /* If the harness dies, so does the whole sandbox. */
@@ -370,28 +433,7 @@ SB_CHILD int sb_child_init(void *arg)
      * command's tree is gone. */
     sb_close_except(&c->msg_fd, 1);
 
-    long maxrss = 0, cpu_us = 0;
-    for (;;) {
-        int st = 0;
-        struct rusage ru;
-        long w = SYS4(SYS_wait4, -1, &st, __WALL, &ru);
-        if (w < 0)
-            sb_fail(c, SB_ST_WAIT, w);
-        if (ru.ru_maxrss > maxrss)
-            maxrss = ru.ru_maxrss;
-        cpu_us += (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000L + ru.ru_utime.tv_usec +
-                  ru.ru_stime.tv_usec;
-        if (w == pid) {
-            sb_msg m;
-            memset(&m, 0, sizeof m);
-            m.kind = SB_MSG_DONE;
-            m.wstatus = st;
-            m.maxrss_kb = maxrss;
-            m.cpu_us = cpu_us;
-            SYS3(SYS_write, c->msg_fd, &m, sizeof m);
-            sb_exit(0); /* the kernel kills the rest of the namespace */
-        }
-    }
+    sb_reap_all(c, pid);
 }
 
 const char *sb_stage_name(int stage)
