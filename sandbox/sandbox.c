@@ -54,15 +54,15 @@ void sb_opts_default(sb_opts *o)
 
 /* Everything one run owns; released by sb_state_free. */
 typedef struct sb_state {
-    sb_child child;
+    sb_job job;                  /* read by the sandbox until it is reaped */
     char dir[PATH_MAX];
     char tmp[96];
     int tmp_is_mnt;
     char *path;
     char **envp;
     size_t nenv;
-    int ruleset_fd, in_fd, out_r, out_w, msg_r, msg_w;
-    void *stacks;
+    int ruleset_fd, in_fd;       /* sent with the job */
+    int idmap_fd[SB_MAX_IDMAPS]; /* cached, not ours to close */
 } sb_state;
 
 static long sb_now_ms(void)
@@ -266,11 +266,11 @@ static int sb_grant_dir(sb_state *s, const char *path, char *err)
         return rl_err(err, rl_from_errno(errno), "sandbox: %s: %s", path, strerror(errno));
     if (st.st_uid == SB_HOST_UID)
         return 0;
-    sb_child *c = &s->child;
+    sb_job *j = &s->job;
     int fd = S_ISDIR(st.st_mode) ? sb_idmap_fd(st.st_uid, st.st_gid, st.st_dev, path) : -1;
-    if (fd >= 0 && c->nidmap < SB_MAX_IDMAPS) {
-        c->idmap_path[c->nidmap] = path;
-        c->idmap_fd[c->nidmap++] = fd;
+    if (fd >= 0 && j->nidmap < SB_MAX_IDMAPS) {
+        j->idmap_path[j->nidmap] = path;
+        s->idmap_fd[j->nidmap++] = fd;
         return 0;
     }
     long budget = SB_CHOWN_MAX;
@@ -301,39 +301,21 @@ static int sb_make_tmp(sb_state *s, const sb_caps *caps, char *err)
     return 0;
 }
 
-/* ---- pipes ---------------------------------------------------------------- */
+/* ---- stdin ---------------------------------------------------------------- */
 
-/* Child-side fds must not be 0..2, or dup3 onto stdio would clobber them. */
-static int sb_fd_high(int fd)
-{
-    if (fd < 0 || fd > 2)
-        return fd;
-    int h = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    close(fd);
-    return h;
-}
-
-static int sb_pipe(int *r, int *w)
-{
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0)
-        return -1;
-    *r = sb_fd_high(p[0]);
-    *w = sb_fd_high(p[1]);
-    return *r < 0 || *w < 0 ? -1 : 0;
-}
-
-/* stdin is written whole before the command starts (it fits in one pipe,
- * SB_STDIN_MAX): no writer to babysit, no SIGPIPE. */
+/* stdin_data is written whole before the command starts (it fits in one
+ * pipe, SB_STDIN_MAX): no writer to babysit, no SIGPIPE. Without it the
+ * command keeps the /dev/null its sandbox opened. */
 static int sb_open_stdin(sb_state *s, const sb_opts *o, char *err)
 {
-    if (!o->stdin_data) {
-        s->in_fd = sb_fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
-        return s->in_fd < 0 ? rl_err(err, RL_EIO, "sandbox: /dev/null: %s", strerror(errno)) : 0;
-    }
-    int w;
-    if (sb_pipe(&s->in_fd, &w) < 0)
+    if (!o->stdin_data)
+        return 0;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
         return rl_err(err, RL_EIO, "sandbox: stdin pipe: %s", strerror(errno));
+    s->in_fd = p[0];
+    s->job.has_stdin = 1;
+    int w = p[1];
     if (o->stdin_len > 65536 && fcntl(w, F_SETPIPE_SZ, (int)o->stdin_len) < 0) {
         close(w);
         return rl_err(err, RL_ELIMIT, "sandbox: stdin of %zu bytes does not fit in a pipe: %s",
@@ -370,142 +352,38 @@ static int sb_is_canonical(const char *p)
     return 1;
 }
 
-/* Which signals this process ignores (SigIgn of /proc/self/status): the
- * init resets those, so the command starts with default dispositions. */
-static unsigned long long sb_ignored_signals(void)
+/* ---- the job --------------------------------------------------------------- */
+
+static void sb_rlim_add(sb_job *j, int res, rlim_t soft, rlim_t hard)
 {
-    char buf[4096];
-    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return ~0ULL; /* unknown: reset them all */
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return ~0ULL;
-    buf[n] = '\0';
-    const char *p = strstr(buf, "\nSigIgn:");
-    return p ? strtoull(p + 8, NULL, 16) : ~0ULL;
+    j->rlim[j->nrlim].resource = res;
+    j->rlim[j->nrlim].lim.rlim_cur = soft;
+    j->rlim[j->nrlim].lim.rlim_max = hard;
+    j->nrlim++;
 }
 
-/* Child stacks are reused: mmap and munmap (with its TLB shootdown across
- * the CPUs the children ran on) cost more than the rest of a spawn's
- * bookkeeping. */
-#define SB_STACK_CACHE 8
-static pthread_mutex_t g_stack_lock = PTHREAD_MUTEX_INITIALIZER;
-static void *g_stacks[SB_STACK_CACHE];
-static int g_nstacks;
-
-static void *sb_stacks_get(void)
+static void sb_job_fill(sb_state *s, const sb_opts *o, const sb_caps *caps)
 {
-    void *p = NULL;
-    pthread_mutex_lock(&g_stack_lock);
-    if (g_nstacks)
-        p = g_stacks[--g_nstacks];
-    pthread_mutex_unlock(&g_stack_lock);
-    if (p)
-        return p;
-    p = mmap(NULL, 2 * SB_CHILD_STACK, PROT_READ | PROT_WRITE,
-             MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
-static void sb_stacks_put(void *p)
-{
-    pthread_mutex_lock(&g_stack_lock);
-    if (g_nstacks < SB_STACK_CACHE) {
-        g_stacks[g_nstacks++] = p;
-        p = NULL;
-    }
-    pthread_mutex_unlock(&g_stack_lock);
-    if (p)
-        munmap(p, 2 * SB_CHILD_STACK);
-}
-
-/* ---- preparing the child record --------------------------------------------- */
-
-static void sb_keep(sb_child *c, int fd)
-{
-    if (fd < 0)
-        return;
-    int i = c->nkeep;
-    for (int j = 0; j < c->nkeep; j++)
-        if (c->keep[j] == fd)
-            return;
-    while (i > 0 && c->keep[i - 1] > fd) {
-        c->keep[i] = c->keep[i - 1];
-        i--;
-    }
-    c->keep[i] = fd;
-    c->nkeep++;
-}
-
-static void sb_rlim_add(sb_child *c, int res, rlim_t soft, rlim_t hard)
-{
-    c->rlim[c->nrlim].resource = res;
-    c->rlim[c->nrlim].lim.rlim_cur = soft;
-    c->rlim[c->nrlim].lim.rlim_max = hard;
-    c->nrlim++;
-}
-
-static void sb_child_fill(sb_state *s, const sb_opts *o, const sb_caps *caps,
-                          const struct sock_fprog *prog)
-{
-    sb_child *c = &s->child;
+    sb_job *j = &s->job;
     const sb_limits *l = &o->lim;
-    c->path = s->path;
-    c->argv = (char *const *)o->argv;
-    c->envp = s->envp;
-    c->dir = s->dir;
-    c->in_fd = s->in_fd;
-    c->out_fd = s->out_w;
-    c->msg_fd = s->msg_w;
-    c->ruleset_fd = s->ruleset_fd;
-    c->net_fd = caps->net_fd;
-    c->seccomp = prog;
-    c->sig_ignored = sb_ignored_signals();
-    sb_keep(c, c->in_fd);
-    sb_keep(c, c->out_fd);
-    sb_keep(c, c->msg_fd);
-    sb_keep(c, c->ruleset_fd);
-    sb_keep(c, c->net_fd);
-    for (int i = 0; i < c->nidmap; i++)
-        sb_keep(c, c->idmap_fd[i]);
-    c->set_hostname = (caps->clone_flags & CLONE_NEWUTS) != 0;
-    c->mount_proc = (caps->clone_flags & (CLONE_NEWNS | CLONE_NEWPID)) == (CLONE_NEWNS | CLONE_NEWPID);
-    c->tmp = s->tmp;
-    if (caps->tmp_mnt[0])
-        snprintf(c->tmpfs_opts, sizeof c->tmpfs_opts, "size=%ldm,nr_inodes=%d,mode=0700,uid=%d,gid=%d",
-                 (long)SB_TMPFS_MB, SB_TMPFS_INODES, caps->root ? SB_HOST_UID : SB_NS_UID,
-                 caps->root ? SB_HOST_UID : SB_NS_UID);
+    j->path = s->path;
+    j->argv = (char *const *)o->argv;
+    j->envp = s->envp;
+    j->dir = s->dir;
+    j->has_ruleset = s->ruleset_fd >= 0;
     /* The process count: the init is in the command's user namespace only
      * when the harness is not root. */
-    rlim_t nproc = (rlim_t)l->procs;
-    if (caps->root) {
-        c->set_ids = 1;
-        c->cmd_userns = caps->userns;
-        c->uid = caps->userns ? SB_NS_UID : SB_HOST_UID;
-        c->gid = c->uid;
-        snprintf(c->uid_map, sizeof c->uid_map, "%d %d 1", SB_NS_UID, SB_HOST_UID);
-        snprintf(c->gid_map, sizeof c->gid_map, "%d %d 1", SB_NS_UID, SB_HOST_UID);
-    } else if (caps->userns) {
-        c->write_maps = 1;
-        nproc++;
-        snprintf(c->uid_map, sizeof c->uid_map, "%d %u 1", SB_NS_UID, (unsigned)geteuid());
-        snprintf(c->gid_map, sizeof c->gid_map, "%d %u 1", SB_NS_UID, (unsigned)getegid());
-    }
-    /* Without Landlock nothing else stops a command of the same uid from
-     * reading the init's (= the harness's) memory through /proc. */
-    c->no_dump = !caps->root && !caps->landlock_abi;
-    sb_rlim_add(c, RLIMIT_NPROC, nproc, nproc);
+    rlim_t nproc = (rlim_t)l->procs + (!caps->root && caps->userns);
+    sb_rlim_add(j, RLIMIT_NPROC, nproc, nproc);
     rlim_t as = (rlim_t)l->mem_mb << 20;
-    sb_rlim_add(c, RLIMIT_AS, as, as);
+    sb_rlim_add(j, RLIMIT_AS, as, as);
     rlim_t fs = (rlim_t)l->fsize_mb << 20;
-    sb_rlim_add(c, RLIMIT_FSIZE, fs, fs);
-    sb_rlim_add(c, RLIMIT_NOFILE, (rlim_t)l->nofile, (rlim_t)l->nofile);
-    sb_rlim_add(c, RLIMIT_CORE, 0, 0);
+    sb_rlim_add(j, RLIMIT_FSIZE, fs, fs);
+    sb_rlim_add(j, RLIMIT_NOFILE, (rlim_t)l->nofile, (rlim_t)l->nofile);
+    sb_rlim_add(j, RLIMIT_CORE, 0, 0);
     /* SIGXCPU at the limit, SIGKILL a second later if it is caught. */
     rlim_t cpu = (rlim_t)(l->cpu_ms + 999) / 1000;
-    sb_rlim_add(c, RLIMIT_CPU, cpu, cpu + 1);
+    sb_rlim_add(j, RLIMIT_CPU, cpu, cpu + 1);
 }
 
 static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *err)
@@ -519,9 +397,6 @@ static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *
         return rl_err(err, rl_from_errno(errno), "sandbox: work dir %s: %s", o->dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return rl_err(err, RL_EINVAL, "sandbox: work dir %s: expected a directory", o->dir);
-    const struct sock_fprog *prog = NULL;
-    if (caps->layers & SB_LAYER_SECCOMP)
-        prog = sb_seccomp_prog(err);
     int rc = sb_make_tmp(s, caps, err);
     if (!rc)
         rc = sb_env_build(s, o, err);
@@ -548,14 +423,7 @@ static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *
     }
     if ((rc = sb_open_stdin(s, o, err)))
         return rc;
-    if (sb_pipe(&s->out_r, &s->out_w) < 0 || sb_pipe(&s->msg_r, &s->msg_w) < 0)
-        return rl_err(err, RL_EIO, "sandbox: pipe: %s", strerror(errno));
-    fcntl(s->out_r, F_SETFL, O_NONBLOCK);
-    s->stacks = sb_stacks_get();
-    if (!s->stacks)
-        return rl_err(err, RL_ENOMEM, "sandbox: child stacks: %s", strerror(errno));
-    s->child.cmd_stack = (char *)s->stacks + 2 * SB_CHILD_STACK;
-    sb_child_fill(s, o, caps, prog);
+    sb_job_fill(s, o, caps);
     return 0;
 }
 
@@ -563,12 +431,6 @@ static void sb_state_free(sb_state *s)
 {
     sb_close(&s->ruleset_fd);
     sb_close(&s->in_fd);
-    sb_close(&s->out_r);
-    sb_close(&s->out_w);
-    sb_close(&s->msg_r);
-    sb_close(&s->msg_w);
-    if (s->stacks)
-        sb_stacks_put(s->stacks);
     if (s->tmp[0] && !s->tmp_is_mnt)
         fs_remove_tree(s->tmp, NULL);
     for (size_t i = 0; i < s->nenv; i++)
@@ -598,7 +460,7 @@ static void sb_stop_run(sb_watch *w, pid_t init)
     w->grace_end = sb_now_ms() + SB_STOP_GRACE_MS;
 }
 
-static void sb_read_out(sb_state *s, sb_watch *w, const sb_opts *o, pid_t init)
+static void sb_read_out(sb_spare *s, sb_watch *w, const sb_opts *o, pid_t init)
 {
     char buf[65536];
     /* Bounded: a fast writer must not keep us from the deadline. */
@@ -620,7 +482,7 @@ static void sb_read_out(sb_state *s, sb_watch *w, const sb_opts *o, pid_t init)
     }
 }
 
-static void sb_read_msg(sb_state *s, sb_watch *w)
+static void sb_read_msg(sb_spare *s, sb_watch *w)
 {
     sb_msg m;
     ssize_t n = read(s->msg_r, &m, sizeof m);
@@ -641,7 +503,7 @@ static void sb_read_msg(sb_state *s, sb_watch *w)
 
 /* Reads output and messages until every writer is gone (the whole tree
  * has exited), killing the tree at the deadline. */
-static void sb_watch_run(sb_state *s, sb_watch *w, const sb_opts *o, pid_t init, long t0)
+static void sb_watch_run(sb_spare *s, sb_watch *w, const sb_opts *o, pid_t init, long t0)
 {
     long deadline = t0 + o->lim.timeout_ms;
     while (s->out_r >= 0 || s->msg_r >= 0) {
@@ -755,26 +617,43 @@ static int sb_finish(sb_result *res, const sb_watch *w, const sb_opts *o, int in
     return 0;
 }
 
-/* Clones the init with every signal blocked (it must never run one of the
- * harness's handlers on its stack). */
-static pid_t sb_spawn(sb_state *s, const sb_caps *caps)
-{
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pid_t pid = clone(sb_child_init, (char *)s->stacks + SB_CHILD_STACK,
-                      CLONE_VM | caps->clone_flags, &s->child);
-    int e = errno;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    errno = e;
-    return pid;
-}
-
 static void sb_result_init(sb_result *res)
 {
     memset(res, 0, sizeof *res);
     res->stop = SB_STOP_SETUP;
     res->exit_code = 125;
+}
+
+/* Hands the job to a spare sandbox; a spare that died meanwhile (its
+ * thread's exit, a failed setup) is replaced once. On failure the reason
+ * is the dead spare's own message if it left one. */
+static int sb_start(sb_spare **out, sb_state *s, const sb_caps *caps, char *err)
+{
+    int fds[2 + SB_MAX_IDMAPS], n = 0;
+    if (s->ruleset_fd >= 0)
+        fds[n++] = s->ruleset_fd;
+    if (s->in_fd >= 0)
+        fds[n++] = s->in_fd;
+    for (int i = 0; i < s->job.nidmap; i++)
+        fds[n++] = s->idmap_fd[i];
+    sb_spare *sp = NULL;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int rc = sb_spare_get(&sp, caps, err);
+        if (rc)
+            return rc;
+        if (sb_spare_dispatch(sp, &s->job, fds, n) == 0) {
+            *out = sp;
+            return 0;
+        }
+        sb_msg m;
+        if (read(sp->msg_r, &m, sizeof m) == (ssize_t)sizeof m && m.kind == SB_MSG_FAIL)
+            rl_err(err, rl_from_errno(m.err), "sandbox setup: %s: %s", sb_stage_name(m.stage),
+                   strerror(m.err));
+        else
+            rl_err(err, RL_EIO, "sandbox setup: the sandbox died before its job");
+        sb_spare_free(sp);
+    }
+    return RL_EIO;
 }
 
 /* Output and timing go into res whatever happened. */
@@ -790,24 +669,26 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
     struct rusage self;
     getrusage(RUSAGE_SELF, &self);
     long t0 = sb_now_ms();
-    pid_t init = sb_spawn(s, caps);
-    if (init < 0) {
-        int e = errno;
+    sb_spare *sp;
+    int rc = sb_start(&sp, s, caps, err);
+    if (rc) {
         buf_ht_free(&w.out);
-        snprintf(res->reason, sizeof res->reason, "sandbox setup: clone: %s", strerror(e));
-        return rl_err(err, rl_from_errno(e), "%s", res->reason);
+        snprintf(res->reason, sizeof res->reason, "%.127s", err ? err : "sandbox setup failed");
+        return rc;
     }
-    /* The init has its own copies; ours would keep the pipes open. */
-    sb_close(&s->out_w);
-    sb_close(&s->msg_w);
-    sb_close(&s->in_fd);
+    /* The sandbox has its own copies now. */
     sb_close(&s->ruleset_fd);
-    sb_watch_run(s, &w, o, init, t0);
+    sb_close(&s->in_fd);
+    /* While this command runs: the sandbox of the next run. */
+    sb_spare_refill(caps);
+    sb_watch_run(sp, &w, o, sp->init, t0);
     int st = 0;
     struct rusage ru;
     memset(&ru, 0, sizeof ru);
-    while (wait4(init, &st, __WALL, &ru) < 0 && errno == EINTR)
+    while (wait4(sp->init, &st, __WALL, &ru) < 0 && errno == EINTR)
         ;
+    sp->reaped = 1;
+    sb_spare_free(sp);
     res->wall_ms = sb_now_ms() - t0;
     res->cpu_ms = sb_tv_ms(ru.ru_utime) + sb_tv_ms(ru.ru_stime);
     res->layers = caps->layers;
@@ -833,7 +714,7 @@ int sb_run(sb_result *res, const sb_opts *opts, char *err)
     const sb_caps *caps = sb_caps_get();
     sb_state s;
     memset(&s, 0, sizeof s);
-    s.ruleset_fd = s.in_fd = s.out_r = s.out_w = s.msg_r = s.msg_w = -1;
+    s.ruleset_fd = s.in_fd = -1;
     rc = sb_prepare(&s, opts, caps, err);
     if (rc == 1) {
         snprintf(res->reason, sizeof res->reason, "command not found: %.100s", opts->argv[0]);

@@ -112,4 +112,9 @@ void sb_layers_str(unsigned mask, char *out, size_t n);
 /* Which layers this kernel supports (probed once, cached). */
 unsigned sb_layers_available(void);
 
+/* From its second run on, a thread keeps one sandbox made ahead for its
+ * next run (an idle init and command, already in their namespaces). This
+ * frees it now; it is also freed when the thread exits. */
+void sb_release(void);
+
 #endif

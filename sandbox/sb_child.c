@@ -4,26 +4,27 @@
  * table copy, so spawning stays cheap even when the harness holds a model
  * in memory, and no copy-on-write faults in the harness while a command
  * runs. The price: this code shares the harness's memory and its thread's
- * TLS. So it only touches the sb_child record and its own stack, and makes
- * system calls through the raw wrappers below, which never touch errno or
- * any libc state. All signals stay blocked in the init.
+ * TLS. So it only touches the sb_child record, the job and its own stack,
+ * and makes system calls through the raw wrappers below, which never touch
+ * errno or any libc state. All signals stay blocked in the init.
  *
- * The init (pid 1 of new PID, mount, IPC, UTS namespaces; root stays root):
- *   - closes every inherited fd but its own, joins the empty netns,
- *   - mounts a /proc of its PID namespace, a private tmpfs on TMPDIR and
- *     (root) idmapped mounts of the work dir,
- *   - clones the command (root: into a new user namespace, whose uid and
- *     gid maps it writes) and releases it through a futex once the mounts
- *     are made,
- *   - reaps every process that ends up as its child until the command
- *     exits or the harness says stop (SIGUSR1), then kills and reaps
- *     whatever is left in the PID namespace (daemons, setsid'ed
- *     grandchildren), reports, and exits. Should it be killed instead, the
- *     kernel takes the whole namespace down with it.
- * The command sets no_new_privs, seccomp, Landlock and its limits while
- * the init mounts, then drops to the sandbox uid and every capability,
- * enters the work dir and execs. Each step that fails is
- * reported on the message pipe and nothing runs.
+ * A sandbox is made ahead of its run (a "spare", see sb_spare.c) and does
+ * all it can before it knows the job:
+ *   init (pid 1 of new PID, mount, IPC, UTS namespaces; root stays root):
+ *     closes every inherited fd but its own, joins the empty netns, mounts
+ *     a /proc of its PID namespace and a tmpfs on TMPDIR, clones the
+ *     command (root: into a new user namespace, whose maps it writes);
+ *   command: no_new_privs, seccomp, drops to the sandbox uid and every
+ *     capability, takes stdout/stderr.
+ * Then both wait on a socket. The job (a pointer into the harness's
+ * memory, plus its fds) reaches the init, which makes the idmapped mounts
+ * of the work dir and passes it on; the command enforces Landlock, sets
+ * its limits, enters the work dir and execs. The init reaps every process
+ * that ends up as its child until the command exits or the harness says
+ * stop (SIGUSR1), then kills and reaps whatever is left in the namespace
+ * (daemons, setsid'ed grandchildren), reports and exits. Should it be
+ * killed instead, the kernel takes the whole namespace down with it.
+ * Each step that fails is reported on the message pipe and nothing runs.
  */
 #include "sandbox/sb_internal.h"
 
@@ -39,6 +40,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -104,13 +106,13 @@ SB_CHILD __attribute__((noreturn)) static void sb_exit(int code)
 }
 
 /* Reports a failed step and exits: nothing runs after a failed layer.
- * An init that fails after starting the command releases it with go = -1
+ * An init that fails after starting the command releases it with mapped = -1
  * so that it exits too (even without a PID namespace to take it down). */
 SB_CHILD __attribute__((noreturn)) static void sb_fail(const sb_child *c, int stage, long ret)
 {
     if (c->cmd_started) {
-        __atomic_store_n(&((sb_child *)c)->go, -1, __ATOMIC_RELEASE);
-        SYS3(SYS_futex, &((sb_child *)c)->go, FUTEX_WAKE_PRIVATE, 1);
+        __atomic_store_n(&((sb_child *)c)->mapped, -1, __ATOMIC_RELEASE);
+        SYS3(SYS_futex, &((sb_child *)c)->mapped, FUTEX_WAKE_PRIVATE, 1);
     }
     sb_msg m;
     memset(&m, 0, sizeof m); /* inlined by gcc: no libc call */
@@ -182,33 +184,42 @@ SB_CHILD static long sb_close_except(const int *keep, int n)
     return SYS3(SYS_close_range, lo, ~0U, 0);
 }
 
+/* The mounts every run gets: private propagation, a /proc of our PID
+ * namespace (only the run's processes are visible), a tmpfs on TMPDIR
+ * (private, bounded, gone with the namespace). */
 SB_CHILD static void sb_mounts(const sb_child *c)
 {
-    if (!c->nidmap && !c->mount_proc && !c->tmpfs_opts[0])
+    if (!c->mount_proc && !c->tmpfs_opts[0])
         return;
-    /* Nothing mounted here may propagate back to the host. */
     long r = SYS5(SYS_mount, 0, "/", 0, MS_REC | MS_SLAVE, 0);
     if (r < 0)
         sb_fail(c, SB_ST_MOUNTS, r);
-    /* Only the processes of this run are visible. */
     if (c->mount_proc &&
         (r = SYS5(SYS_mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0)) < 0)
         sb_fail(c, SB_ST_PROC, r);
-    /* TMPDIR: private, bounded, gone with the namespace. */
     if (c->tmpfs_opts[0] &&
         (r = SYS5(SYS_mount, "tmpfs", c->tmp, "tmpfs", MS_NOSUID | MS_NODEV, c->tmpfs_opts)) < 0)
         sb_fail(c, SB_ST_TMPFS, r);
-    for (int i = 0; i < c->nidmap; i++) {
-        long t = SYS3(SYS_open_tree, AT_FDCWD, c->idmap_path[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+}
+
+/* Root: mount the work dir (and extra writable dirs) over themselves
+ * through an idmapping, in this mount namespace only: files owned by their
+ * owner on disk appear owned by the sandbox uid, and files the command
+ * creates belong to that owner on disk. userns_fd[i] maps owner -> uid. */
+SB_CHILD static void sb_idmap_mounts(const sb_child *c, const sb_job *job, const int *userns_fd)
+{
+    for (int i = 0; i < job->nidmap; i++) {
+        long t = SYS3(SYS_open_tree, AT_FDCWD, job->idmap_path[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
         if (t < 0)
             sb_fail(c, SB_ST_IDMAP, t);
         struct mount_attr attr = {0};
         attr.attr_set = MOUNT_ATTR_IDMAP;
-        attr.userns_fd = (unsigned)c->idmap_fd[i];
-        r = SYS5(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &attr, sizeof attr);
+        attr.userns_fd = (unsigned)userns_fd[i];
+        long r = SYS5(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &attr, sizeof attr);
         if (r >= 0)
-            r = SYS5(SYS_move_mount, t, "", AT_FDCWD, c->idmap_path[i], MOVE_MOUNT_F_EMPTY_PATH);
+            r = SYS5(SYS_move_mount, t, "", AT_FDCWD, job->idmap_path[i], MOVE_MOUNT_F_EMPTY_PATH);
         SYS1(SYS_close, t);
+        SYS1(SYS_close, userns_fd[i]);
         if (r < 0)
             sb_fail(c, SB_ST_IDMAP, r);
     }
@@ -252,40 +263,75 @@ SB_CHILD static void sb_map_cmd(const sb_child *c, long pid)
     }
 }
 
-/* ---- the command ----------------------------------------------------------- */
+/* ---- passing a job and its fds --------------------------------------------- */
 
-/* Wait until the init has made its mounts (and, root, written our maps). */
-SB_CHILD static void sb_wait_go(sb_child *c)
-{
-    int go;
-    while ((go = __atomic_load_n(&c->go, __ATOMIC_ACQUIRE)) == 0)
-        SYS4(SYS_futex, &c->go, FUTEX_WAIT_PRIVATE, 0, 0);
-    if (go < 0)
-        sb_exit(125); /* the init failed and said why */
-}
+#define SB_MAX_FDS (2 + SB_MAX_IDMAPS)
 
-/* First thing in the command: everything that does not depend on the
- * init's mounts and maps, so that it overlaps with them (loading the
- * seccomp filter alone costs ~100 us). Caps in the new user namespace
- * allow all of it; no_new_privs comes first anyway. */
-SB_CHILD static void sb_cmd_early(const sb_child *c)
+/* Receives one message: a pointer and up to SB_MAX_FDS fds. Returns the
+ * number of fds, or < 0 (-EPIPE on EOF: the other side is gone). */
+SB_CHILD static long sb_recv_job(int sock, sb_job **job, int *fds)
 {
-    long r = SYS5(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * SB_MAX_FDS)];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {job, sizeof *job};
+    struct msghdr msg = {0};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = ctl.buf;
+    msg.msg_controllen = sizeof ctl.buf;
+    long r;
+    do
+        r = SYS3(SYS_recvmsg, sock, &msg, MSG_CMSG_CLOEXEC);
+    while (r == -EINTR);
+    if (r == 0)
+        return -EPIPE;
     if (r < 0)
-        sb_fail(c, SB_ST_CAPS, r);
-    if (c->seccomp && (r = SYS3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, c->seccomp)) < 0)
-        sb_fail(c, SB_ST_SECCOMP, r);
-    if (c->ruleset_fd >= 0 && (r = SYS2(SYS_landlock_restrict_self, c->ruleset_fd, 0)) < 0)
-        sb_fail(c, SB_ST_LANDLOCK, r);
-    for (int i = 0; i < c->nrlim; i++)
-        if ((r = SYS4(SYS_prlimit64, 0, c->rlim[i].resource, &c->rlim[i].lim, 0)) < 0)
-            sb_fail(c, SB_ST_RLIMIT, r);
-    SYS0(SYS_setsid); /* no controlling terminal, own process group */
-    if ((r = SYS3(SYS_dup3, c->in_fd, 0, 0)) < 0 || (r = SYS3(SYS_dup3, c->out_fd, 1, 0)) < 0 ||
-        (r = SYS3(SYS_dup3, c->out_fd, 2, 0)) < 0)
-        sb_fail(c, SB_ST_STDIO, r);
-    SYS1(SYS_umask, 022);
+        return r;
+    if (r != (long)sizeof *job || (msg.msg_flags & MSG_CTRUNC))
+        return -EPROTO;
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+    if (!cm)
+        return 0;
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+        return -EPROTO;
+    long n = (long)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+    const int *src = (const int *)CMSG_DATA(cm);
+    for (long i = 0; i < n; i++)
+        fds[i] = src[i];
+    return n;
 }
+
+SB_CHILD static long sb_send_job(int sock, sb_job *job, const int *fds, int nfds)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * SB_MAX_FDS)];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {&job, sizeof job};
+    struct msghdr msg = {0};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (nfds) {
+        msg.msg_control = ctl.buf;
+        msg.msg_controllen = CMSG_SPACE(sizeof(int) * (unsigned)nfds);
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int) * (unsigned)nfds);
+        int *dst = (int *)CMSG_DATA(cm);
+        for (int i = 0; i < nfds; i++)
+            dst[i] = fds[i];
+    }
+    long r;
+    do
+        r = SYS3(SYS_sendmsg, sock, &msg, MSG_NOSIGNAL);
+    while (r == -EINTR);
+    return r == (long)sizeof job ? 0 : (r < 0 ? r : -EPROTO);
+}
+
+/* ---- the command ----------------------------------------------------------- */
 
 /* Become the sandbox uid with no supplementary group (the harness's root
  * group would still open root-group files) and no capability. The
@@ -309,14 +355,51 @@ SB_CHILD static void sb_drop_privs(const sb_child *c)
         sb_fail(c, SB_ST_CAPS, r);
 }
 
+/* Everything that does not depend on the job, done while the sandbox is a
+ * spare: no_new_privs, the seccomp filter (loading it costs ~100 us), the
+ * identity, the session, stdout/stderr. */
+SB_CHILD static void sb_cmd_spare(sb_child *c)
+{
+    long r = SYS5(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    if (r < 0)
+        sb_fail(c, SB_ST_CAPS, r);
+    if (c->seccomp && (r = SYS3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, c->seccomp)) < 0)
+        sb_fail(c, SB_ST_SECCOMP, r);
+    int m;
+    while ((m = __atomic_load_n(&c->mapped, __ATOMIC_ACQUIRE)) == 0)
+        SYS4(SYS_futex, &c->mapped, FUTEX_WAIT_PRIVATE, 0, 0);
+    if (m < 0)
+        sb_exit(125); /* the init failed and said why */
+    sb_drop_privs(c);
+    SYS0(SYS_setsid); /* no controlling terminal, own process group */
+    SYS1(SYS_umask, 022);
+    if ((r = SYS3(SYS_dup3, c->null_fd, 0, 0)) < 0 || (r = SYS3(SYS_dup3, c->out_fd, 1, 0)) < 0 ||
+        (r = SYS3(SYS_dup3, c->out_fd, 2, 0)) < 0)
+        sb_fail(c, SB_ST_STDIO, r);
+}
+
 SB_CHILD static int sb_child_cmd(void *arg)
 {
     sb_child *c = arg;
-    sb_cmd_early(c);
-    sb_wait_go(c);
-    sb_drop_privs(c);
+    sb_cmd_spare(c);
+    sb_job *job = 0;
+    int fds[SB_MAX_FDS];
+    long n = sb_recv_job(c->go_fd, &job, fds);
+    if (n == -EPIPE)
+        sb_exit(0); /* never used */
+    if (n < 0)
+        sb_fail(c, SB_ST_JOB, n);
+    int k = 0;
     long r;
-    if ((r = SYS1(SYS_chdir, c->dir)) < 0)
+    int ruleset = job->has_ruleset ? fds[k++] : -1;
+    if (job->has_stdin && (r = SYS3(SYS_dup3, fds[k++], 0, 0)) < 0)
+        sb_fail(c, SB_ST_STDIO, r);
+    if (ruleset >= 0 && (r = SYS2(SYS_landlock_restrict_self, ruleset, 0)) < 0)
+        sb_fail(c, SB_ST_LANDLOCK, r);
+    for (int i = 0; i < job->nrlim; i++)
+        if ((r = SYS4(SYS_prlimit64, 0, job->rlim[i].resource, &job->rlim[i].lim, 0)) < 0)
+            sb_fail(c, SB_ST_RLIMIT, r);
+    if ((r = SYS1(SYS_chdir, job->dir)) < 0)
         sb_fail(c, SB_ST_CHDIR, r);
     /* Every fd above 2 goes at exec; the message pipe stays until then so
      * that an exec failure can still be reported. */
@@ -324,7 +407,7 @@ SB_CHILD static int sb_child_cmd(void *arg)
         sb_fail(c, SB_ST_FDS, r);
     unsigned long none = 0;
     SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &none, 0, 8);
-    r = SYS3(SYS_execve, c->path, c->argv, c->envp);
+    r = SYS3(SYS_execve, job->path, job->argv, job->envp);
     sb_fail(c, SB_ST_EXEC, r);
 }
 
@@ -393,7 +476,7 @@ SB_CHILD __attribute__((noreturn)) static void sb_reap_all(const sb_child *c, lo
 
 SB_CHILD static void sb_init_setup(const sb_child *c)
 {
-    /* If the harness dies, so does the whole sandbox. */
+    /* If the harness's thread that made us dies, so does the sandbox. */
     SYS5(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     sb_reset_signals(c);
     long r = sb_close_except(c->keep, c->nkeep);
@@ -403,36 +486,74 @@ SB_CHILD static void sb_init_setup(const sb_child *c)
         sb_write_own_maps(c);
     if (c->set_hostname && (r = SYS2(SYS_sethostname, "sandbox", 7)) < 0)
         sb_fail(c, SB_ST_HOSTNAME, r);
-    if (c->net_fd >= 0 && (r = SYS2(SYS_setns, c->net_fd, CLONE_NEWNET)) < 0)
-        sb_fail(c, SB_ST_NETNS, r);
+    if (c->net_fd >= 0) {
+        if ((r = SYS2(SYS_setns, c->net_fd, CLONE_NEWNET)) < 0)
+            sb_fail(c, SB_ST_NETNS, r);
+        SYS1(SYS_close, c->net_fd);
+    }
     /* We share the harness's memory: its environment must not be readable
      * through /proc/1/environ by a command of the same uid. */
     if (c->no_dump && (r = SYS5(SYS_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0)) < 0)
         sb_fail(c, SB_ST_CAPS, r);
+    sb_mounts(c);
+}
+
+/* Starts the command, which prepares itself while we map it. */
+SB_CHILD static long sb_start_cmd(sb_child *c, int *go_init)
+{
+    int sv[2];
+    long r = SYS4(SYS_socketpair, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv);
+    if (r < 0)
+        sb_fail(c, SB_ST_CLONE, r);
+    *go_init = sv[0];
+    c->go_fd = sv[1];
+    /* The command runs on its own stack in our memory until it execs.
+     * glibc's clone() touches no TLS in the child and sets errno only on
+     * failure. */
+    int flags = CLONE_VM | SIGCHLD | (c->cmd_userns ? CLONE_NEWUSER : 0);
+    int pid = clone(sb_child_cmd, c->cmd_stack, flags, c);
+    if (pid < 0)
+        sb_fail(c, SB_ST_CLONE, -EAGAIN);
+    c->cmd_started = 1;
+    if (c->cmd_userns)
+        sb_map_cmd(c, pid);
+    __atomic_store_n(&c->mapped, 1, __ATOMIC_RELEASE);
+    SYS3(SYS_futex, &c->mapped, FUTEX_WAKE_PRIVATE, 1);
+    /* The command has its own copies; ours would keep the output pipe
+     * open after it is gone. */
+    SYS1(SYS_close, c->go_fd);
+    SYS1(SYS_close, c->out_fd);
+    SYS1(SYS_close, c->null_fd);
+    return pid;
 }
 
 SB_CHILD int sb_child_init(void *arg)
 {
     sb_child *c = arg;
     sb_init_setup(c);
+    int go;
+    long pid = sb_start_cmd(c, &go);
 
-    /* The command runs on its own stack in our memory until it execs; it
-     * starts its own setup while we mount, and waits on c->go. glibc's
-     * clone() touches no TLS in the child and sets errno only on failure. */
-    int flags = CLONE_VM | SIGCHLD | (c->cmd_userns ? CLONE_NEWUSER : 0);
-    int pid = clone(sb_child_cmd, c->cmd_stack, flags, c);
-    if (pid < 0)
-        sb_fail(c, SB_ST_CLONE, -EAGAIN);
-    c->cmd_started = 1;
-    sb_mounts(c);
-    if (c->cmd_userns)
-        sb_map_cmd(c, pid);
-    __atomic_store_n(&c->go, 1, __ATOMIC_RELEASE);
-    SYS3(SYS_futex, &c->go, FUTEX_WAKE_PRIVATE, 1);
-    /* Keep only the message pipe: the output pipe must reach EOF when the
-     * command's tree is gone. */
-    sb_close_except(&c->msg_fd, 1);
-
+    /* A spare until the job arrives. */
+    sb_job *job = 0;
+    int fds[SB_MAX_FDS];
+    long n = sb_recv_job(c->job_fd, &job, fds);
+    if (n == -EPIPE)
+        sb_exit(0); /* discarded: the namespace takes the command along */
+    if (n < 0)
+        sb_fail(c, SB_ST_JOB, n);
+    int pass = job->has_ruleset + job->has_stdin;
+    if (n != pass + job->nidmap)
+        sb_fail(c, SB_ST_JOB, -EPROTO);
+    sb_idmap_mounts(c, job, fds + pass);
+    c->job = job;
+    long r = sb_send_job(go, job, fds, pass);
+    if (r < 0)
+        sb_fail(c, SB_ST_JOB, r);
+    for (int i = 0; i < pass; i++)
+        SYS1(SYS_close, fds[i]);
+    SYS1(SYS_close, go);
+    SYS1(SYS_close, c->job_fd);
     sb_reap_all(c, pid);
 }
 
@@ -459,6 +580,7 @@ const char *sb_stage_name(int stage)
     case SB_ST_EXEC: return "exec";
     case SB_ST_PROC: return "mount /proc";
     case SB_ST_TMPFS: return "mount the private TMPDIR";
+    case SB_ST_JOB: return "receive the job";
     default: return "unknown step";
     }
 }

@@ -62,7 +62,7 @@ enum sb_stage {
     SB_ST_SIGNALS = 1, SB_ST_FDS, SB_ST_HOSTNAME, SB_ST_NETNS, SB_ST_MOUNTS,
     SB_ST_IDMAP, SB_ST_CREDS, SB_ST_USERNS, SB_ST_IDMAPS, SB_ST_CAPS,
     SB_ST_CLONE, SB_ST_WAIT, SB_ST_STDIO, SB_ST_CHDIR, SB_ST_RLIMIT,
-    SB_ST_LANDLOCK, SB_ST_SECCOMP, SB_ST_EXEC, SB_ST_PROC, SB_ST_TMPFS,
+    SB_ST_LANDLOCK, SB_ST_SECCOMP, SB_ST_EXEC, SB_ST_PROC, SB_ST_TMPFS, SB_ST_JOB,
 };
 const char *sb_stage_name(int stage);
 
@@ -77,43 +77,49 @@ typedef struct sb_msg {
 } sb_msg;
 
 #define SB_MAX_IDMAPS (SB_RW_PATHS_MAX + 1)
-#define SB_MAX_KEEP (6 + SB_MAX_IDMAPS)
+#define SB_MAX_KEEP 8
+#define SB_MAX_RLIM 8
 
 typedef struct sb_rlim {
     int resource;
     struct rlimit lim;
 } sb_rlim;
 
-/* Everything the child side needs, prepared by the parent (no allocation,
- * no libc state after clone: the init shares the harness's memory). */
-typedef struct sb_child {
+/* What one run asks of a spare sandbox. It lives in the harness's memory,
+ * which the init and the command share, until the run is over; the fds
+ * travel with it over the job socket (SCM_RIGHTS), in this order: the
+ * Landlock ruleset, stdin, then one user namespace per idmapped path. */
+typedef struct sb_job {
     const char *path;        /* resolved executable */
     char *const *argv;
     char *const *envp;
     const char *dir;         /* absolute work dir */
+    int has_ruleset, has_stdin;
+    int nidmap;              /* idmapped mounts to make (root) */
+    const char *idmap_path[SB_MAX_IDMAPS];
+    sb_rlim rlim[SB_MAX_RLIM];
+    int nrlim;
+} sb_job;
 
-    int in_fd, out_fd, msg_fd;   /* all >= 3 */
-    int ruleset_fd;              /* Landlock, or -1 */
+/* The setup of a spare sandbox, shared with its init and command (no
+ * allocation, no libc state on their side: they share the harness's
+ * memory). All fds are numbers in the init's table, >= 3. */
+typedef struct sb_child {
+    int out_fd, msg_fd;          /* output pipe, message pipe (write ends) */
+    int job_fd;                  /* init's end of the job socket */
+    int null_fd;                 /* /dev/null, the command's default stdin */
     int net_fd;                  /* netns to join, or -1 */
     int keep[SB_MAX_KEEP];       /* fds the init keeps, ascending */
     int nkeep;
 
-    int nidmap;                  /* idmapped mounts to make (root) */
-    const char *idmap_path[SB_MAX_IDMAPS];
-    int idmap_fd[SB_MAX_IDMAPS];
-
     int set_hostname;            /* only with a UTS namespace of our own */
     int mount_proc;              /* a /proc of the new PID namespace (only
                                     with a mount namespace of our own) */
-    const char *tmp;             /* TMPDIR */
-    char tmpfs_opts[96];         /* "": TMPDIR is a plain directory */
+    const char *tmp;             /* TMPDIR mount point */
+    char tmpfs_opts[96];         /* "": TMPDIR is a directory of the job */
     int write_maps;              /* unprivileged init: write own maps */
     int cmd_userns;              /* root: the command gets a new user
-                                    namespace, mapped by the init, released
-                                    through go */
-    int go;                      /* futex word: 0 until the init has made its
-                                    mounts and maps, then 1; -1: it failed */
-    int cmd_started;             /* set by the init once the command exists */
+                                    namespace, which the init maps */
     int set_ids;                 /* the command becomes uid/gid below */
     uid_t uid;
     gid_t gid;
@@ -122,15 +128,42 @@ typedef struct sb_child {
     int no_dump;                 /* make the init non-dumpable (it shares the
                                     harness's memory and environment) */
     unsigned long long sig_ignored; /* signals the harness ignores (bit n-1) */
-
-    sb_rlim rlim[8];
-    int nrlim;
     const struct sock_fprog *seccomp;
-
     char *cmd_stack;             /* top of the command's stack */
+
+    /* written by the init */
+    int mapped;                  /* futex: 1 once the maps are written, -1 if
+                                    the init failed */
+    int cmd_started;
+    int go_fd;                   /* the command's end of the go socket */
+    sb_job *job;                 /* the job, once it arrived */
 } sb_child;
 
 /* Entry point of the init process (clone callback). */
 int sb_child_init(void *arg);
+
+/* ---- spare sandboxes (sb_spare.c) -------------------------------------- */
+
+/* An init and a command already in their namespaces, with their mounts,
+ * identity and seccomp filter, waiting for a job: what is left for a run
+ * is the part that depends on it (work dir, Landlock, limits, exec). */
+typedef struct sb_spare {
+    pid_t init;
+    pid_t owner;                 /* process that made it (fork safety) */
+    int out_r, msg_r, job_fd;    /* our ends */
+    void *stacks;
+    int reaped;
+    sb_child c;
+} sb_spare;
+
+/* Takes this thread's ready spare, or makes one. */
+int sb_spare_get(sb_spare **out, const sb_caps *caps, char *err);
+/* Makes this thread's next spare (best effort: without one, the next run
+ * makes its own). */
+void sb_spare_refill(const sb_caps *caps);
+/* Hands the job and its fds to the spare. -1: the spare is dead. */
+int sb_spare_dispatch(sb_spare *sp, sb_job *job, const int *fds, int nfds);
+/* Closes our ends, kills the init if it still runs, reaps it, frees. */
+void sb_spare_free(sb_spare *sp);
 
 #endif

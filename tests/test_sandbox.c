@@ -110,6 +110,7 @@ static int path_exists(const char *p)
  * a sandboxed command would land here), except `except`. */
 static int stray_children(pid_t except)
 {
+    sb_release(); /* the idle sandbox kept for the next run is ours */
     DIR *d = opendir("/proc");
     ck_assert_ptr_nonnull(d);
     int n = 0;
@@ -130,6 +131,34 @@ static int stray_children(pid_t except)
         int ppid = 0;
         if (rp && sscanf(rp + 2, "%*c %d", &ppid) == 1 && ppid == getpid())
             n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Pids of our direct children (at most max). */
+static int our_children(pid_t *out, int max)
+{
+    DIR *d = opendir("/proc");
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        pid_t pid = atoi(e->d_name);
+        if (pid <= 0)
+            continue;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        const char *rp = strrchr(buf, ')');
+        int ppid = 0;
+        if (rp && sscanf(rp + 2, "%*c %d", &ppid) == 1 && ppid == getpid())
+            out[n++] = pid;
     }
     closedir(d);
     return n;
@@ -597,6 +626,84 @@ START_TEST(test_parallel_runs)
 }
 END_TEST
 
+
+/* From the second run on a thread keeps a sandbox made ahead; runs from
+ * it behave the same, a dead one is replaced, sb_release frees it. */
+START_TEST(test_spare_reuse)
+{
+    sb_result r;
+    for (int i = 0; i < 4; i++) {
+        char script[64];
+        snprintf(script, sizeof script, "echo run %d; echo $$", i);
+        run_sh(&r, NULL, script);
+        char want[32];
+        snprintf(want, sizeof want, "run %d\n1\n", i);
+        ck_assert_msg(!strncmp(r.out, want, 6) && strstr(r.out, "\n2\n"), "%s", r.out);
+        ck_assert_int_eq(r.exit_code, 0);
+        sb_result_free(&r);
+    }
+    pid_t kids[8];
+    ck_assert_int_eq(our_children(kids, 8), 1); /* the spare's init */
+    kill(kids[0], SIGKILL);
+    usleep(50 * 1000);
+    run_sh(&r, NULL, "echo after");
+    ck_assert_str_eq(r.out, "after\n");
+    sb_result_free(&r);
+    sb_release();
+    ck_assert_int_eq(our_children(kids, 8), 0);
+    sb_release(); /* nothing to free: harmless */
+}
+END_TEST
+
+static void *thread_two_runs(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 2; i++) {
+        sb_result r;
+        run_sh(&r, NULL, "true");
+        sb_result_free(&r);
+    }
+    return NULL; /* exits with a spare: its destructor must reap it */
+}
+
+START_TEST(test_spare_thread_exit_and_fork)
+{
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, thread_two_runs, NULL), 0);
+    pthread_join(t, NULL);
+    pid_t kids[8];
+    ck_assert_int_eq(our_children(kids, 8), 0);
+
+    /* A fork of a process that holds a spare must not use it: the spare
+     * shares the parent's memory, not the child's. */
+    sb_result r;
+    run_sh(&r, NULL, "true");
+    sb_result_free(&r);
+    run_sh(&r, NULL, "true");
+    sb_result_free(&r);
+    ck_assert_int_eq(our_children(kids, 8), 1);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        sb_opts o;
+        sb_opts_default(&o);
+        const char *argv[] = {"/bin/sh", "-c", "echo child", NULL};
+        o.argv = argv;
+        o.dir = g_work;
+        sb_result cr;
+        int rc = sb_run(&cr, &o, NULL);
+        _exit(rc == 0 && cr.out && !strcmp(cr.out, "child\n") ? 0 : 1);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    run_sh(&r, NULL, "echo parent");
+    ck_assert_str_eq(r.out, "parent\n");
+    sb_result_free(&r);
+    sb_release();
+}
+END_TEST
+
 /* ---- the CLI -------------------------------------------------------------- */
 
 static const char *harness_bin(void)
@@ -1030,6 +1137,8 @@ Suite *sandbox_suite(void)
     tcase_add_test(unit, test_cpu_and_rss);
     tcase_add_test(unit, test_procs_cap);
     tcase_add_test(unit, test_parallel_runs);
+    tcase_add_test(unit, test_spare_reuse);
+    tcase_add_test(unit, test_spare_thread_exit_and_fork);
     tcase_add_test(unit, test_cli);
     suite_add_tcase(s, unit);
 
