@@ -65,6 +65,8 @@
  * bounded like a file the command writes) and inode count. */
 #define SB_TMPFS_MB 256
 #define SB_TMPFS_INODES 16384
+/* The private /dev/shm: POSIX semaphores and small shared buffers. */
+#define SB_SHM_MB 64
 
 /* Fixed SOURCE_DATE_EPOCH (2020-01-01 UTC) so builds are reproducible. */
 #define SB_SOURCE_DATE_EPOCH "1577836800"

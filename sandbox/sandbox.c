@@ -418,7 +418,7 @@ static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *
         for (size_t i = 0; o->rw_paths && o->rw_paths[i]; i++)
             rw[n++] = o->rw_paths[i];
         rw[n] = NULL;
-        if ((rc = sb_landlock_ruleset_cached(&s->ruleset_fd, caps->landlock_abi, rw, err)))
+        if ((rc = sb_landlock_ruleset_cached(&s->ruleset_fd, caps->landlock_abi, caps->shm, rw, err)))
             return rc;
     }
     if ((rc = sb_open_stdin(s, o, err)))

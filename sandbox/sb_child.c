@@ -185,11 +185,11 @@ SB_CHILD static long sb_close_except(const int *keep, int n)
 }
 
 /* The mounts every run gets: private propagation, a /proc of our PID
- * namespace (only the run's processes are visible), a tmpfs on TMPDIR
- * (private, bounded, gone with the namespace). */
+ * namespace (only the run's processes are visible), tmpfs on TMPDIR and on
+ * /dev/shm (private, bounded, gone with the namespace). */
 SB_CHILD static void sb_mounts(const sb_child *c)
 {
-    if (!c->mount_proc && !c->tmpfs_opts[0])
+    if (!c->mount_proc && !c->tmpfs_opts[0] && !c->shm_opts[0])
         return;
     long r = SYS5(SYS_mount, 0, "/", 0, MS_REC | MS_SLAVE, 0);
     if (r < 0)
@@ -199,6 +199,9 @@ SB_CHILD static void sb_mounts(const sb_child *c)
         sb_fail(c, SB_ST_PROC, r);
     if (c->tmpfs_opts[0] &&
         (r = SYS5(SYS_mount, "tmpfs", c->tmp, "tmpfs", MS_NOSUID | MS_NODEV, c->tmpfs_opts)) < 0)
+        sb_fail(c, SB_ST_TMPFS, r);
+    if (c->shm_opts[0] &&
+        (r = SYS5(SYS_mount, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, c->shm_opts)) < 0)
         sb_fail(c, SB_ST_TMPFS, r);
 }
 

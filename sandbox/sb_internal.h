@@ -28,6 +28,7 @@ typedef struct sb_caps {
     char tmp_mnt[80];    /* empty dir each run mounts its TMPDIR tmpfs on;
                             "": no mount namespace, TMPDIR is made per run */
     char tmp_rule[80];   /* its parent, where the Landlock rule goes */
+    int shm;             /* each run gets a private tmpfs on /dev/shm */
     unsigned layers;     /* SB_LAYER_* every run gets */
 } sb_caps;
 
@@ -46,12 +47,13 @@ int sb_idmap_fd(uid_t uid, gid_t gid, dev_t dev, const char *path);
 const struct sock_fprog *sb_seccomp_prog(char *err);
 
 /* Landlock ruleset: read and execute everywhere, everything below each of
- * rw_dirs (NULL-terminated), write to /dev/null, no TCP, scoped signals
- * and abstract sockets where the ABI has them. *fd is O_CLOEXEC. */
-int sb_landlock_ruleset(int *fd, int abi, const char *const *rw_dirs, char *err);
+ * rw_dirs (NULL-terminated), write to /dev/null (dev_rw: below /dev, for a
+ * private /dev/shm), no TCP, scoped signals and abstract sockets where the
+ * ABI has them. *fd is O_CLOEXEC. */
+int sb_landlock_ruleset(int *fd, int abi, int dev_rw, const char *const *rw_dirs, char *err);
 /* The same through a small cache keyed by the dirs' identities; *fd is a
  * dup the caller closes. */
-int sb_landlock_ruleset_cached(int *fd, int abi, const char *const *rw_dirs, char *err);
+int sb_landlock_ruleset_cached(int *fd, int abi, int dev_rw, const char *const *rw_dirs, char *err);
 
 /* ---- the child side (sb_child.c) -------------------------------------- */
 
@@ -117,6 +119,7 @@ typedef struct sb_child {
                                     with a mount namespace of our own) */
     const char *tmp;             /* TMPDIR mount point */
     char tmpfs_opts[96];         /* "": TMPDIR is a directory of the job */
+    char shm_opts[96];           /* "": /dev/shm stays the host's (read-only) */
     int write_maps;              /* unprivileged init: write own maps */
     int cmd_userns;              /* root: the command gets a new user
                                     namespace, which the init maps */

@@ -2,7 +2,7 @@
  *
  * Read and execute everywhere; create, write, remove, rename, truncate only
  * below the work dir, the private temp dir and the extra writable paths;
- * write to /dev/null. From ABI 4 no TCP bind/connect (seccomp already
+ * write to /dev/null (or, with a private /dev/shm, to /dev). From ABI 4 no TCP bind/connect (seccomp already
  * refuses the sockets), from ABI 6 scoped signals and abstract unix
  * sockets: the command cannot signal or connect to anything outside its
  * own domain. The ruleset is built in the parent (it opens paths); the
@@ -91,7 +91,7 @@ static int sb_ll_add(int rs, const char *path, uint64_t access, char *err)
     return 0;
 }
 
-int sb_landlock_ruleset(int *out, int abi, const char *const *rw_dirs, char *err)
+int sb_landlock_ruleset(int *out, int abi, int dev_rw, const char *const *rw_dirs, char *err)
 {
     *out = -1;
     if (abi < 1)
@@ -111,7 +111,13 @@ int sb_landlock_ruleset(int *out, int abi, const char *const *rw_dirs, char *err
     if (rs < 0)
         return rl_err(err, RL_EIO, "landlock: create ruleset (ABI %d): %s", abi, strerror(errno));
     int rc = sb_ll_add((int)rs, "/", SB_LL_READ, err);
-    if (!rc)
+    /* /dev: the private /dev/shm tmpfs (Python's multiprocessing needs it)
+     * hides its mount point from Landlock, so the rule is on /dev, where
+     * file permissions leave only the world-writable devices (null, zero,
+     * full, random, tty). Without that tmpfs, /dev/null alone. */
+    if (!rc && dev_rw)
+        rc = sb_ll_add((int)rs, "/dev", fs & ~LANDLOCK_ACCESS_FS_EXECUTE, err);
+    else if (!rc)
         rc = sb_ll_add((int)rs, "/dev/null", (SB_LL_FILE & fs) & ~LANDLOCK_ACCESS_FS_EXECUTE, err);
     for (size_t i = 0; rw_dirs && rw_dirs[i] && !rc; i++)
         rc = sb_ll_add((int)rs, rw_dirs[i], fs, err);
@@ -150,9 +156,9 @@ static sb_ll_ent g_ll[SB_LL_CACHE];
 static unsigned long long g_ll_clock;
 
 /* Builds the key; 0 when a dir cannot be identified (then no caching). */
-static int sb_ll_key(char *key, int abi, const char *const *rw_dirs)
+static int sb_ll_key(char *key, int abi, int dev_rw, const char *const *rw_dirs)
 {
-    size_t n = (size_t)snprintf(key, SB_LL_KEY, "%d", abi);
+    size_t n = (size_t)snprintf(key, SB_LL_KEY, "%d/%d", abi, dev_rw);
     for (size_t i = 0; rw_dirs && rw_dirs[i]; i++) {
         struct statx sx;
         if (statx(AT_FDCWD, rw_dirs[i], 0, STATX_INO | STATX_BTIME, &sx) < 0 ||
@@ -168,12 +174,12 @@ static int sb_ll_key(char *key, int abi, const char *const *rw_dirs)
     return 1;
 }
 
-int sb_landlock_ruleset_cached(int *out, int abi, const char *const *rw_dirs, char *err)
+int sb_landlock_ruleset_cached(int *out, int abi, int dev_rw, const char *const *rw_dirs, char *err)
 {
     char key[SB_LL_KEY];
     *out = -1;
-    if (!sb_ll_key(key, abi, rw_dirs))
-        return sb_landlock_ruleset(out, abi, rw_dirs, err);
+    if (!sb_ll_key(key, abi, dev_rw, rw_dirs))
+        return sb_landlock_ruleset(out, abi, dev_rw, rw_dirs, err);
     pthread_mutex_lock(&g_ll_lock);
     sb_ll_ent *hit = NULL, *victim = &g_ll[0];
     for (int i = 0; i < SB_LL_CACHE; i++) {
@@ -187,7 +193,7 @@ int sb_landlock_ruleset_cached(int *out, int abi, const char *const *rw_dirs, ch
     int rc = 0;
     if (!hit) {
         int fd;
-        rc = sb_landlock_ruleset(&fd, abi, rw_dirs, err);
+        rc = sb_landlock_ruleset(&fd, abi, dev_rw, rw_dirs, err);
         if (!rc) {
             if (victim->used)
                 close(victim->fd);

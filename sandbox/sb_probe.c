@@ -167,8 +167,11 @@ static void sb_probe(void)
         c->clone_flags = sb_probe_flags(ns | CLONE_NEWNET, CLONE_NEWUSER);
         c->userns = (c->clone_flags & CLONE_NEWUSER) != 0;
     }
-    if (c->clone_flags & CLONE_NEWNS)
+    if (c->clone_flags & CLONE_NEWNS) {
         sb_tmp_mountpoint(c);
+        struct stat st;
+        c->shm = lstat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode);
+    }
     unsigned l = SB_LAYER_RLIMITS;
     if (c->userns)
         l |= SB_LAYER_USERNS;

@@ -130,6 +130,11 @@ static void sb_spare_fill(sb_child *c, const sb_caps *caps, const struct sock_fp
         snprintf(c->tmpfs_opts, sizeof c->tmpfs_opts, "size=%ldm,nr_inodes=%d,mode=0700,uid=%d,gid=%d",
                  (long)SB_TMPFS_MB, SB_TMPFS_INODES, id, id);
     }
+    if (caps->shm) {
+        int id = caps->root ? SB_HOST_UID : SB_NS_UID;
+        snprintf(c->shm_opts, sizeof c->shm_opts, "size=%ldm,nr_inodes=%d,mode=1777,uid=%d,gid=%d",
+                 (long)SB_SHM_MB, SB_TMPFS_INODES, id, id);
+    }
     if (caps->root) {
         c->set_ids = 1;
         c->cmd_userns = caps->userns;
