@@ -1,12 +1,14 @@
 /* sandbox.c - runs one command under limits and isolation (parent side).
  *
- * A run: resolve the command, make a private temp dir, build the
- * environment and the Landlock ruleset, open the pipes, clone the init
- * (sb_child.c) into its namespaces, then read the output with poll() under
- * the wall-clock deadline until both pipes reach EOF, which happens only
- * once every process of the run is gone (the init exits when the command
- * does and the kernel kills the rest of its PID namespace). A timeout or an
- * output flood kills the init, and with it the whole tree.
+ * A run: check the options, resolve the command, build the scrubbed
+ * environment, get the work dir writable for the sandbox uid (idmapped
+ * mount, else chown) and its Landlock ruleset (cached), then hand the job
+ * to a sandbox made ahead (sb_spare.c, sb_child.c) and read the output
+ * with poll() under the wall-clock deadline until both pipes reach EOF.
+ * That happens only once every process of the run is gone: the init kills
+ * and reaps the whole tree when the command exits, or when we ask it to
+ * (SIGUSR1) on a timeout or an output flood; SIGKILL to the init, which
+ * takes its PID namespace down, if it does not within a grace period.
  */
 #include "sandbox/sb_internal.h"
 
@@ -19,13 +21,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -673,7 +672,6 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
     int rc = sb_start(&sp, s, caps, err);
     if (rc) {
         buf_ht_free(&w.out);
-        snprintf(res->reason, sizeof res->reason, "%.127s", err ? err : "sandbox setup failed");
         return rc;
     }
     /* The sandbox has its own copies now. */
@@ -703,15 +701,13 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
     return sb_finish(res, &w, o, st, self.ru_maxrss, err);
 }
 
-int sb_run(sb_result *res, const sb_opts *opts, char *err)
+static int sb_run_checked(sb_result *res, const sb_opts *opts, char *err)
 {
-    sb_result_init(res);
     int rc = sb_check_opts(opts, err);
-    if (rc) {
-        snprintf(res->reason, sizeof res->reason, "invalid options");
+    if (rc)
         return rc;
-    }
     const sb_caps *caps = sb_caps_get();
+    res->layers = caps->layers;
     sb_state s;
     memset(&s, 0, sizeof s);
     s.ruleset_fd = s.in_fd = -1;
@@ -719,20 +715,23 @@ int sb_run(sb_result *res, const sb_opts *opts, char *err)
     if (rc == 1) {
         snprintf(res->reason, sizeof res->reason, "command not found: %.100s", opts->argv[0]);
         res->exit_code = 127;
-        res->layers = caps->layers;
-        res->out = calloc(1, 1);
-        sb_state_free(&s);
-        return 0;
+        rc = 0;
+    } else if (!rc) {
+        rc = sb_execute(res, &s, opts, caps, err);
     }
-    if (rc) {
-        snprintf(res->reason, sizeof res->reason, "sandbox setup failed");
-        if (err)
-            snprintf(res->reason, sizeof res->reason, "%.127s", err);
-        sb_state_free(&s);
-        return rc;
-    }
-    rc = sb_execute(res, &s, opts, caps, err);
     sb_state_free(&s);
+    return rc;
+}
+
+int sb_run(sb_result *res, const sb_opts *opts, char *err)
+{
+    char local[RL_ERR_MAX] = "";
+    if (!err)
+        err = local;
+    sb_result_init(res);
+    int rc = sb_run_checked(res, opts, err);
+    if (rc && !res->reason[0])
+        snprintf(res->reason, sizeof res->reason, "%.127s", err);
     if (!res->out)
         res->out = calloc(1, 1);
     return rc;
