@@ -19,7 +19,8 @@
 
 typedef struct sb_caps {
     int root;            /* euid 0: the command runs as SB_HOST_UID */
-    int clone_flags;     /* namespaces the init process is cloned into */
+    int clone_flags;     /* namespaces of the init (PID and user ones at
+                            clone, the others by unshare in the init) */
     int net_fd;          /* an empty network namespace made once, setns'd into
                             by every run (creating one costs ~1 ms); -1 */
     int userns;          /* the command runs in a user namespace of its own
@@ -114,6 +115,8 @@ typedef struct sb_child {
     int keep[SB_MAX_KEEP];       /* fds the init keeps, ascending */
     int nkeep;
 
+    int unshare_flags;           /* namespaces the init makes itself (all but
+                                    PID and user, made at clone) */
     int set_hostname;            /* only with a UTS namespace of our own */
     int mount_proc;              /* a /proc of the new PID namespace (only
                                     with a mount namespace of our own) */

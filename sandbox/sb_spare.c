@@ -122,6 +122,7 @@ static void sb_spare_fill(sb_child *c, const sb_caps *caps, const struct sock_fp
     c->net_fd = caps->net_fd;
     c->seccomp = prog;
     c->sig_ignored = sb_ignored_signals();
+    c->unshare_flags = caps->clone_flags & ~(CLONE_NEWPID | CLONE_NEWUSER);
     c->set_hostname = (caps->clone_flags & CLONE_NEWUTS) != 0;
     c->mount_proc = (caps->clone_flags & (CLONE_NEWNS | CLONE_NEWPID)) == (CLONE_NEWNS | CLONE_NEWPID);
     if (caps->tmp_mnt[0]) {
@@ -228,7 +229,10 @@ static int sb_spare_new(sb_spare **out, const sb_caps *caps, char *err)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    sp->init = clone(sb_child_init, (char *)sp->stacks + SB_CHILD_STACK, CLONE_VM | caps->clone_flags, c);
+    /* Only the PID (and user) namespace at clone: the init makes the others
+     * itself with unshare, while we go back to the running command. */
+    int at_clone = caps->clone_flags & (CLONE_NEWPID | CLONE_NEWUSER);
+    sp->init = clone(sb_child_init, (char *)sp->stacks + SB_CHILD_STACK, CLONE_VM | at_clone, c);
     e = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     sb_spare_close_child_fds(sp); /* the init has its own copies */
