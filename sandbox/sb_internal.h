@@ -26,6 +26,7 @@ typedef struct sb_caps {
     int userns;          /* the command runs in a user namespace of its own
                             (fresh RLIMIT_NPROC count, no capability) */
     int landlock_abi;    /* 0: no Landlock */
+    int proc;            /* a fresh /proc can be mounted for the run */
     char tmp_mnt[80];    /* empty dir each run mounts its TMPDIR tmpfs on;
                             "": no mount namespace, TMPDIR is made per run */
     char tmp_rule[80];   /* its parent, where the Landlock rule goes */

@@ -131,6 +131,23 @@ static void sb_tmp_mountpoint(sb_caps *c)
     snprintf(c->tmp_rule, sizeof c->tmp_rule, "%s", path[1]);
 }
 
+/* Can a fresh /proc be mounted in a new mount and PID namespace? Not in
+ * containers that mask parts of theirs. */
+static int sb_try_proc(void *arg)
+{
+    (void)arg;
+    if (syscall(SYS_mount, NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) ||
+        syscall(SYS_mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+        return 1;
+    return 0;
+}
+
+static int sb_can_mount_proc(int base)
+{
+    pid_t pid = sb_fork_ns(base | CLONE_NEWPID | CLONE_NEWNS, sb_try_proc, NULL);
+    return pid > 0 && sb_reap(pid) == 0;
+}
+
 /* The namespace flags that work, all together, else one by one. */
 static int sb_probe_flags(int want, int base)
 {
@@ -152,20 +169,23 @@ static void sb_probe(void)
     const int ns = CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS;
     if (c->root) {
         c->clone_flags = sb_probe_flags(ns, 0);
+        c->proc = (c->clone_flags & (CLONE_NEWPID | CLONE_NEWNS)) == (CLONE_NEWPID | CLONE_NEWNS) &&
+                  sb_can_mount_proc(0);
         pid_t pid = sb_fork_ns(CLONE_NEWNET, sb_pause, NULL);
         if (pid > 0)
             c->net_fd = sb_ns_fd(pid, "net");
         if (c->net_fd < 0 && sb_can_clone(CLONE_NEWNET))
             c->clone_flags |= CLONE_NEWNET;
         /* The init writes the command's maps through its own /proc, which
-         * needs a mount namespace when it has a PID namespace. */
-        c->userns = sb_can_map_userns() &&
-                    (!(c->clone_flags & CLONE_NEWPID) || (c->clone_flags & CLONE_NEWNS));
+         * it needs when it has a PID namespace. */
+        c->userns = sb_can_map_userns() && (!(c->clone_flags & CLONE_NEWPID) || c->proc);
     } else {
         /* Unprivileged: every namespace hangs off a user namespace, and
          * each run gets a fresh network namespace. */
         c->clone_flags = sb_probe_flags(ns | CLONE_NEWNET, CLONE_NEWUSER);
         c->userns = (c->clone_flags & CLONE_NEWUSER) != 0;
+        c->proc = (c->clone_flags & (CLONE_NEWPID | CLONE_NEWNS)) == (CLONE_NEWPID | CLONE_NEWNS) &&
+                  sb_can_mount_proc(CLONE_NEWUSER);
     }
     if (c->clone_flags & CLONE_NEWNS) {
         sb_tmp_mountpoint(c);

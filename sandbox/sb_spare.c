@@ -124,7 +124,7 @@ static void sb_spare_fill(sb_child *c, const sb_caps *caps, const struct sock_fp
     c->sig_ignored = sb_ignored_signals();
     c->unshare_flags = caps->clone_flags & ~(CLONE_NEWPID | CLONE_NEWUSER);
     c->set_hostname = (caps->clone_flags & CLONE_NEWUTS) != 0;
-    c->mount_proc = (caps->clone_flags & (CLONE_NEWNS | CLONE_NEWPID)) == (CLONE_NEWNS | CLONE_NEWPID);
+    c->mount_proc = caps->proc;
     if (caps->tmp_mnt[0]) {
         c->tmp = caps->tmp_mnt;
         int id = caps->root ? SB_HOST_UID : SB_NS_UID;
