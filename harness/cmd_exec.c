@@ -20,7 +20,8 @@ static void exec_usage(FILE *f)
             "                    [--json] -- CMD [ARGS...]\n"
             "\n"
             "Runs CMD in DIR under the sandbox (namespaces, seccomp, Landlock, limits) with a\n"
-            "scrubbed environment; stdout and stderr are captured together (head and tail\n"
+            "scrubbed environment, as if after `cd DIR` (CMD is looked up in the fixed PATH,\n"
+            "or relative to DIR); stdout and stderr are captured together (head and tail\n"
             "kept) and printed when it ends.\n"
             "\n"
             "  --dir DIR     work directory, the only writable place besides a private TMPDIR\n"
@@ -140,6 +141,8 @@ int cmd_exec(int argc, char **argv)
     fflush(stdout);
     if (rc)
         fprintf(stderr, "harness exec: %s\n", err);
+    else if (res.stop == SB_STOP_SETUP)
+        fprintf(stderr, "harness exec: %s\n", res.reason); /* not found, not executable */
     if (a.json) {
         char *j = sb_result_json(&res);
         if (j)

@@ -779,6 +779,9 @@ START_TEST(test_cli)
 
     const char *slow[] = {"harness", "exec", "--dir", g_work, "--timeout", "0.3", "--", "sleep", "5", NULL};
     ck_assert_int_eq(cli(out, sizeof out, er, sizeof er, slow), 124);
+    const char *missing[] = {"harness", "exec", "--dir", g_work, "--", "./rl-no-such-cmd", NULL};
+    ck_assert_int_eq(cli(out, sizeof out, er, sizeof er, missing), 127);
+    ck_assert_ptr_nonnull(strstr(er, "rl-no-such-cmd"));
     const char *sig[] = {"harness", "exec", "--dir", g_work, "--", "sh", "-c", "kill -TERM $$", NULL};
     ck_assert_int_eq(cli(out, sizeof out, er, sizeof er, sig), 128 + SIGTERM);
     const char *mem[] = {"harness", "exec", "--dir", g_work, "--mem", "64", "--procs", "8", "--fsize", "1",
@@ -1111,8 +1114,10 @@ START_TEST(test_adv_namespaces_and_mount)
     int lines = 0;
     for (const char *s = r.out; (s = strchr(s, '\n')); s++)
         lines++;
-    ck_assert_int_eq(lines, 13);
+    ck_assert_int_eq(lines, 15);
     ck_assert_msg(!strstr(r.out, ": ok"), "%s", r.out);
+    ck_assert_ptr_nonnull(strstr(r.out, "tiocsti: Operation not permitted"));
+    ck_assert_ptr_nonnull(strstr(r.out, "tiocsti64: Operation not permitted"));
     sb_result_free(&r);
     /* a setuid-root mount binary gains nothing either */
     run_sh(&r, NULL, "mount -t tmpfs none \"$HOME\" 2>/dev/null; echo rc=$?; mount | grep -c \"$HOME\"");

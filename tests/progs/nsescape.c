@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -43,5 +44,9 @@ int main(void)
     report("userfaultfd", syscall(SYS_userfaultfd, 0));
     report("perf_event_open", syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0));
     report("process_vm_readv", syscall(SYS_process_vm_readv, 1, NULL, 0, NULL, 0, 0));
+    /* TIOCSTI, also with garbage in the upper 32 bits of the command */
+    char ch = 'x';
+    report("tiocsti", syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI, &ch));
+    report("tiocsti64", syscall(SYS_ioctl, 0, 0x100000000UL | TIOCSTI, &ch));
     return 0;
 }
