@@ -79,6 +79,14 @@
  * make system calls; ASan builds need the slack. */
 #define SB_CHILD_STACK (256u << 10)
 
+/* Caches of one process: child stacks kept for reuse, Landlock rulesets
+ * (a GRPO group cycles through a few work dirs; the key holds the dirs'
+ * paths), user namespaces for idmapped mounts (one per work-dir owner). */
+#define SB_STACK_CACHE 8
+#define SB_LL_CACHE 32
+#define SB_LL_KEY 1024
+#define SB_IDMAP_CACHE 16
+
 /* Entries walked when the work dir must be chowned because the kernel
  * cannot idmap it: a repository work tree has hundreds, not this many. */
 #define SB_CHOWN_MAX 200000

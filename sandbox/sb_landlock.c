@@ -142,8 +142,6 @@ int sb_landlock_ruleset(int *out, int abi, int dev_rw, const char *const *rw_dir
  * device, inode and birth time: a dir removed and made again (even with a
  * recycled inode number) gets a new ruleset. Each run gets its own dup. */
 
-#define SB_LL_CACHE 32
-#define SB_LL_KEY 1024
 
 typedef struct sb_ll_ent {
     char key[SB_LL_KEY];

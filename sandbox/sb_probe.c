@@ -233,7 +233,6 @@ typedef struct sb_dev_ent {
     int ok;
 } sb_dev_ent;
 
-#define SB_IDMAP_CACHE 16
 static pthread_mutex_t g_idmap_lock = PTHREAD_MUTEX_INITIALIZER;
 static sb_idmap_ent g_idmaps[SB_IDMAP_CACHE];
 static int g_nidmaps;

@@ -31,7 +31,6 @@
 
 /* Reused: mmap and munmap (with its TLB shootdown across the CPUs the
  * children ran on) cost more than the rest of a spawn's bookkeeping. */
-#define SB_STACK_CACHE 8
 static pthread_mutex_t g_stack_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *g_stacks[SB_STACK_CACHE];
 static int g_nstacks;
