@@ -1,7 +1,8 @@
 /* bench_spawn.c - cost of one sandboxed spawn of /bin/true against a bare
  * fork + exec + waitpid of it, measured interleaved in the same run.
- * Prints the median per spawn (ms) as the bench JSON line, then a second
- * line with the overhead (sandboxed - bare; target: at most 0.3 ms). */
+ * Prints the median per spawn (ms) as the bench JSON line (with the low
+ * decile and the CPU time per spawn), then a second line with the
+ * overhead (target: at most 0.3 ms). */
 #include "sandbox/sandbox.h"
 
 #include "common/err.h"
@@ -15,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ITERS 400
+#define ITERS 1000
 #define WARMUP 20
 
 static double now_ms(void)
@@ -121,8 +122,12 @@ int main(void)
            "\"p10\": %.4f, \"baseline_p10\": %.4f, \"overhead_p10_ms\": %.4f, \"overhead_paired_median_ms\": %.4f, \"cpu_ms\": %.4f, \"baseline_cpu_ms\": %.4f, "
            "\"layers\": \"%s\"}\n",
            s, b, b / s, s - b, ITERS, s10, b10, s10 - b10, pair[ITERS / 2], cpu_sand, cpu_bare, layers);
+    /* The overhead itself, as the median of the paired differences (each
+     * sandboxed spawn against the bare one just before it: the least
+     * sensitive to the load of a shared machine). ratio > 1: under target. */
+    double ov = pair[ITERS / 2];
     printf("{\"bench\": \"spawn_overhead\", \"value\": %.4f, \"unit\": \"ms\", \"baseline\": "
            "\"target_max\", \"baseline_value\": 0.3, \"ratio\": %.4f}\n",
-           s - b, 0.3 / (s - b > 1e-6 ? s - b : 1e-6));
+           ov, 0.3 / (ov > 1e-3 ? ov : 1e-3));
     return 0;
 }
