@@ -7,16 +7,35 @@
  *
  * Layers (each reported in sb_result.layers; where the kernel lacks one the
  * result says so and the others still hold):
- *   SB_LAYER_USERNS   user namespace: runs as an unprivileged uid, no caps
- *   SB_LAYER_PIDNS    PID namespace: the tree dies with its init; cannot
- *                     signal or see anything outside
- *   SB_LAYER_NETNS    network namespace with no interfaces but lo (down)
- *   SB_LAYER_MNTNS / IPCNS / UTSNS
+ *   SB_LAYER_USERNS   the command has a user namespace of its own: uid
+ *                     SB_NS_UID inside, SB_HOST_UID (root harness) or the
+ *                     caller's uid outside; no capability anywhere,
+ *                     no_new_privs; RLIMIT_NPROC counts this run only
+ *   SB_LAYER_PIDNS    PID namespace with its own /proc: the tree dies with
+ *                     its init; nothing outside can be seen or signalled
+ *   SB_LAYER_NETNS    network namespace with no interface but lo (down)
+ *   SB_LAYER_MNTNS    private mounts: tmpfs on TMPDIR and /dev/shm, the
+ *                     work dir idmapped (files stay owned by their owner)
+ *   SB_LAYER_IPCNS / UTSNS (hostname "sandbox")
  *   SB_LAYER_SECCOMP  seccomp filter (socket only AF_UNIX, no io_uring,
- *                     ptrace, mount, unshare, bpf, keyctl, ...)
- *   SB_LAYER_LANDLOCK writes only below the work dir and the private tmp
- *   SB_LAYER_RLIMITS  memory, processes, file size, open files, no cores
- *   SB_LAYER_CGROUP   pids/memory cgroup (when writable)
+ *                     ptrace, mount, namespaces, bpf, keyctl, ...; EPERM)
+ *   SB_LAYER_LANDLOCK writes only below the work dir, TMPDIR, /dev/shm and
+ *                     rw_paths; no TCP; signals and abstract sockets
+ *                     scoped to the run (ABI >= 6)
+ *   SB_LAYER_RLIMITS  address space, processes, file size, open files,
+ *                     CPU, no cores
+ *   SB_LAYER_CGROUP   never set: the per-user-namespace process count and
+ *                     RLIMIT_AS do the job without touching the host's
+ *                     cgroup tree
+ *
+ * Environment of the command, nothing else: PATH=/usr/local/bin:/usr/bin:
+ * /bin, HOME=dir, TMPDIR (private tmpfs), TZ=UTC, LC_ALL=LANG=C.UTF-8,
+ * PYTHONHASHSEED=0, PYTHONDONTWRITEBYTECODE=1, SOURCE_DATE_EPOCH (fixed),
+ * USER=LOGNAME=sandbox, then opts->env. stdin is /dev/null or stdin_data;
+ * stdout and stderr share one pipe; every other fd is closed.
+ *
+ * Runs may be made from several threads at once. See sb_release for the
+ * sandbox a thread keeps ready for its next run.
  */
 #ifndef RL_SANDBOX_H
 #define RL_SANDBOX_H
@@ -39,9 +58,10 @@ enum {
 
 typedef struct sb_limits {
     int timeout_ms;     /* wall clock; whole process tree killed after */
-    int cpu_ms;         /* RLIMIT_CPU (rounded up to seconds) */
-    long mem_mb;        /* RLIMIT_AS / cgroup memory */
-    int procs;          /* processes + threads in the tree */
+    int cpu_ms;         /* RLIMIT_CPU of each process (rounded up to s) */
+    long mem_mb;        /* RLIMIT_AS of each process */
+    int procs;          /* processes + threads in the tree (RLIMIT_NPROC
+                           in the run's own user namespace) */
     long fsize_mb;      /* RLIMIT_FSIZE */
     int nofile;         /* RLIMIT_NOFILE */
     size_t out_max;     /* captured output cap (head + tail kept) */
@@ -82,8 +102,12 @@ typedef struct sb_result {
     sb_stop stop;
     char reason[128];     /* human-readable why it stopped */
     long wall_ms;
-    long cpu_ms;          /* user + system of the whole tree */
-    long peak_rss_kb;
+    long cpu_ms;          /* user + system of the whole tree (the processes
+                             killed at the end included) */
+    long peak_rss_kb;     /* largest ru_maxrss in the tree. The command
+                             starts in the harness's memory (CLONE_VM), so
+                             for it the kernel counts at least the
+                             harness's own peak at exec */
     size_t out_bytes;     /* every byte written to stdout + stderr */
     int out_truncated;    /* the captured text lost bytes in the middle */
     char *out;            /* stdout and stderr interleaved, head + marker +
@@ -93,14 +117,18 @@ typedef struct sb_result {
 } sb_result;
 
 /* Runs the command. Returns 0 when the command ran (whatever its exit
- * status: read res->stop and res->exit_code) or a negative RL_E* code with
- * err filled when the sandbox itself failed. res is always initialized and
- * must be released with sb_result_free. */
+ * status: read res->stop and res->exit_code; a command that cannot be
+ * found or executed is stop SB_STOP_SETUP with exit_code 127 or 126) or a
+ * negative RL_E* code with err filled when the sandbox itself failed (bad
+ * options, a layer the kernel offers could not be set up: nothing ran).
+ * res is always initialized (res->out never NULL) and must be released
+ * with sb_result_free. */
 int sb_run(sb_result *res, const sb_opts *opts, char *err);
 
 void sb_result_free(sb_result *res);
 
-/* Shell-style exit status: exit code, 124 on timeout, 128+N on signal N. */
+/* Shell-style exit status: exit code, 124 on timeout, 128+N on signal N
+ * (a flood is stopped with SIGKILL: 137), 125 when the sandbox failed. */
 int sb_result_status(const sb_result *res);
 
 /* The record as one JSON object (no newline); caller frees. */
@@ -111,5 +139,10 @@ void sb_layers_str(unsigned mask, char *out, size_t n);
 
 /* Which layers this kernel supports (probed once, cached). */
 unsigned sb_layers_available(void);
+
+/* From its second run on, a thread keeps one sandbox made ahead for its
+ * next run (an idle init and command, already in their namespaces). This
+ * frees it now; it is also freed when the thread exits. */
+void sb_release(void);
 
 #endif

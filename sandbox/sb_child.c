@@ -1,0 +1,593 @@
+/* sb_child.c - the sandbox's init process and the command before exec.
+ *
+ * The harness clones the init with CLONE_VM (like posix_spawn): no page
+ * table copy, so spawning stays cheap even when the harness holds a model
+ * in memory, and no copy-on-write faults in the harness while a command
+ * runs. The price: this code shares the harness's memory and its thread's
+ * TLS. So it only touches the sb_child record, the job and its own stack,
+ * and makes system calls through the raw wrappers below, which never touch
+ * errno or any libc state. All signals stay blocked in the init.
+ *
+ * A sandbox is made ahead of its run (a "spare", see sb_spare.c) and does
+ * all it can before it knows the job:
+ *   init (pid 1 of new PID, mount, IPC, UTS namespaces; root stays root):
+ *     closes every inherited fd but its own, joins the empty netns, mounts
+ *     a /proc of its PID namespace and a tmpfs on TMPDIR, clones the
+ *     command (root: into a new user namespace, whose maps it writes);
+ *   command: no_new_privs, seccomp, drops to the sandbox uid and every
+ *     capability, takes stdout/stderr.
+ * Then both wait on a socket. The job (a pointer into the harness's
+ * memory, plus its fds) reaches the init, which makes the idmapped mounts
+ * of the work dir and passes it on; the command enforces Landlock, sets
+ * its limits, enters the work dir and execs. The init reaps every process
+ * that ends up as its child until the command exits or the harness says
+ * stop (SIGUSR1), then kills and reaps whatever is left in the namespace
+ * (daemons, setsid'ed grandchildren), reports and exits. Should it be
+ * killed instead, the kernel takes the whole namespace down with it.
+ * Each step that fails is reported on the message pipe and nothing runs.
+ */
+#include "sandbox/sb_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/futex.h>
+#include <linux/mount.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* Code that runs on the child stacks is not instrumented: ASan would try
+ * to unpoison the harness thread's stack on the no-return paths. */
+#define SB_CHILD __attribute__((no_sanitize("address", "undefined")))
+
+/* ---- raw system calls: no errno, returns -errno ----------------------- */
+
+#if defined(__x86_64__)
+SB_CHILD static inline long sb_sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+    long ret;
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    register long r9 __asm__("r9") = f;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+#elif defined(__aarch64__)
+SB_CHILD static inline long sb_sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+    register long x8 __asm__("x8") = n;
+    register long x0 __asm__("x0") = a;
+    register long x1 __asm__("x1") = b;
+    register long x2 __asm__("x2") = c;
+    register long x3 __asm__("x3") = d;
+    register long x4 __asm__("x4") = e;
+    register long x5 __asm__("x5") = f;
+    __asm__ volatile("svc 0"
+                     : "+r"(x0)
+                     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+                     : "memory");
+    return x0;
+}
+#else
+#error "sandbox/sb_child.c: raw system calls are written for x86_64 and aarch64"
+#endif
+
+#define SYS0(n) sb_sys6((n), 0, 0, 0, 0, 0, 0)
+#define SYS1(n, a) sb_sys6((n), (long)(a), 0, 0, 0, 0, 0)
+#define SYS2(n, a, b) sb_sys6((n), (long)(a), (long)(b), 0, 0, 0, 0)
+#define SYS3(n, a, b, c) sb_sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define SYS4(n, a, b, c, d) sb_sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+#define SYS5(n, a, b, c, d, e) \
+    sb_sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), 0)
+
+SB_CHILD __attribute__((noreturn)) static void sb_exit(int code)
+{
+    for (;;)
+        SYS1(SYS_exit_group, code);
+}
+
+/* Reports a failed step and exits: nothing runs after a failed layer.
+ * An init that fails after starting the command releases it with mapped = -1
+ * so that it exits too (even without a PID namespace to take it down). */
+SB_CHILD __attribute__((noreturn)) static void sb_fail(const sb_child *c, int stage, long ret)
+{
+    if (c->cmd_started) {
+        __atomic_store_n(&((sb_child *)c)->mapped, -1, __ATOMIC_RELEASE);
+        SYS3(SYS_futex, &((sb_child *)c)->mapped, FUTEX_WAKE_PRIVATE, 1);
+    }
+    sb_msg m;
+    memset(&m, 0, sizeof m); /* inlined by gcc: no libc call */
+    m.kind = SB_MSG_FAIL;
+    m.stage = stage;
+    m.err = (int)-ret;
+    SYS3(SYS_write, c->msg_fd, &m, sizeof m);
+    sb_exit(stage == SB_ST_EXEC ? (m.err == ENOENT ? 127 : 126) : 125);
+}
+
+SB_CHILD static long sb_strlen(const char *s)
+{
+    long n = 0;
+    while (s[n])
+        n++;
+    return n;
+}
+
+SB_CHILD static long sb_write_file(const char *path, const char *text)
+{
+    long fd = SYS4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return fd;
+    long len = sb_strlen(text);
+    long ret = SYS3(SYS_write, fd, text, len);
+    SYS1(SYS_close, fd);
+    if (ret < 0)
+        return ret;
+    return ret == len ? 0 : -EIO;
+}
+
+/* ---- init steps ---------------------------------------------------------- */
+
+/* Signals the harness ignores back to default: SIG_IGN survives exec, and
+ * an ignored SIGCHLD would make the kernel reap the command for us.
+ * Handlers need no reset: every signal stays blocked here and exec resets
+ * them for the command. */
+SB_CHILD static void sb_reset_signals(const sb_child *c)
+{
+    struct {
+        void *handler;
+        unsigned long flags;
+        void *restorer;
+        unsigned long mask;
+    } act = {0};
+    for (int sig = 1; sig < 65; sig++) {
+        if (!(c->sig_ignored & (1ULL << (sig - 1))) || sig == SIGKILL || sig == SIGSTOP)
+            continue;
+        long r = SYS4(SYS_rt_sigaction, sig, &act, 0, 8);
+        if (r < 0 && r != -EINVAL)
+            sb_fail(c, SB_ST_SIGNALS, r);
+    }
+}
+
+/* Closes every fd from 3 up except the ascending keep[0..n). */
+SB_CHILD static long sb_close_except(const int *keep, int n)
+{
+    unsigned lo = 3;
+    for (int i = 0; i < n; i++) {
+        unsigned fd = (unsigned)keep[i];
+        if (fd > lo) {
+            long r = SYS3(SYS_close_range, lo, fd - 1, 0);
+            if (r < 0)
+                return r;
+        }
+        if (fd + 1 > lo)
+            lo = fd + 1;
+    }
+    return SYS3(SYS_close_range, lo, ~0U, 0);
+}
+
+/* The mounts every run gets: private propagation, a /proc of our PID
+ * namespace (only the run's processes are visible), tmpfs on TMPDIR and on
+ * /dev/shm (private, bounded, gone with the namespace). */
+SB_CHILD static void sb_mounts(const sb_child *c)
+{
+    if (!c->mount_proc && !c->tmpfs_opts[0] && !c->shm_opts[0])
+        return;
+    long r = SYS5(SYS_mount, 0, "/", 0, MS_REC | MS_SLAVE, 0);
+    if (r < 0)
+        sb_fail(c, SB_ST_MOUNTS, r);
+    if (c->mount_proc &&
+        (r = SYS5(SYS_mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0)) < 0)
+        sb_fail(c, SB_ST_PROC, r);
+    if (c->tmpfs_opts[0] &&
+        (r = SYS5(SYS_mount, "tmpfs", c->tmp, "tmpfs", MS_NOSUID | MS_NODEV, c->tmpfs_opts)) < 0)
+        sb_fail(c, SB_ST_TMPFS, r);
+    if (c->shm_opts[0] &&
+        (r = SYS5(SYS_mount, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, c->shm_opts)) < 0)
+        sb_fail(c, SB_ST_TMPFS, r);
+}
+
+/* Root: mount the work dir (and extra writable dirs) over themselves
+ * through an idmapping, in this mount namespace only: files owned by their
+ * owner on disk appear owned by the sandbox uid, and files the command
+ * creates belong to that owner on disk. userns_fd[i] maps owner -> uid. */
+SB_CHILD static void sb_idmap_mounts(const sb_child *c, const sb_job *job, const int *userns_fd)
+{
+    for (int i = 0; i < job->nidmap; i++) {
+        long t = SYS3(SYS_open_tree, AT_FDCWD, job->idmap_path[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        if (t < 0)
+            sb_fail(c, SB_ST_IDMAP, t);
+        struct mount_attr attr = {0};
+        attr.attr_set = MOUNT_ATTR_IDMAP;
+        attr.userns_fd = (unsigned)userns_fd[i];
+        long r = SYS5(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &attr, sizeof attr);
+        if (r >= 0)
+            r = SYS5(SYS_move_mount, t, "", AT_FDCWD, job->idmap_path[i], MOVE_MOUNT_F_EMPTY_PATH);
+        SYS1(SYS_close, t);
+        SYS1(SYS_close, userns_fd[i]);
+        if (r < 0)
+            sb_fail(c, SB_ST_IDMAP, r);
+    }
+}
+
+/* Unprivileged: map ourselves in the user namespace we were cloned into. */
+SB_CHILD static void sb_write_own_maps(const sb_child *c)
+{
+    long r = sb_write_file("/proc/self/setgroups", "deny");
+    if (r >= 0)
+        r = sb_write_file("/proc/self/uid_map", c->uid_map);
+    if (r >= 0)
+        r = sb_write_file("/proc/self/gid_map", c->gid_map);
+    if (r < 0)
+        sb_fail(c, SB_ST_IDMAPS, r);
+}
+
+/* Root: the command was cloned into a new user namespace; map its uid and
+ * gid (we hold CAP_SETUID; it could only map the host root). pid is as
+ * seen by our own /proc. */
+SB_CHILD static void sb_map_cmd(const sb_child *c, long pid)
+{
+    char path[48] = "/proc/";
+    char digits[20];
+    int n = 6, d = 0;
+    do
+        digits[d++] = (char)('0' + pid % 10);
+    while ((pid /= 10) && d < 19);
+    while (d)
+        path[n++] = digits[--d];
+    const char *tail[2] = {"/uid_map", "/gid_map"};
+    const char *map[2] = {c->uid_map, c->gid_map};
+    for (int i = 0; i < 2; i++) {
+        int k = n;
+        for (const char *t = tail[i]; *t; t++)
+            path[k++] = *t;
+        path[k] = '\0';
+        long r = sb_write_file(path, map[i]);
+        if (r < 0)
+            sb_fail(c, SB_ST_IDMAPS, r);
+    }
+}
+
+/* ---- passing a job and its fds --------------------------------------------- */
+
+#define SB_MAX_FDS (2 + SB_MAX_IDMAPS)
+
+/* Receives one message: a pointer and up to SB_MAX_FDS fds. Returns the
+ * number of fds, or < 0 (-EPIPE on EOF: the other side is gone). */
+SB_CHILD static long sb_recv_job(int sock, sb_job **job, int *fds)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * SB_MAX_FDS)];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {job, sizeof *job};
+    struct msghdr msg = {0};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = ctl.buf;
+    msg.msg_controllen = sizeof ctl.buf;
+    long r;
+    do
+        r = SYS3(SYS_recvmsg, sock, &msg, MSG_CMSG_CLOEXEC);
+    while (r == -EINTR);
+    if (r == 0)
+        return -EPIPE;
+    if (r < 0)
+        return r;
+    if (r != (long)sizeof *job || (msg.msg_flags & MSG_CTRUNC))
+        return -EPROTO;
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+    if (!cm)
+        return 0;
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+        return -EPROTO;
+    long n = (long)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+    const int *src = (const int *)CMSG_DATA(cm);
+    for (long i = 0; i < n; i++)
+        fds[i] = src[i];
+    return n;
+}
+
+SB_CHILD static long sb_send_job(int sock, sb_job *job, const int *fds, int nfds)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * SB_MAX_FDS)];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {&job, sizeof job};
+    struct msghdr msg = {0};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (nfds) {
+        msg.msg_control = ctl.buf;
+        msg.msg_controllen = CMSG_SPACE(sizeof(int) * (unsigned)nfds);
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int) * (unsigned)nfds);
+        int *dst = (int *)CMSG_DATA(cm);
+        for (int i = 0; i < nfds; i++)
+            dst[i] = fds[i];
+    }
+    long r;
+    do
+        r = SYS3(SYS_sendmsg, sock, &msg, MSG_NOSIGNAL);
+    while (r == -EINTR);
+    return r == (long)sizeof job ? 0 : (r < 0 ? r : -EPROTO);
+}
+
+/* ---- the command ----------------------------------------------------------- */
+
+/* Become the sandbox uid with no supplementary group (the harness's root
+ * group would still open root-group files) and no capability. The
+ * bounding set is left alone: with no_new_privs and empty permitted,
+ * inheritable and ambient sets, exec cannot grant anything. */
+SB_CHILD static void sb_drop_privs(const sb_child *c)
+{
+    long r = 0;
+    if (c->set_ids) {
+        if ((r = SYS2(SYS_setgroups, 0, 0)) < 0 ||
+            (r = SYS3(SYS_setresgid, c->gid, c->gid, c->gid)) < 0 ||
+            (r = SYS3(SYS_setresuid, c->uid, c->uid, c->uid)) < 0)
+            sb_fail(c, SB_ST_CREDS, r);
+    }
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2] = {{0, 0, 0}, {0, 0, 0}};
+    r = SYS5(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    if (r >= 0)
+        r = SYS2(SYS_capset, &hdr, data);
+    if (r < 0)
+        sb_fail(c, SB_ST_CAPS, r);
+}
+
+/* Everything that does not depend on the job, done while the sandbox is a
+ * spare: no_new_privs, the seccomp filter (loading it costs ~100 us), the
+ * identity, the session, stdout/stderr. */
+SB_CHILD static void sb_cmd_spare(sb_child *c)
+{
+    long r = SYS5(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    if (r < 0)
+        sb_fail(c, SB_ST_CAPS, r);
+    if (c->seccomp && (r = SYS3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, c->seccomp)) < 0)
+        sb_fail(c, SB_ST_SECCOMP, r);
+    int m;
+    while ((m = __atomic_load_n(&c->mapped, __ATOMIC_ACQUIRE)) == 0)
+        SYS4(SYS_futex, &c->mapped, FUTEX_WAIT_PRIVATE, 0, 0);
+    if (m < 0)
+        sb_exit(125); /* the init failed and said why */
+    sb_drop_privs(c);
+    SYS0(SYS_setsid); /* no controlling terminal, own process group */
+    SYS1(SYS_umask, 022);
+    if ((r = SYS3(SYS_dup3, c->null_fd, 0, 0)) < 0 || (r = SYS3(SYS_dup3, c->out_fd, 1, 0)) < 0 ||
+        (r = SYS3(SYS_dup3, c->out_fd, 2, 0)) < 0)
+        sb_fail(c, SB_ST_STDIO, r);
+}
+
+SB_CHILD static int sb_child_cmd(void *arg)
+{
+    sb_child *c = arg;
+    sb_cmd_spare(c);
+    sb_job *job = 0;
+    int fds[SB_MAX_FDS];
+    long n = sb_recv_job(c->go_fd, &job, fds);
+    if (n == -EPIPE)
+        sb_exit(0); /* never used */
+    if (n < 0)
+        sb_fail(c, SB_ST_JOB, n);
+    int k = 0;
+    long r;
+    int ruleset = job->has_ruleset ? fds[k++] : -1;
+    if (job->has_stdin && (r = SYS3(SYS_dup3, fds[k++], 0, 0)) < 0)
+        sb_fail(c, SB_ST_STDIO, r);
+    if (ruleset >= 0 && (r = SYS2(SYS_landlock_restrict_self, ruleset, 0)) < 0)
+        sb_fail(c, SB_ST_LANDLOCK, r);
+    for (int i = 0; i < job->nrlim; i++)
+        if ((r = SYS4(SYS_prlimit64, 0, job->rlim[i].resource, &job->rlim[i].lim, 0)) < 0)
+            sb_fail(c, SB_ST_RLIMIT, r);
+    if ((r = SYS1(SYS_chdir, job->dir)) < 0)
+        sb_fail(c, SB_ST_CHDIR, r);
+    /* Every fd above 2 goes at exec; the message pipe stays until then so
+     * that an exec failure can still be reported. */
+    if ((r = SYS3(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC)) < 0)
+        sb_fail(c, SB_ST_FDS, r);
+    unsigned long none = 0;
+    SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &none, 0, 8);
+    r = SYS3(SYS_execve, job->path, job->argv, job->envp);
+    sb_fail(c, SB_ST_EXEC, r);
+}
+
+/* ---- the init ------------------------------------------------------------- */
+
+typedef struct sb_reap {
+    long cmd;            /* the command's pid, 0 once reaped */
+    int cmd_status;
+    long maxrss_kb;
+    long cpu_us;
+} sb_reap;
+
+/* Reaps one child (or, with WNOHANG, none) and accounts for it. Returns
+ * wait4's result. */
+SB_CHILD static long sb_reap_one(sb_reap *r, int flags)
+{
+    int st = 0;
+    struct rusage ru;
+    long w = SYS4(SYS_wait4, -1, &st, __WALL | flags, &ru);
+    if (w <= 0)
+        return w;
+    if (ru.ru_maxrss > r->maxrss_kb)
+        r->maxrss_kb = ru.ru_maxrss;
+    r->cpu_us += (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000L + ru.ru_utime.tv_usec +
+                 ru.ru_stime.tv_usec;
+    if (w == r->cmd) {
+        r->cmd = 0;
+        r->cmd_status = st;
+    }
+    return w;
+}
+
+/* Waits until the command exits or the harness asks us to stop (SIGUSR1:
+ * timeout, output flood), reaping orphans on the way; then kills every
+ * other process of the namespace and reaps them all, so that their CPU
+ * time is counted (the kernel's own clean-up at our exit would discard
+ * it) and nothing is left when we report. */
+SB_CHILD __attribute__((noreturn)) static void sb_reap_all(const sb_child *c, long cmd)
+{
+    sb_reap r = {cmd, 0, 0, 0};
+    unsigned long wake = (1UL << (SIGCHLD - 1)) | (1UL << (SIGUSR1 - 1));
+    int stopped = 0;
+    while (r.cmd && !stopped) {
+        while (sb_reap_one(&r, WNOHANG) > 0)
+            ;
+        if (!r.cmd)
+            break;
+        siginfo_t info;
+        long sig = SYS4(SYS_rt_sigtimedwait, &wake, &info, 0, 8);
+        if (sig == SIGUSR1 && info.si_pid == 0)
+            stopped = 1; /* sent from outside our namespace: the harness */
+    }
+    SYS2(SYS_kill, -1, SIGKILL);
+    long w;
+    while ((w = sb_reap_one(&r, 0)) > 0 || w == -EINTR)
+        ;
+    sb_msg m;
+    memset(&m, 0, sizeof m);
+    m.kind = SB_MSG_DONE;
+    m.wstatus = r.cmd ? 0 : r.cmd_status;
+    m.maxrss_kb = r.maxrss_kb;
+    m.cpu_us = r.cpu_us;
+    SYS3(SYS_write, c->msg_fd, &m, sizeof m);
+    sb_exit(0);
+}
+
+SB_CHILD static void sb_init_setup(const sb_child *c)
+{
+    /* If the harness's thread that made us dies, so does the sandbox. */
+    SYS5(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    sb_reset_signals(c);
+    long r = sb_close_except(c->keep, c->nkeep);
+    if (r < 0)
+        sb_fail(c, SB_ST_FDS, r);
+    if (c->write_maps)
+        sb_write_own_maps(c);
+    /* Creating these (the IPC one alone registers its sysctl tables) costs
+     * more than the clone itself: here it overlaps with the harness. */
+    if (c->unshare_flags && (r = SYS1(SYS_unshare, c->unshare_flags)) < 0)
+        sb_fail(c, SB_ST_USERNS, r);
+    if (c->set_hostname && (r = SYS2(SYS_sethostname, "sandbox", 7)) < 0)
+        sb_fail(c, SB_ST_HOSTNAME, r);
+    if (c->net_fd >= 0) {
+        if ((r = SYS2(SYS_setns, c->net_fd, CLONE_NEWNET)) < 0)
+            sb_fail(c, SB_ST_NETNS, r);
+        SYS1(SYS_close, c->net_fd);
+    }
+    /* We share the harness's memory: its environment must not be readable
+     * through /proc/1/environ by a command of the same uid. */
+    if (c->no_dump && (r = SYS5(SYS_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0)) < 0)
+        sb_fail(c, SB_ST_CAPS, r);
+    sb_mounts(c);
+}
+
+/* Starts the command, which prepares itself while we map it. */
+SB_CHILD static long sb_start_cmd(sb_child *c, int *go_init)
+{
+    int sv[2];
+    long r = SYS4(SYS_socketpair, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv);
+    if (r < 0)
+        sb_fail(c, SB_ST_CLONE, r);
+    *go_init = sv[0];
+    c->go_fd = sv[1];
+    /* The command runs on its own stack in our memory until it execs.
+     * glibc's clone() touches no TLS in the child and sets errno only on
+     * failure. */
+    int flags = CLONE_VM | SIGCHLD | (c->cmd_userns ? CLONE_NEWUSER : 0);
+    int pid = clone(sb_child_cmd, c->cmd_stack, flags, c);
+    if (pid < 0)
+        sb_fail(c, SB_ST_CLONE, -EAGAIN);
+    c->cmd_started = 1;
+    if (c->cmd_userns)
+        sb_map_cmd(c, pid);
+    __atomic_store_n(&c->mapped, 1, __ATOMIC_RELEASE);
+    SYS3(SYS_futex, &c->mapped, FUTEX_WAKE_PRIVATE, 1);
+    /* The command has its own copies; ours would keep the output pipe
+     * open after it is gone. */
+    SYS1(SYS_close, c->go_fd);
+    SYS1(SYS_close, c->out_fd);
+    SYS1(SYS_close, c->null_fd);
+    return pid;
+}
+
+SB_CHILD int sb_child_init(void *arg)
+{
+    sb_child *c = arg;
+    sb_init_setup(c);
+    int go;
+    long pid = sb_start_cmd(c, &go);
+
+    /* A spare until the job arrives. */
+    sb_job *job = 0;
+    int fds[SB_MAX_FDS];
+    long n = sb_recv_job(c->job_fd, &job, fds);
+    if (n == -EPIPE)
+        sb_exit(0); /* discarded: the namespace takes the command along */
+    if (n < 0)
+        sb_fail(c, SB_ST_JOB, n);
+    int pass = job->has_ruleset + job->has_stdin;
+    if (n != pass + job->nidmap)
+        sb_fail(c, SB_ST_JOB, -EPROTO);
+    sb_idmap_mounts(c, job, fds + pass);
+    c->job = job;
+    long r = sb_send_job(go, job, fds, pass);
+    if (r < 0)
+        sb_fail(c, SB_ST_JOB, r);
+    for (int i = 0; i < pass; i++)
+        SYS1(SYS_close, fds[i]);
+    SYS1(SYS_close, go);
+    SYS1(SYS_close, c->job_fd);
+    sb_reap_all(c, pid);
+}
+
+const char *sb_stage_name(int stage)
+{
+    switch (stage) {
+    case SB_ST_SIGNALS: return "reset signal handlers";
+    case SB_ST_FDS: return "close inherited fds";
+    case SB_ST_HOSTNAME: return "set hostname";
+    case SB_ST_NETNS: return "join the network namespace";
+    case SB_ST_MOUNTS: return "make mounts private";
+    case SB_ST_IDMAP: return "idmapped mount of the work dir";
+    case SB_ST_CREDS: return "drop to the sandbox uid";
+    case SB_ST_USERNS: return "create the namespaces";
+    case SB_ST_IDMAPS: return "write uid_map/gid_map";
+    case SB_ST_CAPS: return "drop capabilities";
+    case SB_ST_CLONE: return "start the command";
+    case SB_ST_WAIT: return "wait for the command";
+    case SB_ST_STDIO: return "set up stdin/stdout/stderr";
+    case SB_ST_CHDIR: return "enter the work dir";
+    case SB_ST_RLIMIT: return "set resource limits";
+    case SB_ST_LANDLOCK: return "enforce Landlock";
+    case SB_ST_SECCOMP: return "load the seccomp filter";
+    case SB_ST_EXEC: return "exec";
+    case SB_ST_PROC: return "mount /proc";
+    case SB_ST_TMPFS: return "mount the private TMPDIR";
+    case SB_ST_JOB: return "receive the job";
+    default: return "unknown step";
+    }
+}

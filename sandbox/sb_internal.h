@@ -1,0 +1,176 @@
+/* sb_internal.h - what the sandbox's files share and nobody else sees.
+ *
+ * sandbox.c drives a run (parent side), sb_child.c is the code of the
+ * sandbox's init process and of the command before it execs, sb_probe.c
+ * finds out once what the kernel offers, sb_seccomp.c and sb_landlock.c
+ * build the two filters, sb_result.c formats results.
+ */
+#ifndef RL_SB_INTERNAL_H
+#define RL_SB_INTERNAL_H
+
+#include "common/limits.h"
+#include "sandbox/sandbox.h"
+
+#include <linux/filter.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+/* ---- what the kernel offers (sb_probe.c) ----------------------------- */
+
+typedef struct sb_caps {
+    int root;            /* euid 0: the command runs as SB_HOST_UID */
+    int clone_flags;     /* namespaces of the init (PID and user ones at
+                            clone, the others by unshare in the init) */
+    int net_fd;          /* an empty network namespace made once, setns'd into
+                            by every run (creating one costs ~1 ms); -1 */
+    int userns;          /* the command runs in a user namespace of its own
+                            (fresh RLIMIT_NPROC count, no capability) */
+    int landlock_abi;    /* 0: no Landlock */
+    int proc;            /* a fresh /proc can be mounted for the run */
+    char tmp_mnt[80];    /* empty dir each run mounts its TMPDIR tmpfs on;
+                            "": no mount namespace, TMPDIR is made per run */
+    char tmp_rule[80];   /* its parent, where the Landlock rule goes */
+    int shm;             /* each run gets a private tmpfs on /dev/shm */
+    unsigned layers;     /* SB_LAYER_* every run gets */
+} sb_caps;
+
+/* Probed on first call, then cached (thread-safe). */
+const sb_caps *sb_caps_get(void);
+
+/* A user namespace mapping uid/gid (the owner of a work dir) to
+ * SB_HOST_UID, for an idmapped mount of that dir: the command writes files
+ * that stay owned by their owner on disk. Returns a cached fd, or -1 when
+ * the file system of dev cannot be idmapped (then the caller chowns). */
+int sb_idmap_fd(uid_t uid, gid_t gid, dev_t dev, const char *path);
+
+/* ---- filters ----------------------------------------------------------- */
+
+/* The seccomp program, built once per process; NULL with err on failure. */
+const struct sock_fprog *sb_seccomp_prog(char *err);
+
+/* Landlock ruleset: read and execute everywhere, everything below each of
+ * rw_dirs (NULL-terminated), write to /dev/null (dev_rw: below /dev, for a
+ * private /dev/shm), no TCP, scoped signals and abstract sockets where the
+ * ABI has them. *fd is O_CLOEXEC. */
+int sb_landlock_ruleset(int *fd, int abi, int dev_rw, const char *const *rw_dirs, char *err);
+/* The same through a small cache keyed by the dirs' identities; *fd is a
+ * dup the caller closes. */
+int sb_landlock_ruleset_cached(int *fd, int abi, int dev_rw, const char *const *rw_dirs, char *err);
+
+/* ---- the child side (sb_child.c) -------------------------------------- */
+
+enum { SB_MSG_FAIL = 1, SB_MSG_DONE = 2 };
+
+/* Steps of the child side, named in setup errors. */
+enum sb_stage {
+    SB_ST_SIGNALS = 1, SB_ST_FDS, SB_ST_HOSTNAME, SB_ST_NETNS, SB_ST_MOUNTS,
+    SB_ST_IDMAP, SB_ST_CREDS, SB_ST_USERNS, SB_ST_IDMAPS, SB_ST_CAPS,
+    SB_ST_CLONE, SB_ST_WAIT, SB_ST_STDIO, SB_ST_CHDIR, SB_ST_RLIMIT,
+    SB_ST_LANDLOCK, SB_ST_SECCOMP, SB_ST_EXEC, SB_ST_PROC, SB_ST_TMPFS, SB_ST_JOB,
+};
+const char *sb_stage_name(int stage);
+
+/* One record on the message pipe (fits in PIPE_BUF: written atomically). */
+typedef struct sb_msg {
+    int kind;        /* SB_MSG_* */
+    int stage;       /* SB_MSG_FAIL: the step that failed */
+    int err;         /* SB_MSG_FAIL: its errno */
+    int wstatus;     /* SB_MSG_DONE: the command's wait status */
+    long maxrss_kb;  /* SB_MSG_DONE: largest ru_maxrss of the reaped tree */
+    long cpu_us;     /* SB_MSG_DONE: CPU of the command and reaped orphans */
+} sb_msg;
+
+#define SB_MAX_IDMAPS (SB_RW_PATHS_MAX + 1)
+#define SB_MAX_KEEP 8
+#define SB_MAX_RLIM 8
+
+typedef struct sb_rlim {
+    int resource;
+    struct rlimit lim;
+} sb_rlim;
+
+/* What one run asks of a spare sandbox. It lives in the harness's memory,
+ * which the init and the command share, until the run is over; the fds
+ * travel with it over the job socket (SCM_RIGHTS), in this order: the
+ * Landlock ruleset, stdin, then one user namespace per idmapped path. */
+typedef struct sb_job {
+    const char *path;        /* resolved executable */
+    char *const *argv;
+    char *const *envp;
+    const char *dir;         /* absolute work dir */
+    int has_ruleset, has_stdin;
+    int nidmap;              /* idmapped mounts to make (root) */
+    const char *idmap_path[SB_MAX_IDMAPS];
+    sb_rlim rlim[SB_MAX_RLIM];
+    int nrlim;
+} sb_job;
+
+/* The setup of a spare sandbox, shared with its init and command (no
+ * allocation, no libc state on their side: they share the harness's
+ * memory). All fds are numbers in the init's table, >= 3. */
+typedef struct sb_child {
+    int out_fd, msg_fd;          /* output pipe, message pipe (write ends) */
+    int job_fd;                  /* init's end of the job socket */
+    int null_fd;                 /* /dev/null, the command's default stdin */
+    int net_fd;                  /* netns to join, or -1 */
+    int keep[SB_MAX_KEEP];       /* fds the init keeps, ascending */
+    int nkeep;
+
+    int unshare_flags;           /* namespaces the init makes itself (all but
+                                    PID and user, made at clone) */
+    int set_hostname;            /* only with a UTS namespace of our own */
+    int mount_proc;              /* a /proc of the new PID namespace (only
+                                    with a mount namespace of our own) */
+    const char *tmp;             /* TMPDIR mount point */
+    char tmpfs_opts[96];         /* "": TMPDIR is a directory of the job */
+    char shm_opts[96];           /* "": /dev/shm stays the host's (read-only) */
+    int write_maps;              /* unprivileged init: write own maps */
+    int cmd_userns;              /* root: the command gets a new user
+                                    namespace, which the init maps */
+    int set_ids;                 /* the command becomes uid/gid below */
+    uid_t uid;
+    gid_t gid;
+    char uid_map[48];
+    char gid_map[48];
+    int no_dump;                 /* make the init non-dumpable (it shares the
+                                    harness's memory and environment) */
+    unsigned long long sig_ignored; /* signals the harness ignores (bit n-1) */
+    const struct sock_fprog *seccomp;
+    char *cmd_stack;             /* top of the command's stack */
+
+    /* written by the init */
+    int mapped;                  /* futex: 1 once the maps are written, -1 if
+                                    the init failed */
+    int cmd_started;
+    int go_fd;                   /* the command's end of the go socket */
+    sb_job *job;                 /* the job, once it arrived */
+} sb_child;
+
+/* Entry point of the init process (clone callback). */
+int sb_child_init(void *arg);
+
+/* ---- spare sandboxes (sb_spare.c) -------------------------------------- */
+
+/* An init and a command already in their namespaces, with their mounts,
+ * identity and seccomp filter, waiting for a job: what is left for a run
+ * is the part that depends on it (work dir, Landlock, limits, exec). */
+typedef struct sb_spare {
+    pid_t init;
+    pid_t owner;                 /* process that made it (fork safety) */
+    int out_r, msg_r, job_fd;    /* our ends */
+    void *stacks;
+    int reaped;
+    sb_child c;
+} sb_spare;
+
+/* Takes this thread's ready spare, or makes one. */
+int sb_spare_get(sb_spare **out, const sb_caps *caps, char *err);
+/* Makes this thread's next spare (best effort: without one, the next run
+ * makes its own). */
+void sb_spare_refill(const sb_caps *caps);
+/* Hands the job and its fds to the spare. -1: the spare is dead. */
+int sb_spare_dispatch(sb_spare *sp, sb_job *job, const int *fds, int nfds);
+/* Closes our ends, kills the init if it still runs, reaps it, frees. */
+void sb_spare_free(sb_spare *sp);
+
+#endif

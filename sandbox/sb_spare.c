@@ -1,0 +1,344 @@
+/* sb_spare.c - spare sandboxes: made ahead, used by the next run.
+ *
+ * Creating the namespaces, mounting /proc and TMPDIR, making the command's
+ * user namespace and loading its seccomp filter take about half a
+ * millisecond, and none of it depends on the run. So a sandbox is made
+ * before it is needed (sb_child.c: the init and the command then wait on a
+ * socket), and a run only hands it the job. Each thread keeps one spare,
+ * made right after it dispatched a run (while that command runs) and from
+ * its second run on, so a one-shot caller (`harness exec`) makes none. The
+ * spare belongs to the thread: the init dies with the thread that cloned
+ * it (PR_SET_PDEATHSIG), and a thread-exit destructor reaps it.
+ */
+#include "sandbox/sb_internal.h"
+
+#include "common/err.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- child stacks --------------------------------------------------------- */
+
+/* Reused: mmap and munmap (with its TLB shootdown across the CPUs the
+ * children ran on) cost more than the rest of a spawn's bookkeeping. */
+static pthread_mutex_t g_stack_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *g_stacks[SB_STACK_CACHE];
+static int g_nstacks;
+
+static void *sb_stacks_get(void)
+{
+    void *p = NULL;
+    pthread_mutex_lock(&g_stack_lock);
+    if (g_nstacks)
+        p = g_stacks[--g_nstacks];
+    pthread_mutex_unlock(&g_stack_lock);
+    if (p)
+        return p;
+    p = mmap(NULL, 2 * SB_CHILD_STACK, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void sb_stacks_put(void *p)
+{
+    pthread_mutex_lock(&g_stack_lock);
+    if (g_nstacks < SB_STACK_CACHE) {
+        g_stacks[g_nstacks++] = p;
+        p = NULL;
+    }
+    pthread_mutex_unlock(&g_stack_lock);
+    if (p)
+        munmap(p, 2 * SB_CHILD_STACK);
+}
+
+/* ---- fds ------------------------------------------------------------------ */
+
+/* Child-side fds must not be 0..2, or dup3 onto stdio would clobber them. */
+static int sb_fd_high(int fd)
+{
+    if (fd < 0 || fd > 2)
+        return fd;
+    int h = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    close(fd);
+    return h;
+}
+
+static void sb_close(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+static void sb_keep(sb_child *c, int fd)
+{
+    if (fd < 0)
+        return;
+    int i = c->nkeep;
+    for (int j = 0; j < c->nkeep; j++)
+        if (c->keep[j] == fd)
+            return;
+    while (i > 0 && c->keep[i - 1] > fd) {
+        c->keep[i] = c->keep[i - 1];
+        i--;
+    }
+    c->keep[i] = fd;
+    c->nkeep++;
+}
+
+/* Which signals this process ignores (SigIgn of /proc/self/status): the
+ * init resets those, so the command starts with default dispositions. */
+static unsigned long long sb_ignored_signals(void)
+{
+    char buf[4096];
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ~0ULL; /* unknown: reset them all */
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return ~0ULL;
+    buf[n] = '\0';
+    const char *p = strstr(buf, "\nSigIgn:");
+    return p ? strtoull(p + 8, NULL, 16) : ~0ULL;
+}
+
+/* ---- making one ------------------------------------------------------------ */
+
+/* The part of the setup that is the same for every run. */
+static void sb_spare_fill(sb_child *c, const sb_caps *caps, const struct sock_fprog *prog)
+{
+    c->net_fd = caps->net_fd;
+    c->seccomp = prog;
+    c->sig_ignored = sb_ignored_signals();
+    c->unshare_flags = caps->clone_flags & ~(CLONE_NEWPID | CLONE_NEWUSER);
+    c->set_hostname = (caps->clone_flags & CLONE_NEWUTS) != 0;
+    c->mount_proc = caps->proc;
+    if (caps->tmp_mnt[0]) {
+        c->tmp = caps->tmp_mnt;
+        int id = caps->root ? SB_HOST_UID : SB_NS_UID;
+        snprintf(c->tmpfs_opts, sizeof c->tmpfs_opts, "size=%ldm,nr_inodes=%d,mode=0700,uid=%d,gid=%d",
+                 (long)SB_TMPFS_MB, SB_TMPFS_INODES, id, id);
+    }
+    if (caps->shm) {
+        int id = caps->root ? SB_HOST_UID : SB_NS_UID;
+        snprintf(c->shm_opts, sizeof c->shm_opts, "size=%ldm,nr_inodes=%d,mode=1777,uid=%d,gid=%d",
+                 (long)SB_SHM_MB, SB_TMPFS_INODES, id, id);
+    }
+    if (caps->root) {
+        c->set_ids = 1;
+        c->cmd_userns = caps->userns;
+        c->uid = caps->userns ? SB_NS_UID : SB_HOST_UID;
+        c->gid = c->uid;
+        snprintf(c->uid_map, sizeof c->uid_map, "%d %d 1", SB_NS_UID, SB_HOST_UID);
+        snprintf(c->gid_map, sizeof c->gid_map, "%d %d 1", SB_NS_UID, SB_HOST_UID);
+    } else if (caps->userns) {
+        c->write_maps = 1;
+        snprintf(c->uid_map, sizeof c->uid_map, "%d %u 1", SB_NS_UID, (unsigned)geteuid());
+        snprintf(c->gid_map, sizeof c->gid_map, "%d %u 1", SB_NS_UID, (unsigned)getegid());
+    }
+    /* Without Landlock nothing else stops a command of the same uid from
+     * reading the init's (= the harness's) memory through /proc. */
+    c->no_dump = !caps->root && !caps->landlock_abi;
+}
+
+/* Pipes and sockets: our ends in sp, the init's in sp->c. */
+static int sb_spare_fds(sb_spare *sp)
+{
+    sb_child *c = &sp->c;
+    int p[2], q[2], sv[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -1;
+    if (pipe2(q, O_CLOEXEC) < 0) {
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        sv[0] = sv[1] = -1;
+    }
+    sp->out_r = sb_fd_high(p[0]);
+    c->out_fd = sb_fd_high(p[1]);
+    sp->msg_r = sb_fd_high(q[0]);
+    c->msg_fd = sb_fd_high(q[1]);
+    sp->job_fd = sb_fd_high(sv[0]);
+    c->job_fd = sb_fd_high(sv[1]);
+    c->null_fd = sb_fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (sp->out_r < 0 || c->out_fd < 0 || sp->msg_r < 0 || c->msg_fd < 0 || sp->job_fd < 0 ||
+        c->job_fd < 0 || c->null_fd < 0)
+        return -1;
+    fcntl(sp->out_r, F_SETFL, O_NONBLOCK);
+    sb_keep(c, c->out_fd);
+    sb_keep(c, c->msg_fd);
+    sb_keep(c, c->job_fd);
+    sb_keep(c, c->null_fd);
+    sb_keep(c, c->net_fd);
+    return 0;
+}
+
+/* Our copies of the init's fds. The record keeps the numbers: the init
+ * reads them from it, in its own fd table. */
+static void sb_spare_close_child_fds(sb_spare *sp)
+{
+    int fds[4] = {sp->c.out_fd, sp->c.msg_fd, sp->c.job_fd, sp->c.null_fd};
+    for (int i = 0; i < 4; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+static int sb_spare_new(sb_spare **out, const sb_caps *caps, char *err)
+{
+    *out = NULL;
+    const struct sock_fprog *prog = NULL;
+    if ((caps->layers & SB_LAYER_SECCOMP) && !(prog = sb_seccomp_prog(err)))
+        return RL_EIO;
+    sb_spare *sp = calloc(1, sizeof *sp);
+    if (!sp)
+        return rl_err(err, RL_ENOMEM, "sandbox: out of memory");
+    sp->owner = getpid();
+    sp->init = -1;
+    sp->out_r = sp->msg_r = sp->job_fd = -1;
+    sb_child *c = &sp->c;
+    c->out_fd = c->msg_fd = c->job_fd = c->null_fd = c->go_fd = -1;
+    sb_spare_fill(c, caps, prog);
+    int e = 0;
+    if (sb_spare_fds(sp) < 0)
+        e = errno ? errno : EMFILE;
+    else if (!(sp->stacks = sb_stacks_get()))
+        e = errno ? errno : ENOMEM;
+    if (e) {
+        sb_spare_close_child_fds(sp);
+        sb_spare_free(sp);
+        return rl_err(err, rl_from_errno(e), "sandbox: pipes and stacks: %s", strerror(e));
+    }
+    c->cmd_stack = (char *)sp->stacks + 2 * SB_CHILD_STACK;
+    /* Every signal blocked: the init must never run one of the harness's
+     * handlers on its stack. No exit signal (0): a harness that ignores
+     * SIGCHLD would otherwise have it reaped behind our back. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    /* Only the PID (and user) namespace at clone: the init makes the others
+     * itself with unshare, while we go back to the running command. */
+    int at_clone = caps->clone_flags & (CLONE_NEWPID | CLONE_NEWUSER);
+    sp->init = clone(sb_child_init, (char *)sp->stacks + SB_CHILD_STACK, CLONE_VM | at_clone, c);
+    e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    sb_spare_close_child_fds(sp); /* the init has its own copies */
+    if (sp->init < 0) {
+        sp->reaped = 1;
+        sb_spare_free(sp);
+        return rl_err(err, rl_from_errno(e), "sandbox setup: clone: %s", strerror(e));
+    }
+    *out = sp;
+    return 0;
+}
+
+void sb_spare_free(sb_spare *sp)
+{
+    if (!sp)
+        return;
+    sb_close(&sp->out_r);
+    sb_close(&sp->msg_r);
+    sb_close(&sp->job_fd); /* an idle init sees EOF and exits */
+    if (sp->owner == getpid()) {
+        if (!sp->reaped && sp->init > 0) {
+            kill(sp->init, SIGKILL);
+            while (waitpid(sp->init, NULL, __WALL) < 0 && errno == EINTR)
+                ;
+        }
+        /* Only now: the children ran on these stacks. */
+        if (sp->stacks)
+            sb_stacks_put(sp->stacks);
+    }
+    free(sp);
+}
+
+int sb_spare_dispatch(sb_spare *sp, sb_job *job, const int *fds, int nfds)
+{
+    if (sp->owner != getpid() || nfds > 2 + SB_MAX_IDMAPS)
+        return -1;
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * (2 + SB_MAX_IDMAPS))];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {&job, sizeof job};
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (nfds) {
+        memset(&ctl, 0, sizeof ctl);
+        msg.msg_control = ctl.buf;
+        msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+        memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+    }
+    ssize_t n;
+    while ((n = sendmsg(sp->job_fd, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    return n == (ssize_t)sizeof job ? 0 : -1;
+}
+
+/* ---- this thread's spare ------------------------------------------------------ */
+
+static pthread_key_t g_key;
+static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+static __thread sb_spare *tl_spare;
+static __thread unsigned tl_runs;
+
+static void sb_spare_dtor(void *p) { sb_spare_free(p); }
+static void sb_key_init(void) { pthread_key_create(&g_key, sb_spare_dtor); }
+
+static void sb_tl_set(sb_spare *sp)
+{
+    pthread_once(&g_key_once, sb_key_init);
+    tl_spare = sp;
+    pthread_setspecific(g_key, sp);
+}
+
+int sb_spare_get(sb_spare **out, const sb_caps *caps, char *err)
+{
+    tl_runs++;
+    sb_spare *sp = tl_spare;
+    if (sp) {
+        sb_tl_set(NULL);
+        if (sp->owner == getpid()) {
+            *out = sp;
+            return 0;
+        }
+        sb_spare_free(sp); /* inherited through fork(): not ours to use */
+    }
+    return sb_spare_new(out, caps, err);
+}
+
+void sb_spare_refill(const sb_caps *caps)
+{
+    if (tl_spare || tl_runs < 2)
+        return;
+    sb_spare *sp;
+    if (sb_spare_new(&sp, caps, NULL) == 0)
+        sb_tl_set(sp);
+}
+
+void sb_release(void)
+{
+    sb_spare *sp = tl_spare;
+    if (sp) {
+        sb_tl_set(NULL);
+        sb_spare_free(sp);
+    }
+}
