@@ -5,5 +5,6 @@
 #define RL_CLI_H
 
 int cmd_exec(int argc, char **argv);
+int cmd_list(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@ typedef struct command {
 
 static const command COMMANDS[] = {
     {"exec", cmd_exec, "run a command in a directory under the sandbox"},
+    {"list", cmd_list, "validate and list the tasks"},
 };
 
 static void usage(FILE *f)
