@@ -95,10 +95,11 @@
 #define RL_MUT_DEPTH_MAX 256
 /* Lines per side the diff writer accepts. */
 #define RL_DIFF_LINES_MAX 200000
-/* The changed middle (after trimming common head and tail) is aligned by
- * an O(n*m) table; beyond this many cells the writer falls back to one
- * delete-all/insert-all hunk, still a correct diff. */
-#define RL_DIFF_CELLS_MAX (16u << 20)
+/* Edits Myers' search may need for the changed middle (after trimming the
+ * common head and tail). Its trace costs about D^2 longs: 1024 edits is
+ * 8 MiB, far above a mutation's one or two changed lines; past it the
+ * writer emits one delete-all/insert-all run, still a correct diff. */
+#define RL_DIFF_EDITS_MAX 1024
 
 /* ---- harness: tools, template, episode ------------------------------- */
 
