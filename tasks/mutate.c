@@ -643,20 +643,84 @@ static void gen_flip_cmp(sites *S)
             }
 }
 
+static const char *const C_EXPR_LEFT_END[] = {
+    "(", "[", "{", "}", ",", ";", "=", "?", ":", "return", "+=", "-=", "*=", "/=", "%=", "|=",
+    "&=", "^=", "<<=", ">>=", NULL,
+};
+static const char *const C_EXPR_RIGHT_END[] = {")", "]", "}", ",", ";", "?", ":", NULL};
+
+/* C: flipping one operator of a chain "a || b || c" would read as
+ * "a || b && c", which -Wparentheses rejects; the flipped pair is wrapped
+ * instead: "a || (b && c)". Returns 1 when it added the wrapped site. */
+static int c_flip_in_chain(sites *S, int i, const char *to)
+{
+    const lex *L = S->L;
+    int lo = i, hi = i, prev = -1, next = -1, nops = 1;
+    for (int j = i - 1; j >= 0; j--) {
+        if ((is(L, j, ")") || is(L, j, "]")) && L->t[j].match >= 0 && L->t[j].match < j) {
+            j = L->t[j].match;
+            lo = j;
+            continue;
+        }
+        if (is_any(L, j, C_EXPR_LEFT_END))
+            break;
+        if (is(L, j, "&&") || is(L, j, "||")) {
+            nops++;
+            prev = prev < 0 ? j : prev;
+        }
+        lo = j;
+    }
+    for (int j = i + 1; j < L->n; j++) {
+        if ((is(L, j, "(") || is(L, j, "[")) && L->t[j].match > j) {
+            j = L->t[j].match;
+            hi = j;
+            continue;
+        }
+        if (is_any(L, j, C_EXPR_RIGHT_END))
+            break;
+        if (is(L, j, "&&") || is(L, j, "||")) {
+            nops++;
+            next = next < 0 ? j : next;
+        }
+        hi = j;
+    }
+    if (nops == 1)
+        return 0;
+    int ls = prev >= 0 ? prev + 1 : lo, re = next >= 0 ? next - 1 : hi;
+    if (ls >= i || re <= i)
+        return 1; /* malformed: no site */
+    size_t s0 = L->t[ls].s, s1 = L->t[re].e;
+    buf_t b;
+    buf_init(&b, RL_MUT_SRC_MAX);
+    buf_putc(&b, '(');
+    buf_append(&b, L->src + s0, L->t[i].s - s0);
+    buf_puts(&b, to);
+    buf_append(&b, L->src + L->t[i].e, s1 - L->t[i].e);
+    buf_putc(&b, ')');
+    char what[96];
+    snprintf(what, sizeof what, "'%.*s' -> '%s'", (int)tlen(L, i), L->src + L->t[i].s, to);
+    add_site(S, MUT_FLIP_BOOL, i, s0, s1, buf_str(&b), b.len, what);
+    buf_free(&b);
+    return 1;
+}
+
 static void gen_flip_bool(sites *S)
 {
     const lex *L = S->L;
     for (int i = 0; i < L->n; i++) {
         if (!in_code(L, i))
             continue;
+        const char *to = NULL;
         if (L->lang == MUT_LANG_C && is(L, i, "&&"))
-            add_tok_site(S, MUT_FLIP_BOOL, i, "||");
+            to = "||";
         else if (L->lang == MUT_LANG_C && is(L, i, "||"))
-            add_tok_site(S, MUT_FLIP_BOOL, i, "&&");
+            to = "&&";
         else if (L->lang == MUT_LANG_PY && is(L, i, "and"))
-            add_tok_site(S, MUT_FLIP_BOOL, i, "or");
+            to = "or";
         else if (L->lang == MUT_LANG_PY && is(L, i, "or"))
-            add_tok_site(S, MUT_FLIP_BOOL, i, "and");
+            to = "and";
+        if (to && !(L->lang == MUT_LANG_C && c_flip_in_chain(S, i, to)))
+            add_tok_site(S, MUT_FLIP_BOOL, i, to);
     }
 }
 
