@@ -316,7 +316,7 @@ static int lex_run(lex *L)
             while (i < L->len) {
                 char d = s[i];
                 /* a pp-number: exponent signs belong to it (even 0x1e+1 in C) */
-                char p = s[i - 1];
+                char p = i > st ? s[i - 1] : 0;
                 if ((d == '+' || d == '-') && (p == 'e' || p == 'E' || p == 'p' || p == 'P'))
                     i++;
                 else if (is_alnum(d) || d == '.')

@@ -195,11 +195,11 @@ static int get_strs(task_strs *out, vctx *c, const cJSON *v, const char *field, 
         int rc = get_str(&out->v[out->n], c, it, sub, max_len, rule);
         if (rc)
             return rc;
-        for (size_t j = 0; j < out->n; j++)
-            if (!strcmp(out->v[j], out->v[out->n]))
+        out->n++;
+        for (size_t j = 0; j + 1 < out->n; j++)
+            if (!strcmp(out->v[j], out->v[out->n - 1]))
                 return field_err(c, RL_EINVAL, field, "\"%s\" appears twice (expected unique entries)",
                                  out->v[j]);
-        out->n++;
     }
     return 0;
 }
