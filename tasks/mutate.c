@@ -104,6 +104,15 @@ typedef struct func_info {
     int indent;            /* Python: column of `def` */
 } func_info;
 
+typedef struct var {
+    size_t s, e;    /* name */
+    size_t ts, te;  /* C: type text (from declaration start to the name) */
+    int array;      /* C: declared with [..] */
+    int loop;       /* C: declared in a for header (scope: that loop) */
+} var;
+
+#define MAX_VARS 64
+
 typedef struct lex {
     const char *src;
     size_t len;
@@ -409,16 +418,112 @@ static int in_code(const lex *L, int i)
 }
 
 /* Ends an operand: a value, a closing bracket. */
+static int c_is_cast_close(const lex *L, int j);
+
 static int ends_operand(const lex *L, int i)
 {
     if (i < 0)
         return 0;
+    if (L->lang == MUT_LANG_C && is(L, i, ")") &&
+        (c_is_cast_close(L, i) || (L->t[i].match > 0 && (is(L, L->t[i].match - 1, "if") ||
+                                                         is(L, L->t[i].match - 1, "for") ||
+                                                         is(L, L->t[i].match - 1, "while") ||
+                                                         is(L, L->t[i].match - 1, "switch")))))
+        return 0; /* "(unsigned char)*s", "for (...) *s = ..": a dereference follows */
     const tok *t = &L->t[i];
     if (t->k == T_NUM || t->k == T_STR)
         return 1;
     if (t->k == T_IDENT)
         return !is_keyword(L, i) || is(L, i, "True") || is(L, i, "False") || is(L, i, "None");
     return is(L, i, ")") || is(L, i, "]");
+}
+
+/* Does the ')' at j close a cast like "(unsigned char)" or "(size_t *)"? */
+static int c_is_cast_close(const lex *L, int j)
+{
+    int o = L->t[j].match;
+    if (o < 0 || o >= j - 1)
+        return 0;
+    for (int k = o + 1; k < j; k++) {
+        int tagged = is_name(L, k) && (is(L, k - 1, "struct") || is(L, k - 1, "enum") || is(L, k - 1, "union"));
+        if (!is_any(L, k, C_TYPE_WORDS) && !looks_like_type(L, k) && !is(L, k, "*") && !tagged)
+            return 0;
+    }
+    return 1;
+}
+
+static int c_collect_vars(const lex *L, int f, int upto, var *v);
+static int c_find_var(const lex *L, int i, var *out);
+
+/* C: 1 if the expression of tokens [s, e] is a pointer, 0 if it is not,
+ * -1 when the lexer cannot tell (calls, casts, arithmetic). Uses the
+ * declarations of the enclosing function. */
+static int c_pointerness(const lex *L, int s, int e)
+{
+    if (s == e && L->t[s].k == T_STR)
+        return L->src[L->t[s].s] != '\''; /* "text" is a pointer, 'c' is not */
+    if (is(L, s, "&") || (s == e && is(L, s, "NULL")))
+        return 1;
+    /* "p + n", "p - 1": pointer arithmetic keeps the pointer */
+    if (s + 2 <= e && (is(L, s + 1, "+") || is(L, s + 1, "-")))
+        return c_pointerness(L, s, s) == 1 ? 1 : -1;
+    if (s != e)
+        return -1;
+    if (L->t[s].k == T_NUM)
+        return 0;
+    var v;
+    if (!c_find_var(L, s, &v))
+        return -1;
+    return v.array || memchr(L->src + v.ts, '*', v.te - v.ts) != NULL;
+}
+
+/* C: the declaration of the plain variable at token i; 0 if unknown. */
+static int c_find_var(const lex *L, int i, var *out)
+{
+    int f = L->t[i].func;
+    if (f < 0 || !is_name(L, i) || is(L, i - 1, ".") || is(L, i - 1, "->"))
+        return 0;
+    var v[MAX_VARS];
+    int n = c_collect_vars(L, f, i, v);
+    size_t ns = L->t[i].s, nl = tlen(L, i);
+    for (int k = 0; k < n; k++)
+        if (v[k].e - v[k].s == nl && !memcmp(L->src + v[k].s, L->src + ns, nl)) {
+            *out = v[k];
+            return 1;
+        }
+    return 0;
+}
+
+/* Type text of a declaration without blanks, into out. */
+static void type_key(const lex *L, const var *v, char *out, size_t max)
+{
+    size_t k = 0;
+    for (size_t i = v->ts; i < v->te && k + 1 < max; i++)
+        if (L->src[i] != ' ' && L->src[i] != '\t' && L->src[i] != '\n')
+            out[k++] = L->src[i];
+    out[k] = '\0';
+}
+
+/* C: are the two arguments pointers of one type? Plain variables compare
+ * their declared types; a string literal matches a char pointer. */
+static int c_same_pointer(const lex *L, int as, int ae, int bs, int be)
+{
+    var va, vb;
+    char ka[128], kb[128];
+    int a_var = as == ae && c_find_var(L, as, &va), b_var = bs == be && c_find_var(L, bs, &vb);
+    int a_str = as == ae && L->t[as].k == T_STR && L->src[L->t[as].s] == '"';
+    int b_str = bs == be && L->t[bs].k == T_STR && L->src[L->t[bs].s] == '"';
+    if (a_var)
+        type_key(L, &va, ka, sizeof ka);
+    if (b_var)
+        type_key(L, &vb, kb, sizeof kb);
+    if (a_var && b_var)
+        return !strcmp(ka, kb) && strchr(ka, '*');
+    if (a_var && b_str)
+        return strstr(ka, "char*") != NULL;
+    if (b_var && a_str)
+        return strstr(kb, "char*") != NULL;
+    return a_str && b_str;
 }
 
 static void match_brackets(lex *L)
@@ -760,6 +865,10 @@ static void gen_arith(sites *S)
                 break; /* unary, or a pointer */
             if (!compound && !py && is(L, i, "*") && !c_star_is_binary(L, i))
                 break;
+            /* C: p - q of two pointers has no '+' counterpart. */
+            if (!py && is(L, i, "-") && c_pointerness(L, i - 1, i - 1) == 1 &&
+                c_pointerness(L, i + 1, i + 1) == 1)
+                break;
             /* Python "text" % args is formatting, not arithmetic. */
             if (py && is(L, i, "%") && L->t[i - 1].k == T_STR)
                 break;
@@ -797,6 +906,9 @@ static void gen_const(sites *S)
         /* Everywhere but #include / #if lines: file-level tables and the
          * values of a #define make realistic bugs too. */
         if (t->k != T_NUM || ((t->flags & TF_PP) && !(t->flags & TF_DEF)))
+            continue;
+        /* "case N:" would collide with its neighbour label. */
+        if (is(L, i - 1, "case"))
             continue;
         /* A file-level "[N]" is an array size: changing it breaks the
          * initializer, not the logic. */
@@ -966,6 +1078,16 @@ static void gen_swap_args(sites *S)
         }
         if (bad)
             continue;
+        /* C: a pointer and a number cannot trade places, nor pointers of
+         * different types; when one side is a pointer the other must be
+         * known to be one of the same type. */
+        if (L->lang == MUT_LANG_C) {
+            int pa = c_pointerness(L, as[0], ae[0]), pb = c_pointerness(L, as[1], ae[1]);
+            if ((pa == 1 || pb == 1) && !c_same_pointer(L, as[0], ae[0], as[1], ae[1]))
+                continue;
+            if (pa >= 0 && pb >= 0 && pa != pb)
+                continue;
+        }
         size_t a0 = L->t[as[0]].s, a1 = L->t[ae[0]].e, b0 = L->t[as[1]].s, b1 = L->t[ae[1]].e;
         if (a1 - a0 == b1 - b0 && !memcmp(L->src + a0, L->src + b0, a1 - a0))
             continue;
@@ -1257,14 +1379,8 @@ static void gen_drop_stmt_py(sites *S)
 
 /* ---- kinds: wrong return ------------------------------------------------------------ */
 
-typedef struct var {
-    size_t s, e;    /* name */
-    size_t ts, te;  /* C: type text (from declaration start to the name) */
-} var;
 
-#define MAX_VARS 64
-
-static int var_add(var *v, int n, const lex *L, int name, int type_start)
+static int var_add(var *v, int n, const lex *L, int name, int type_start, int array)
 {
     if (n >= MAX_VARS)
         return n;
@@ -1272,7 +1388,8 @@ static int var_add(var *v, int n, const lex *L, int name, int type_start)
     for (int k = 0; k < n; k++)
         if (v[k].e - v[k].s == e - s && !memcmp(L->src + v[k].s, L->src + s, e - s))
             return n;
-    v[n] = (var){s, e, type_start >= 0 ? L->t[type_start].s : 0, type_start >= 0 ? L->t[name].s : 0};
+    v[n] = (var){s, e, type_start >= 0 ? L->t[type_start].s : 0, type_start >= 0 ? L->t[name].s : 0, array,
+                 type_start >= 0 && is(L, type_start - 1, "(") && is(L, type_start - 2, "for")};
     return n + 1;
 }
 
@@ -1299,12 +1416,13 @@ static int c_collect_vars(const lex *L, int f, int upto, var *v)
     for (int j = o + 1, st = o + 1; j <= c && c > o; j++) {
         if (j == c || is(L, j, ",")) {
             if (is_name(L, j - 1) && j - 1 > st)
-                n = var_add(v, n, L, j - 1, st);
+                n = var_add(v, n, L, j - 1, st, 0);
             st = j + 1;
         }
     }
     for (int s = c + 2; s < upto; s++) {
-        if (!(L->t[s].flags & TF_BOL) || L->t[s].func != f || !c_is_declaration(L, s))
+        int for_init = is(L, s - 1, "(") && is(L, s - 2, "for");
+        if (!((L->t[s].flags & TF_BOL) || for_init) || L->t[s].func != f || !c_is_declaration(L, s))
             continue;
         int j = s;
         while (j < upto && (L->t[j].k == T_IDENT || is(L, j, "*")) && !is(L, j, ";"))
@@ -1315,7 +1433,7 @@ static int c_collect_vars(const lex *L, int f, int upto, var *v)
         if (j - 1 > s && is_name(L, j - 1) &&
             (is(L, j, "=") || is(L, j, ";") || is(L, j, ",") || is(L, j, "[")) &&
             (b < 0 || L->t[b].match > upto))
-            n = var_add(v, n, L, j - 1, s);
+            n = var_add(v, n, L, j - 1, s, is(L, j, "["));
     }
     return n;
 }
@@ -1331,16 +1449,16 @@ static int py_collect_vars(const lex *L, int f, int upto, var *v)
         }
         if (is_name(L, j) && (is(L, j - 1, "(") || is(L, j - 1, ",") || is(L, j - 1, "*") || is(L, j - 1, "**")) &&
             !is(L, j, "self") && !is(L, j, "cls"))
-            n = var_add(v, n, L, j, -1);
+            n = var_add(v, n, L, j, -1, 0);
     }
     for (int s = c + 1; s < upto; s++) {
         if (L->t[s].func != f)
             continue;
         if ((L->t[s].flags & TF_BOL) && is_name(L, s) && (is(L, s + 1, "=") || is(L, s + 1, ":")) &&
             !is(L, s + 1, "=="))
-            n = var_add(v, n, L, s, -1);
+            n = var_add(v, n, L, s, -1, 0);
         if (is(L, s, "for") && is_name(L, s + 1) && is(L, s + 2, "in"))
-            n = var_add(v, n, L, s + 1, -1);
+            n = var_add(v, n, L, s + 1, -1, 0);
     }
     return n;
 }
@@ -1366,7 +1484,7 @@ static void gen_wrong_return(sites *S)
             continue; /* a global or a constant: no known peers */
         int cand[MAX_VARS], nc = 0;
         for (int k = 0; k < n; k++)
-            if (&v[k] != ret && (py || same_type(L, &v[k], ret)))
+            if (&v[k] != ret && !v[k].loop && (py || same_type(L, &v[k], ret)))
                 cand[nc++] = k;
         if (!nc)
             continue;

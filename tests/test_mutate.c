@@ -310,6 +310,36 @@ START_TEST(test_small_inputs)
     ck_assert_ptr_null(find_site(&l, MUT_WRONG_RETURN, 6, NULL));
     mut_list_free(&l);
 
+    /* Types from declarations: no pointer/number or mixed-pointer swaps,
+     * no '+' between two pointers, casts and loop headers before a '*'
+     * dereference, no case label collisions, no loop-scoped variable. */
+    const char *ty = "typedef struct rb rb;\n"
+                     "int g(rb *r, size_t i, const char *s, const char *t, int *q) {\n"
+                     "    int k = slot(r, i) + f(s, t) + f(s, \"x\") + h(q, s) + h(i, k);\n"
+                     "    for (; *s; s++)\n"
+                     "        *q = (unsigned char)*s;\n"
+                     "    for (int j = 0; j < k; j++)\n"
+                     "        k += j;\n"
+                     "    switch (k) {\n"
+                     "    case 2: return 1;\n"
+                     "    }\n"
+                     "    k = (int)(t - s);\n"
+                     "    return k;\n"
+                     "}\n";
+    enumerate(&l, ty, strlen(ty), MUT_LANG_C, 3);
+    ck_assert_ptr_nonnull(find_site(&l, MUT_SWAP_ARGS, 3, "t, s"));
+    ck_assert_ptr_nonnull(find_site(&l, MUT_SWAP_ARGS, 3, "\"x\", s"));
+    ck_assert_ptr_nonnull(find_site(&l, MUT_SWAP_ARGS, 3, "k, i"));
+    ck_assert_uint_eq(count_kind_line(&l, MUT_SWAP_ARGS, 3), 3); /* not slot(r, i), not h(q, s) */
+    ck_assert_uint_eq(count_kind_line(&l, MUT_ARITH, 4), 0);
+    ck_assert_uint_eq(count_kind_line(&l, MUT_ARITH, 5), 0);
+    ck_assert_ptr_null(find_site(&l, MUT_CONST, 9, "3"));
+    ck_assert_ptr_nonnull(find_site(&l, MUT_CONST, 9, "2")); /* return 1 -> 2 */
+    ck_assert_uint_eq(count_kind_line(&l, MUT_ARITH, 11), 0);   /* t - s */
+    const mut_site *w = find_site(&l, MUT_WRONG_RETURN, 12, NULL);
+    ck_assert_ptr_null(w); /* k's peers: j is out of scope, i is size_t */
+    mut_list_free(&l);
+
     char err[RL_ERR_MAX];
     ck_assert_int_eq(mut_enumerate(&l, "x", 1, MUT_LANG_NONE, 1, err), RL_EINVAL);
     mut_site bad = {MUT_CONST, 1, 5, 9, (char *)"x", (char *)"d", NULL};
