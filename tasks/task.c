@@ -13,6 +13,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "tasks/testres.h"
 
 #include <cJSON.h>
 #include <dirent.h>
@@ -803,4 +804,38 @@ done:
     free(mark);
     free(copy);
     return rc;
+}
+
+/* ---- scoring ---------------------------------------------------------------- */
+
+static size_t count_passed(const task_strs *ids, const tr_report *r, const char **first_fail)
+{
+    size_t n = 0;
+    *first_fail = NULL;
+    for (size_t i = 0; i < ids->n; i++) {
+        if (r && tr_status_of(r, ids->v[i]) == TR_PASS)
+            n++;
+        else if (!*first_fail)
+            *first_fail = ids->v[i];
+    }
+    return n;
+}
+
+void task_score(task_outcome *out, const task *t, const tr_report *r)
+{
+    out->f2p_total = t->fail_to_pass.n;
+    out->p2p_total = t->pass_to_pass.n;
+    out->f2p_pass = count_passed(&t->fail_to_pass, r, &out->first_f2p_fail);
+    out->p2p_pass = count_passed(&t->pass_to_pass, r, &out->first_p2p_fail);
+    out->resolved = out->f2p_pass == out->f2p_total && out->p2p_pass == out->p2p_total;
+}
+
+int task_parse_results(tr_report *out, const task *t, const char *text, size_t len, char *err)
+{
+    switch (t->test_format) {
+    case TASK_FMT_TAP: return tr_parse_tap(out, text, len, err);
+    case TASK_FMT_JUNIT: return tr_parse_junit(out, text, len, err);
+    case TASK_FMT_CHECK: break;
+    }
+    return tr_parse_check(out, text, len, err);
 }

@@ -79,6 +79,27 @@ int task_select(task_set *out, const task_set *all, const char *selector, char *
 /* Frees a selection's array, not the tasks it borrows. */
 void task_select_free(task_set *sel);
 
+/* ---- scoring (the SWE-bench rule) ---- */
+
+struct tr_report;
+
+/* How one test run went for a task. A test the report lacks (crash,
+ * timeout, no output) did not pass. */
+typedef struct task_outcome {
+    size_t f2p_pass, f2p_total;
+    size_t p2p_pass, p2p_total;
+    int resolved;               /* every FAIL_TO_PASS and PASS_TO_PASS test passed */
+    const char *first_f2p_fail; /* first FAIL_TO_PASS id that did not pass, or NULL (borrowed) */
+    const char *first_p2p_fail; /* first PASS_TO_PASS id that did not pass, or NULL */
+} task_outcome;
+
+void task_score(task_outcome *out, const task *t, const struct tr_report *r);
+
+/* Parses a run's output with the task's test_format (for junit, `text` is
+ * the XML of test_result_file). Same contract as the tr_parse_* functions:
+ * out is valid even on error. */
+int task_parse_results(struct tr_report *out, const task *t, const char *text, size_t len, char *err);
+
 const char *task_format_name(task_format f);
 const char *task_split_name(task_split s);
 const char *task_kind_name(task_kind k);

@@ -9,6 +9,7 @@
 #include "common/fsutil.h"
 #include "common/limits.h"
 #include "tasks/task.h"
+#include "tasks/testres.h"
 
 #include <cJSON.h>
 #include <check.h>
@@ -375,6 +376,61 @@ START_TEST(test_task_select)
 }
 END_TEST
 
+/* ---- scoring ---------------------------------------------------------------- */
+
+static void score_text(task_outcome *o, const task *t, const char *text)
+{
+    tr_report r;
+    char err[RL_ERR_MAX];
+    task_parse_results(&r, t, text, strlen(text), err);
+    task_score(o, t, &r);
+    tr_report_free(&r);
+}
+
+START_TEST(test_task_score)
+{
+    task_set s;
+    char err[RL_ERR_MAX];
+    ck_assert_msg(task_set_load(&s, DATA "/set", REPOS, err) == 0, "%s", err);
+    const task *a = task_set_find(&s, "alpha-one"); /* F2P test_leap_1900; P2P test_leap_2000, test_leap_4 */
+    task_outcome o;
+    score_text(&o, a, "t.c:1:P:c:test_leap_1900:0: Passed\nt.c:2:P:c:test_leap_2000:0: Passed\n"
+                      "t.c:3:P:c:test_leap_4:0: Passed\n");
+    ck_assert_int_eq(o.resolved, 1);
+    ck_assert_uint_eq(o.f2p_pass, 1);
+    ck_assert_uint_eq(o.p2p_pass, 2);
+    ck_assert_ptr_null(o.first_f2p_fail);
+    /* the failing test still fails */
+    score_text(&o, a, "t.c:1:F:c:test_leap_1900:0: 1900 is not leap\nt.c:2:P:c:test_leap_2000:0: Passed\n"
+                      "t.c:3:P:c:test_leap_4:0: Passed\n");
+    ck_assert_int_eq(o.resolved, 0);
+    ck_assert_uint_eq(o.f2p_pass, 0);
+    ck_assert_str_eq(o.first_f2p_fail, "test_leap_1900");
+    ck_assert_ptr_null(o.first_p2p_fail);
+    /* the binary died before test_leap_4: missing counts as failed */
+    score_text(&o, a, "t.c:1:P:c:test_leap_1900:0: Passed\nt.c:2:P:c:test_leap_2000:0: Passed\nSegmentation fault\n");
+    ck_assert_int_eq(o.resolved, 0);
+    ck_assert_uint_eq(o.p2p_pass, 1);
+    ck_assert_str_eq(o.first_p2p_fail, "test_leap_4");
+    /* no output at all (compile error, timeout) */
+    task_score(&o, a, NULL);
+    ck_assert_int_eq(o.resolved, 0);
+    ck_assert_uint_eq(o.f2p_pass + o.p2p_pass, 0);
+    ck_assert_uint_eq(o.f2p_total + o.p2p_total, 3);
+
+    /* the parser follows test_format */
+    score_text(&o, task_set_find(&s, "beta-py"),
+               "<testsuites><testsuite><testcase name=\"test_parse_date\"/>"
+               "<testcase name=\"test_parse_time[12:00]\"/></testsuite></testsuites>");
+    ck_assert_int_eq(o.resolved, 1);
+    score_text(&o, task_set_find(&s, "gamma-gen-7-0"), "1..2\nok 1 - adds two numbers\nnot ok 2 - subtracts\n");
+    ck_assert_int_eq(o.resolved, 0);
+    ck_assert_uint_eq(o.f2p_pass, 1);
+    ck_assert_str_eq(o.first_p2p_fail, "subtracts");
+    task_set_free(&s);
+}
+END_TEST
+
 /* ---- harness list --------------------------------------------------------- */
 
 /* Runs a shell command; returns its exit code and its stdout (caller frees). */
@@ -455,6 +511,7 @@ Suite *tasks_suite(void)
     tcase_add_test(tc, test_task_round_trip);
     tcase_add_test(tc, test_task_set_load);
     tcase_add_test(tc, test_task_select);
+    tcase_add_test(tc, test_task_score);
     tcase_add_test(tc, test_cmd_list);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
