@@ -10,5 +10,6 @@ int cmd_run(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);
+int cmd_list(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@ typedef struct command {
 static const command COMMANDS[] = {
     {"exec", cmd_exec, "run a command in a directory under the sandbox"},
     {"report", cmd_report, "summarize trajectory records: pass rates, GRPO groups, utilization"},
+    {"list", cmd_list, "validate and list the tasks"},
 };
 
 static void usage(FILE *f)

@@ -48,13 +48,16 @@ typedef struct task {
 } task;
 
 /* Parses and validates one task file. repos_dir ("repos") is checked for
- * the repo folder. */
+ * the repo folder (NULL skips that check). The first problem found gives
+ * one line: `FILE: field "NAME": expected ...`. */
 int task_load(task **out, const char *path, const char *repos_dir, char *err);
-/* Same from a JSON string; `path` is used in messages only. */
+/* Same from a JSON string; `path` is used in messages, and when it ends
+ * in ".json" its base name must equal instance_id. */
 int task_parse(task **out, const char *json, const char *path, const char *repos_dir, char *err);
 void task_free(task *t);
 
-/* The task as JSON (the file format); caller frees. */
+/* The task as JSON (the file format, fields in README order); caller
+ * frees with free(). NULL on allocation failure. */
 char *task_to_json(const task *t);
 
 typedef struct task_set {
@@ -62,8 +65,8 @@ typedef struct task_set {
     size_t n;
 } task_set;
 
-/* Loads every .json file in tasks_dir and under tasks_dir/generated/ (recursively), sorted by
- * instance_id. Fails on the first bad file or a duplicate instance_id. */
+/* Loads the *.json files of tasks_dir and of tasks_dir/generated/
+ * (recursively), sorted by instance_id. Fails on the first bad file or a duplicate instance_id. */
 int task_set_load(task_set *out, const char *tasks_dir, const char *repos_dir, char *err);
 void task_set_free(task_set *s);
 /* The task with that id, or NULL. */
@@ -73,9 +76,36 @@ task *task_set_find(const task_set *s, const char *instance_id);
  * id, a glob (fnmatch), `split:train|heldout`, `repo:NAME`, `kind:K`,
  * `all`. Fills out with borrowed pointers in set order, without duplicates. */
 int task_select(task_set *out, const task_set *all, const char *selector, char *err);
+/* Frees a selection's array, not the tasks it borrows. */
+void task_select_free(task_set *sel);
+
+/* ---- scoring (the SWE-bench rule) ---- */
+
+struct tr_report;
+
+/* How one test run went for a task. A test the report lacks (crash,
+ * timeout, no output) did not pass. */
+typedef struct task_outcome {
+    size_t f2p_pass, f2p_total;
+    size_t p2p_pass, p2p_total;
+    int resolved;               /* every FAIL_TO_PASS and PASS_TO_PASS test passed */
+    const char *first_f2p_fail; /* first FAIL_TO_PASS id that did not pass, or NULL (borrowed) */
+    const char *first_p2p_fail; /* first PASS_TO_PASS id that did not pass, or NULL */
+} task_outcome;
+
+void task_score(task_outcome *out, const task *t, const struct tr_report *r);
+
+/* Parses a run's output with the task's test_format (for junit, `text` is
+ * the XML of test_result_file). Same contract as the tr_parse_* functions:
+ * out is valid even on error. */
+int task_parse_results(struct tr_report *out, const task *t, const char *text, size_t len, char *err);
 
 const char *task_format_name(task_format f);
 const char *task_split_name(task_split s);
 const char *task_kind_name(task_kind k);
+/* Name -> enum value; -1 for an unknown name. */
+int task_format_from_name(const char *s);
+int task_split_from_name(const char *s);
+int task_kind_from_name(const char *s);
 
 #endif
