@@ -213,6 +213,14 @@
  * writer emits one delete-all/insert-all run, still a correct diff. */
 #define RL_DIFF_EDITS_MAX 1024
 
+/* Candidate bugs the generator considers per repository: every site of a
+ * 400-line library is a few hundred; the cap bounds a pathological file. */
+#define RL_GEN_MAX_CANDIDATES 20000
+
+/* One generated task in this many (by id hash) is held out, in the
+ * repositories that are not held out entirely: 20%. */
+#define RL_GEN_HELDOUT_EVERY 5
+
 /* ---- harness: tools, template, episode ------------------------------- */
 
 /* A junit result file larger than this is not a real pytest report of a

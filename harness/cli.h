@@ -8,6 +8,8 @@ int cmd_exec(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);
 int cmd_list(int argc, char **argv);

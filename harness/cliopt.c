@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int cliopt_long(long *out, const char *s, long lo, long hi)
 {
@@ -153,4 +154,10 @@ int cliopt_seeds(uint64_t *out, size_t *n, size_t max, const char *s, char *err)
     if (*n == 0)
         return rl_err(err, RL_EINVAL, "seeds '%s': expected at least one seed", s);
     return 0;
+}
+
+long cliopt_workers(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? n : 1;
 }

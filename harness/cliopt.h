@@ -23,4 +23,7 @@ int cliopt_seeds(uint64_t *out, size_t *n, size_t max, const char *s, char *err)
 int cliopt_long(long *out, const char *s, long lo, long hi);
 int cliopt_double(double *out, const char *s, double lo, double hi);
 
+/* Default worker count: the online CPUs. */
+long cliopt_workers(void);
+
 #endif

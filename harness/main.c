@@ -11,9 +11,15 @@ typedef struct command {
 } command;
 
 static const command COMMANDS[] = {
-    {"exec", cmd_exec, "run a command in a directory under the sandbox"},
+    {"run", cmd_run, "run one episode of a task with a policy, with a transcript"},
+    {"batch", cmd_batch, "run many episodes in parallel workers (resumable)"},
+    {"experiment", cmd_experiment, "run an experiment file: named runs of tasks x config x seeds"},
     {"report", cmd_report, "summarize trajectory records: pass rates, GRPO groups, utilization"},
+    {"show", cmd_show, "render a recorded trajectory with token accounting per turn"},
     {"list", cmd_list, "validate and list the tasks"},
+    {"validate", cmd_validate, "check tasks: base fails where it should, the gold patch fixes it"},
+    {"gen", cmd_gen, "synthesize validated bug tasks by mutating a repository"},
+    {"exec", cmd_exec, "run a command in a directory under the sandbox"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,460 @@
+/* cmd_gen.c - `harness gen`: synthesize validated bugs by mutation.
+ *
+ * In the spirit of SWE-smith: every non-test source file of a repository
+ * is lexed for mutation sites (tasks/mutate.h); candidates are tried in
+ * the seed's order, each validated in a sandboxed work tree: the tests
+ * must run, at least one must fail at the base, two base runs must agree,
+ * and the gold patch (the reverse diff) must make every test pass.
+ * Candidates whose mutated source was already seen are dropped before any
+ * test runs. Test command, format and protected paths come from the
+ * repository's hand-written tasks; the split holds out every repository
+ * whose hand-written tasks are all held out, and a fixed share (1 in
+ * RL_GEN_HELDOUT_EVERY by id hash) of the others.
+ */
+#include "harness/cli.h"
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/fsutil.h"
+#include "common/limits.h"
+#include "harness/cliopt.h"
+#include "harness/pool.h"
+#include "harness/testrun.h"
+#include "harness/validate.h"
+#include "harness/workspace.h"
+#include "tasks/diff.h"
+#include "tasks/mutate.h"
+#include "tasks/task.h"
+
+#include <cJSON.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct src_file {
+    char *path; /* relative to the repo */
+    char *text;
+    size_t len;
+    mut_list sites;
+} src_file;
+
+typedef struct cand {
+    size_t file, site;
+    char *bug, *fix; /* diffs */
+} cand;
+
+typedef struct gen_ctx {
+    const char *repo;
+    const task *profile;   /* a hand-written task of the repo */
+    src_file *files;
+    size_t nfiles;
+    cand *cands;
+    size_t ncands;
+    char **results;        /* per candidate, from the workers */
+    uint64_t seed;
+    pool_progress prog;
+    size_t accepted, tried;
+} gen_ctx;
+
+static uint64_t fnv(const char *s, size_t n, uint64_t h)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+static int collect(gen_ctx *g, const char *root, const char *rel, int depth, char *err)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s%s%s", root, rel[0] ? "/" : "", rel);
+    DIR *d = opendir(dir);
+    if (!d)
+        return rl_err(err, RL_ENOENT, "%s: cannot open directory", dir);
+    struct dirent *e;
+    char **names = NULL;
+    size_t n = 0;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' && (names = realloc(names, (n + 1) * sizeof *names)))
+            names[n++] = strdup(e->d_name);
+    closedir(d);
+    for (size_t i = 0; i < n; i++) /* sorted: the same seed gives the same tasks */
+        for (size_t j = i + 1; j < n; j++)
+            if (strcmp(names[j], names[i]) < 0) {
+                char *t = names[i];
+                names[i] = names[j];
+                names[j] = t;
+            }
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        char r2[1024], full[4096];
+        snprintf(r2, sizeof r2, "%s%s%s", rel, rel[0] ? "/" : "", names[i]);
+        snprintf(full, sizeof full, "%s/%s", root, r2);
+        struct stat st;
+        if (!rc && lstat(full, &st) == 0) {
+            if (S_ISDIR(st.st_mode) && depth < 4 && strcmp(names[i], "build"))
+                rc = collect(g, root, r2, depth + 1, err);
+            else if (S_ISREG(st.st_mode) && mut_lang_of_path(r2) != MUT_LANG_NONE && !mut_is_test_path(r2)) {
+                src_file f = {0};
+                f.path = strdup(r2);
+                if ((rc = fs_read_file(&f.text, &f.len, full, RL_MUT_SRC_MAX, err)) == 0) {
+                    rc = mut_enumerate(&f.sites, f.text, f.len, mut_lang_of_path(r2),
+                                       g->seed ^ fnv(r2, strlen(r2), 1469598103934665603ULL), err);
+                    g->files = realloc(g->files, (g->nfiles + 1) * sizeof *g->files);
+                    g->files[g->nfiles++] = f;
+                }
+            }
+        }
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+/* Candidates round-robin over files, so the first tasks are spread over
+ * the repository; identical mutated sources are dropped. */
+static int make_candidates(gen_ctx *g, char *err)
+{
+    size_t most = 0, cap = 0;
+    for (size_t f = 0; f < g->nfiles; f++)
+        most = g->files[f].sites.n > most ? g->files[f].sites.n : most;
+    uint64_t *seen = NULL;
+    size_t nseen = 0;
+    for (size_t k = 0; k < most && g->ncands < RL_GEN_MAX_CANDIDATES; k++) {
+        for (size_t f = 0; f < g->nfiles; f++) {
+            src_file *sf = &g->files[f];
+            if (k >= sf->sites.n)
+                continue;
+            char *mut;
+            size_t ml;
+            if (mut_apply(&mut, &ml, sf->text, sf->len, &sf->sites.v[k], err) < 0)
+                continue;
+            uint64_t h = fnv(mut, ml, fnv(sf->path, strlen(sf->path), 1469598103934665603ULL));
+            int dup = ml == sf->len && !memcmp(mut, sf->text, ml);
+            for (size_t i = 0; i < nseen && !dup; i++)
+                dup = seen[i] == h;
+            if (dup) {
+                free(mut);
+                continue;
+            }
+            seen = realloc(seen, (nseen + 1) * sizeof *seen);
+            seen[nseen++] = h;
+            buf_t bug, fix;
+            buf_init(&bug, RL_TASK_DIFF_MAX);
+            buf_init(&fix, RL_TASK_DIFF_MAX);
+            int rc = diff_unified(&bug, sf->path, sf->text, sf->len, mut, ml, err);
+            if (rc == 0)
+                rc = diff_unified(&fix, sf->path, mut, ml, sf->text, sf->len, err);
+            free(mut);
+            if (rc < 0 || !bug.len) {
+                buf_free(&bug);
+                buf_free(&fix);
+                continue;
+            }
+            if (g->ncands == cap) {
+                cap = cap ? cap * 2 : 256;
+                g->cands = realloc(g->cands, cap * sizeof *g->cands);
+            }
+            g->cands[g->ncands++] = (cand){f, k, buf_detach(&bug, NULL), buf_detach(&fix, NULL)};
+        }
+    }
+    free(seen);
+    return 0;
+}
+
+/* A task for a candidate, its tests still to be filled in. */
+static task *cand_task(const gen_ctx *g, size_t i)
+{
+    const cand *c = &g->cands[i];
+    const task *p = g->profile;
+    task *t = calloc(1, sizeof *t);
+    char id[128];
+    snprintf(id, sizeof id, "%s__gen%llu_%04zu", g->repo, (unsigned long long)g->seed, i);
+    t->instance_id = strdup(id);
+    t->repo = strdup(g->repo);
+    t->bug = c->bug;
+    t->patch = c->fix;
+    t->test_cmd = p->test_cmd;
+    t->test_format = p->test_format;
+    t->test_result_file = p->test_result_file;
+    t->timeout_s = p->timeout_s;
+    return t;
+}
+
+/* In a worker: validate candidate idx; result "ok|no failed... | passed..." */
+static void gen_run(void *user, size_t idx, int slot, buf_t *out)
+{
+    gen_ctx *g = user;
+    task *t = cand_task(g, idx);
+    char err[RL_ERR_MAX];
+    ws_opts wo;
+    ws_opts_default(&wo);
+    ws_tree *ws;
+    if (ws_open(&ws, &wo, t->repo, t->instance_id, t->bug, 2000 + slot, err) < 0) {
+        buf_printf(out, "no bug does not apply: %s", err);
+        goto done;
+    }
+    testrun r[2];
+    int ok = testrun_run(&r[0], t, ws_path(ws), err) == 0;
+    ok = ok && testrun_run(&r[1], t, ws_path(ws), err) == 0;
+    if (!ok) {
+        buf_printf(out, "no sandbox: %s", err);
+        ws_free(ws);
+        goto done;
+    }
+    const char **failed, **passed;
+    size_t nf, np;
+    val_split(&r[0].report, &failed, &nf, &passed, &np);
+    int same = r[0].report.n == r[1].report.n;
+    for (size_t i = 0; same && i < r[0].report.n; i++)
+        same = tr_status_of(&r[1].report, r[0].report.cases[i].name) == r[0].report.cases[i].status;
+    if (r[0].report.n == 0)
+        buf_puts(out, "no tests did not run at the base (build error)");
+    else if (!nf)
+        buf_puts(out, "no no test fails at the base");
+    else if (!same)
+        buf_puts(out, "no flaky: two base runs disagree");
+    else {
+        /* the gold patch must make every test pass */
+        t->fail_to_pass.v = (char **)failed;
+        t->fail_to_pass.n = nf;
+        t->pass_to_pass.v = (char **)passed;
+        t->pass_to_pass.n = np;
+        val_result v;
+        if (val_task(&v, t, ws, 1, err) < 0)
+            buf_printf(out, "no %s", err);
+        else if (!v.ok)
+            buf_printf(out, "no %s", v.why);
+        else {
+            buf_puts(out, "ok");
+            for (size_t i = 0; i < nf; i++)
+                buf_printf(out, "%s%s", i ? "," : " ", failed[i]);
+            buf_puts(out, " |");
+            for (size_t i = 0; i < np; i++)
+                buf_printf(out, "%s%s", i ? "," : " ", passed[i]);
+        }
+        t->fail_to_pass.v = t->pass_to_pass.v = NULL;
+    }
+    free(failed);
+    free(passed);
+    testrun_free(&r[0]);
+    testrun_free(&r[1]);
+    ws_free(ws);
+done:
+    free(t->instance_id);
+    free(t->repo);
+    free(t);
+}
+
+static void gen_done(void *user, size_t idx, const char *line)
+{
+    gen_ctx *g = user;
+    g->results[idx] = strdup(line);
+}
+
+static void gen_died(void *user, size_t idx, const char *why)
+{
+    gen_ctx *g = user;
+    char line[200];
+    snprintf(line, sizeof line, "no %s", why);
+    g->results[idx] = strdup(line);
+}
+
+static void gen_tick(void *user, size_t done, size_t total)
+{
+    gen_ctx *g = user;
+    char extra[64];
+    snprintf(extra, sizeof extra, "accepted so far %zu", g->accepted);
+    pool_progress_show(&g->prog, done, total, extra);
+}
+
+static cJSON *names_json(const char *list)
+{
+    cJSON *a = cJSON_CreateArray();
+    char *dup = strdup(list), *save = NULL;
+    for (char *s = strtok_r(dup, ", ", &save); s; s = strtok_r(NULL, ", ", &save))
+        cJSON_AddItemToArray(a, cJSON_CreateString(s));
+    free(dup);
+    return a;
+}
+
+static int write_task(gen_ctx *g, size_t i, const char *line, int heldout_repo, const char *outdir, char *err)
+{
+    const cand *c = &g->cands[i];
+    const src_file *f = &g->files[c->file];
+    const mut_site *s = &f->sites.v[c->site];
+    char id[128];
+    snprintf(id, sizeof id, "%s__gen%llu_%04zu", g->repo, (unsigned long long)g->seed, i);
+    const char *bar = strchr(line, '|');
+    char *f2p = strndup(line + 3, bar ? (size_t)(bar - line - 3) : strlen(line + 3));
+    const task *p = g->profile;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "instance_id", id);
+    cJSON_AddStringToObject(o, "repo", g->repo);
+    buf_t ps;
+    buf_init(&ps, RL_TASK_PROBLEM_MAX);
+    buf_printf(&ps, "After a recent change, tests of %s fail: %s.\n\n"
+                    "Running the test suite shows the failure. The tests describe the intended "
+                    "behaviour; fix the library code so that they pass again.",
+               g->repo, f2p);
+    cJSON_AddStringToObject(o, "problem_statement", buf_str(&ps));
+    buf_free(&ps);
+    cJSON_AddStringToObject(o, "bug", c->bug);
+    cJSON_AddStringToObject(o, "patch", c->fix);
+    cJSON_AddItemToObject(o, "FAIL_TO_PASS", names_json(f2p));
+    cJSON_AddItemToObject(o, "PASS_TO_PASS", names_json(bar ? bar + 1 : ""));
+    cJSON_AddStringToObject(o, "test_cmd", p->test_cmd);
+    cJSON_AddStringToObject(o, "test_format", task_format_name(p->test_format));
+    if (p->test_result_file)
+        cJSON_AddStringToObject(o, "test_result_file", p->test_result_file);
+    cJSON *prot = cJSON_AddArrayToObject(o, "protected_paths");
+    for (size_t k = 0; k < p->protected_paths.n; k++)
+        cJSON_AddItemToArray(prot, cJSON_CreateString(p->protected_paths.v[k]));
+    cJSON_AddNumberToObject(o, "timeout_s", p->timeout_s);
+    int held = heldout_repo || fnv(id, strlen(id), 1469598103934665603ULL) % RL_GEN_HELDOUT_EVERY == 0;
+    cJSON_AddStringToObject(o, "split", held ? "heldout" : "train");
+    cJSON_AddStringToObject(o, "kind", "generated");
+    cJSON *gen = cJSON_AddObjectToObject(o, "generator");
+    cJSON_AddNumberToObject(gen, "seed", (double)g->seed);
+    cJSON_AddStringToObject(gen, "mutation", mut_kind_name(s->kind));
+    cJSON_AddStringToObject(gen, "file", f->path);
+    cJSON_AddNumberToObject(gen, "line", s->line);
+    char *js = cJSON_Print(o);
+    cJSON_Delete(o);
+    free(f2p);
+    char path[4400];
+    snprintf(path, sizeof path, "%.4000s/%s.json", outdir, id);
+    int rc = js ? fs_write_atomic(path, js, strlen(js), err) : rl_err(err, RL_ENOMEM, "gen: out of memory");
+    free(js);
+    return rc;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: harness gen --repo NAME --count N --seed S [--out DIR] [--workers N] [--progress bar|plain]\n"
+               "Mutates the repository's sources, validates each candidate bug in the sandbox, and\n"
+               "writes N tasks to DIR/NAME/ (default tasks/generated). Same seed, same tasks.\n");
+}
+
+int cmd_gen(int argc, char **argv)
+{
+    const char *repo = NULL, *out = "tasks/generated";
+    long count = 0, seed = 1, workers = cliopt_workers();
+    int bar = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--repo") && i + 1 < argc) {
+            repo = argv[++i];
+        } else if (!strcmp(a, "--out") && i + 1 < argc) {
+            out = argv[++i];
+        } else if (!strcmp(a, "--count") && i + 1 < argc) {
+            if (cliopt_long(&count, argv[++i], 1, 100000) < 0) {
+                fprintf(stderr, "harness gen: --count: expected 1-100000, got '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(a, "--seed") && i + 1 < argc) {
+            if (cliopt_long(&seed, argv[++i], 0, 0x7fffffffL) < 0) {
+                fprintf(stderr, "harness gen: --seed: expected 0-2147483647, got '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(a, "--workers") && i + 1 < argc) {
+            if (cliopt_long(&workers, argv[++i], 1, 256) < 0) {
+                fprintf(stderr, "harness gen: --workers: expected 1-256, got '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(a, "--progress") && i + 1 < argc) {
+            bar = !strcmp(argv[++i], "bar");
+        } else {
+            fprintf(stderr, "harness gen: unexpected argument '%s' (see --help)\n", a);
+            return 2;
+        }
+    }
+    if (!repo || !count) {
+        usage(stderr);
+        return 2;
+    }
+    char err[RL_ERR_MAX];
+    task_set all;
+    if (task_set_load(&all, "tasks", "repos", err) < 0) {
+        fprintf(stderr, "harness gen: %s\n", err);
+        return 1;
+    }
+    /* the repo's hand-written tasks give the test command; held out when all are */
+    const task *profile = NULL;
+    int heldout_repo = 1;
+    for (size_t i = 0; i < all.n; i++) {
+        const task *t = all.v[i];
+        if (strcmp(t->repo, repo) || t->kind == TASK_KIND_GENERATED)
+            continue;
+        if (!profile)
+            profile = t;
+        heldout_repo &= t->split == TASK_SPLIT_HELDOUT;
+    }
+    if (!profile) {
+        fprintf(stderr, "harness gen: --repo %s: no hand-written task of this repository to take the test "
+                        "command from (add one to tasks/)\n", repo);
+        task_set_free(&all);
+        return 2;
+    }
+    gen_ctx g = {.repo = repo, .profile = profile, .seed = (uint64_t)seed};
+    char root[4096], outdir[4096];
+    snprintf(root, sizeof root, "repos/%s", repo);
+    snprintf(outdir, sizeof outdir, "%s/%s", out, repo);
+    int rc = collect(&g, root, "", 0, err);
+    if (rc == 0)
+        rc = make_candidates(&g, err);
+    if (rc == 0)
+        rc = fs_mkdirs(outdir, err);
+    if (rc < 0) {
+        fprintf(stderr, "harness gen: %s\n", err);
+        task_set_free(&all);
+        return 1;
+    }
+    fprintf(stderr, "gen %s: %zu source files, %zu distinct candidates, seed %ld\n", repo, g.nfiles, g.ncands, seed);
+    g.results = calloc(g.ncands + 1, sizeof *g.results);
+    pool_progress_init(&g.prog, bar, "candidates");
+    /* validate in chunks; accept in candidate order so the result does
+     * not depend on which worker finished first */
+    size_t next = 0, chunk = (size_t)workers * 4;
+    size_t *jobs = calloc(chunk, sizeof *jobs);
+    while (g.accepted < (size_t)count && next < g.ncands && rc == 0) {
+        size_t n = 0;
+        while (n < chunk && next + n < g.ncands)
+            jobs[n] = next + n, n++;
+        pool_cbs cb = {gen_run, gen_done, gen_died, gen_tick, &g};
+        rc = pool_run(jobs, n, (int)workers, &cb, err);
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            size_t c = next + i;
+            g.tried++;
+            const char *line = g.results[c] ? g.results[c] : "no";
+            if (g.accepted < (size_t)count && !strncmp(line, "ok ", 3)) {
+                if ((rc = write_task(&g, c, line, heldout_repo, outdir, err)) == 0)
+                    g.accepted++;
+            }
+        }
+        next += n;
+    }
+    if (rc < 0)
+        fprintf(stderr, "harness gen: %s\n", err);
+    fprintf(stderr, "gen %s: %zu tasks written to %s (%zu candidates validated)\n", repo, g.accepted, outdir, g.tried);
+    for (size_t i = 0; i < g.ncands; i++) {
+        free(g.cands[i].bug);
+        free(g.cands[i].fix);
+        free(g.results[i]);
+    }
+    for (size_t f = 0; f < g.nfiles; f++) {
+        free(g.files[f].path);
+        free(g.files[f].text);
+        mut_list_free(&g.files[f].sites);
+    }
+    free(g.files);
+    free(g.cands);
+    free(g.results);
+    free(jobs);
+    task_set_free(&all);
+    return rc < 0 || g.accepted < (size_t)count ? 1 : 0;
+}

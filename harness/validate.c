@@ -1,0 +1,116 @@
+/* validate.c - the base fails where it should, the gold patch fixes it. */
+#include "harness/validate.h"
+
+#include "common/err.h"
+#include "harness/testrun.h"
+#include "harness/workspace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void val_split(const tr_report *r, const char ***failed, size_t *nf, const char ***passed, size_t *np)
+{
+    *failed = calloc(r->n + 1, sizeof **failed);
+    *passed = calloc(r->n + 1, sizeof **passed);
+    *nf = *np = 0;
+    if (!*failed || !*passed)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->cases[i].status == TR_PASS)
+            (*passed)[(*np)++] = r->cases[i].name;
+        else if (r->cases[i].status != TR_SKIP)
+            (*failed)[(*nf)++] = r->cases[i].name;
+    }
+}
+
+/* Checks one run against the expectation; fills why on the first miss. */
+static int expect(const testrun *r, const task *t, int gold, char *why, size_t n)
+{
+    const char *stage = gold ? "with the gold patch" : "at the base";
+    if (r->report.n == 0) {
+        const char *out = r->sb.out ? r->sb.out : "";
+        size_t len = strlen(out);
+        snprintf(why, n, "%s: no test results (exit %d): %.200s", stage, sb_result_status(&r->sb),
+                 len > 200 ? out + len - 200 : out);
+        return 0;
+    }
+    for (size_t i = 0; i < t->fail_to_pass.n; i++) {
+        tr_status s = tr_status_of(&r->report, t->fail_to_pass.v[i]);
+        if (gold ? s != TR_PASS : s == TR_PASS) {
+            snprintf(why, n, "%s: FAIL_TO_PASS test %s %s (expected it to %s)", stage, t->fail_to_pass.v[i],
+                     s == TR_MISSING ? "was not reported" : tr_status_name(s), gold ? "pass" : "fail");
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < t->pass_to_pass.n; i++) {
+        tr_status s = tr_status_of(&r->report, t->pass_to_pass.v[i]);
+        if (s != TR_PASS) {
+            snprintf(why, n, "%s: PASS_TO_PASS test %s %s (expected it to pass)", stage, t->pass_to_pass.v[i],
+                     s == TR_MISSING ? "was not reported" : tr_status_name(s));
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int same_outcome(const tr_report *a, const tr_report *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (tr_status_of(b, a->cases[i].name) != a->cases[i].status)
+            return 0;
+    return 1;
+}
+
+int val_task(val_result *out, const task *t, struct ws_tree *ws, int base_runs, char *err)
+{
+    memset(out, 0, sizeof *out);
+    out->f2p = t->fail_to_pass.n;
+    out->p2p = t->pass_to_pass.n;
+    int rc = ws_reset(ws, err);
+    if (rc < 0)
+        return rc;
+    testrun base[2];
+    memset(base, 0, sizeof base);
+    double t0 = now_ms();
+    for (int i = 0; i < base_runs && i < 2; i++)
+        if ((rc = testrun_run(&base[i], t, ws_path(ws), err)) < 0) {
+            for (int k = 0; k <= i; k++)
+                testrun_free(&base[k]);
+            return rc;
+        }
+    out->base_ms = (now_ms() - t0) / (base_runs > 1 ? 2 : 1);
+    out->ok = expect(&base[0], t, 0, out->why, sizeof out->why);
+    if (out->ok && base_runs > 1 && !same_outcome(&base[0].report, &base[1].report)) {
+        out->ok = 0;
+        snprintf(out->why, sizeof out->why, "at the base: two runs disagree (flaky)");
+    }
+    for (int i = 0; i < base_runs && i < 2; i++)
+        testrun_free(&base[i]);
+    if (!out->ok)
+        return 0;
+    char aerr[RL_ERR_MAX];
+    if (ws_apply(ws, t->patch, aerr) < 0) {
+        out->ok = 0;
+        snprintf(out->why, sizeof out->why, "gold patch does not apply: %.300s", aerr);
+        return 0;
+    }
+    testrun gold;
+    t0 = now_ms();
+    if ((rc = testrun_run(&gold, t, ws_path(ws), err)) < 0)
+        return rc;
+    out->gold_ms = now_ms() - t0;
+    out->ok = expect(&gold, t, 1, out->why, sizeof out->why);
+    testrun_free(&gold);
+    return ws_reset(ws, err);
+}
