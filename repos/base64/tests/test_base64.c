@@ -68,6 +68,11 @@ START_TEST(test_decode_rfc_vectors)
     ck_assert_str_eq(dec("Zm9vYg==", B64_STANDARD), "foob");
     ck_assert_str_eq(dec("Zm9vYmE=", B64_STANDARD), "fooba");
     ck_assert_str_eq(dec("Zm9vYmFy", B64_STANDARD), "foobar");
+    /* the returned lengths, not only the text */
+    uint8_t out[8];
+    ck_assert_int_eq(b64_decode(out, sizeof out, "Zg==", 4, B64_STANDARD), 1);
+    ck_assert_int_eq(b64_decode(out, sizeof out, "Zm8=", 4, B64_STANDARD), 2);
+    ck_assert_int_eq(b64_decode(out, sizeof out, "Zm9vYmE=", 8, B64_STANDARD), 5);
 }
 END_TEST
 
@@ -75,6 +80,8 @@ START_TEST(test_decode_text)
 {
     ck_assert_str_eq(dec("aGVsbG8gd29ybGQ=", B64_STANDARD), "hello world");
     ck_assert_str_eq(dec("eno=", B64_STANDARD), "zz");
+    ck_assert_str_eq(dec("ZnV6enk=", B64_STANDARD), "fuzzy");
+    ck_assert_str_eq(dec("QmFzZTY0IGlzIGZ1bg==", B64_STANDARD), "Base64 is fun");
     ck_assert_str_eq(dec("VGhlIHF1aWNrIGJyb3duIGZveA==", B64_STANDARD), "The quick brown fox");
 }
 END_TEST
