@@ -566,28 +566,13 @@ static const ws_entry *ents_find(const ws_tree *t, const char *path)
 
 /* ---- open / free ------------------------------------------------------ */
 
-/* Work trees live on tmpfs when the machine has one: a reset is then a
- * few hundred microseconds of CPU instead of waiting on the disk. The
- * folder is keyed by the checkout's path so two checkouts never share
- * slots. RL_WS_ROOT overrides; build/ws is the fallback. */
+/* RL_WS_ROOT overrides the default build/ws. (Not /dev/shm: the sandbox
+ * gives every command a private /dev/shm, which would hide a work tree
+ * kept there.) */
 static const char *default_root(void)
 {
-    static char root[512];
-    if (root[0])
-        return root;
     const char *env = getenv("RL_WS_ROOT");
-    char cwd[4096];
-    if (env && env[0]) {
-        snprintf(root, sizeof root, "%s", env);
-    } else if (access("/dev/shm", W_OK) == 0 && getcwd(cwd, sizeof cwd)) {
-        uint64_t h = 1469598103934665603ULL;
-        for (const char *p = cwd; *p; p++)
-            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-        snprintf(root, sizeof root, "/dev/shm/rl-ws-%016llx", (unsigned long long)h);
-    } else {
-        snprintf(root, sizeof root, "build/ws");
-    }
-    return root;
+    return env && env[0] ? env : "build/ws";
 }
 
 void ws_opts_default(ws_opts *o)

@@ -38,9 +38,8 @@
 typedef struct ws_tree ws_tree;
 
 typedef struct ws_opts {
-    const char *root;      /* workspace root; default $RL_WS_ROOT, else a
-                              folder in /dev/shm keyed by the checkout,
-                              else "build/ws" */
+    const char *root;      /* workspace root; default $RL_WS_ROOT, else
+                              "build/ws" */
     const char *repos_dir; /* where upstream repos live; default "repos" */
     size_t cache_max;      /* bytes of base content each work tree keeps in
                             * memory for reset; default (and cap)

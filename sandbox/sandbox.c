@@ -170,11 +170,15 @@ static int sb_env_build(sb_state *s, const sb_opts *o, char *err)
     s->envp = calloc(16 + extra + 1, sizeof *s->envp);
     if (!s->envp)
         return rl_err(err, RL_ENOMEM, "sandbox: environment: out of memory");
-    char home[PATH_MAX + 8], tmp[96];
+    char home[PATH_MAX + 8], tmp[96], tmp2[96], tmp3[96];
     snprintf(home, sizeof home, "HOME=%s", s->dir);
     snprintf(tmp, sizeof tmp, "TMPDIR=%s", s->tmp);
+    /* Check (and Windows-minded tools) look at TEMP/TMP, not TMPDIR: point
+     * every name at the private tmp, the only writable scratch place. */
+    snprintf(tmp2, sizeof tmp2, "TEMP=%s", s->tmp);
+    snprintf(tmp3, sizeof tmp3, "TMP=%s", s->tmp);
     const char *base[] = {
-        "PATH=" SB_PATH, home, tmp, "TZ=UTC", "LC_ALL=C.UTF-8", "LANG=C.UTF-8",
+        "PATH=" SB_PATH, home, tmp, tmp2, tmp3, "TZ=UTC", "LC_ALL=C.UTF-8", "LANG=C.UTF-8",
         "PYTHONHASHSEED=0", "PYTHONDONTWRITEBYTECODE=1",
         "SOURCE_DATE_EPOCH=" SB_SOURCE_DATE_EPOCH, "USER=sandbox", "LOGNAME=sandbox",
     };
