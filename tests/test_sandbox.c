@@ -439,13 +439,15 @@ START_TEST(test_environment)
     int lines = 0;
     for (const char *p = r.out; *p; p++)
         lines += *p == '\n';
-    ck_assert_int_eq(lines, (int)(sizeof want / sizeof want[0]) + 2); /* + HOME, TMPDIR */
+    ck_assert_int_eq(lines, (int)(sizeof want / sizeof want[0]) + 4); /* + HOME, TMPDIR, TEMP, TMP */
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         ck_assert_msg(strstr(r.out, want[i]), "missing %s in:\n%s", want[i], r.out);
     char home[PATH_MAX + 8];
     snprintf(home, sizeof home, "HOME=%s\n", g_work);
     ck_assert_ptr_nonnull(strstr(r.out, home));
     ck_assert_ptr_nonnull(strstr(r.out, "TMPDIR=/"));
+    ck_assert_ptr_nonnull(strstr(r.out, "TEMP=/"));
+    ck_assert_ptr_nonnull(strstr(r.out, "TMP=/"));
     ck_assert_ptr_null(strstr(r.out, "RL_CALLER_ONLY"));
     ck_assert_ptr_null(strstr(r.out, "TZ=UTC"));
     sb_result_free(&r);
