@@ -368,9 +368,9 @@
  * tool call whose edit carries a function body. */
 #define RL_EP_REPLY_TOKENS 1024
 
-/* Bytes of one tool observation (head + tail kept): ~1k tokens, the order
- * the reference used for observation budgets. */
-#define RL_EP_OBS_BUDGET 4000
+/* Bytes of one tool observation (head + tail kept): ~2.5k tokens, room for
+ * a whole 200-line source file; longer output keeps its head and tail. */
+#define RL_EP_OBS_BUDGET 8000
 
 /* Wall-clock budget of one file tool call (ms): the reference's 3-5 s. */
 #define RL_EP_FILE_TOOL_MS 5000
