@@ -191,7 +191,7 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
     ws_opts wo;
     ws_opts_default(&wo);
     ws_tree *ws;
-    if (ws_open(&ws, &wo, t->repo, t->instance_id, t->bug, 2000 + slot, err) < 0) {
+    if (ws_open(&ws, &wo, t->repo, t->instance_id, t->bug, 768 + slot, err) < 0) {
         buf_printf(out, "no bug does not apply: %s", err);
         goto done;
     }
@@ -292,17 +292,22 @@ static int write_task(gen_ctx *g, size_t i, const char *line, int heldout_repo, 
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "instance_id", id);
     cJSON_AddStringToObject(o, "repo", g->repo);
+    cJSON *fails = names_json(f2p);
+    int nf = cJSON_GetArraySize(fails);
     buf_t ps;
     buf_init(&ps, RL_TASK_PROBLEM_MAX);
-    buf_printf(&ps, "After a recent change, tests of %s fail: %s.\n\n"
-                    "Running the test suite shows the failure. The tests describe the intended "
-                    "behaviour; fix the library code so that they pass again.",
-               g->repo, f2p);
+    buf_printf(&ps, "After a recent change to %s, %s ", g->repo, nf == 1 ? "the test" : "the tests");
+    for (int k = 0; k < nf; k++)
+        buf_printf(&ps, "%s`%s`", k == 0 ? "" : k == nf - 1 ? " and " : ", ",
+                   cJSON_GetArrayItem(fails, k)->valuestring);
+    buf_printf(&ps, " %s.\n\nThe tests describe the intended behaviour and are correct; fix the "
+                    "library code so that they pass again without breaking the others.",
+               nf == 1 ? "fails" : "fail");
     cJSON_AddStringToObject(o, "problem_statement", buf_str(&ps));
     buf_free(&ps);
     cJSON_AddStringToObject(o, "bug", c->bug);
     cJSON_AddStringToObject(o, "patch", c->fix);
-    cJSON_AddItemToObject(o, "FAIL_TO_PASS", names_json(f2p));
+    cJSON_AddItemToObject(o, "FAIL_TO_PASS", fails);
     cJSON_AddItemToObject(o, "PASS_TO_PASS", names_json(bar ? bar + 1 : ""));
     cJSON_AddStringToObject(o, "test_cmd", p->test_cmd);
     cJSON_AddStringToObject(o, "test_format", task_format_name(p->test_format));
@@ -431,6 +436,8 @@ int cmd_gen(int argc, char **argv)
             size_t c = next + i;
             g.tried++;
             const char *line = g.results[c] ? g.results[c] : "no";
+            if (getenv("RL_GEN_DEBUG"))
+                fprintf(stderr, "candidate %zu: %.200s\n", c, line);
             if (g.accepted < (size_t)count && !strncmp(line, "ok ", 3)) {
                 if ((rc = write_task(&g, c, line, heldout_repo, outdir, err)) == 0)
                     g.accepted++;
