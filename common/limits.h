@@ -382,6 +382,14 @@
  * template's own cap on a rendered context. */
 #define RL_TPL_SHOW_MAX (64u << 20)
 
+/* Episodes a rollout steps at once by default: a GRPO step of 8 tasks x
+ * G 8; each holds a work tree and, with the model, a KV cache. */
+#define RL_ROLLOUT_ACTIVE 64
+#define RL_ROLLOUT_ACTIVE_MAX 512
+
+/* Threads running tool calls of a rollout step (tests in the sandbox). */
+#define RL_ROLLOUT_THREADS_MAX 32
+
 /* ---- policy / model --------------------------------------------------- */
 
 /* A trajectory file replayed by `replay:FILE`: same bound as a batch. */

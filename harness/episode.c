@@ -166,6 +166,7 @@ typedef struct ep_turn {
     char *format_error;
     cJSON *calls;           /* [{name, arguments, ok, error, ms, identical_to_previous}] */
     long gen_ms;
+    long policy_version;
 } ep_turn;
 
 struct ep_state {
@@ -527,6 +528,7 @@ int ep_feed(ep_state *e, pol_response *resp, char *err)
     cur->n_ids = resp->n_ids;
     cur->truncated = resp->finish == POL_FINISH_LENGTH;
     cur->gen_ms = resp->gen_ms;
+    cur->policy_version = resp->policy_version;
     e->t_policy += (double)resp->gen_ms;
     memset(resp, 0, sizeof *resp);
     cur->calls = cJSON_CreateArray();
@@ -638,6 +640,8 @@ static cJSON *turn_json(const ep_state *e, size_t k)
     if (t->truncated)
         cJSON_AddTrueToObject(o, "truncated");
     cJSON_AddNumberToObject(o, "gen_ms", (double)t->gen_ms);
+    if (t->policy_version)
+        cJSON_AddNumberToObject(o, "policy_version", (double)t->policy_version);
     return o;
 }
 
@@ -780,6 +784,18 @@ int ep_finish(char **record, ep_state *e, char *err)
 
 double ep_reward(const ep_state *e) { return e->reward; }
 
+int ep_done(const ep_state *e) { return e->done; }
+
+void ep_abort(ep_state *e, const char *end_reason, const char *msg)
+{
+    if (e->nturns && !e->turns[e->nturns - 1].generated) { /* the pending turn */
+        e->nturns--;
+        turn_free(&e->turns[e->nturns]);
+    }
+    snprintf(e->error, sizeof e->error, "%.500s", msg ? msg : "");
+    end(e, end_reason);
+}
+
 int ep_run(char **record, const task *t, const ep_config *cfg, struct ws_tree *ws, policy *pol, char *err)
 {
     *record = NULL;
@@ -797,11 +813,8 @@ int ep_run(char **record, const task *t, const ep_config *cfg, struct ws_tree *w
         memset(&resp, 0, sizeof resp);
         double t0 = now_ms();
         if (pol_generate(pol, &resp, &req, 1, perr) < 0) {
-            snprintf(e->error, sizeof e->error, "policy: %.480s", perr);
             pol_response_free(&resp);
-            e->nturns--;
-            turn_free(&e->turns[e->nturns]);
-            end(e, "policy_error");
+            ep_abort(e, "policy_error", perr);
             break;
         }
         if (!resp.gen_ms)

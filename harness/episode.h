@@ -82,6 +82,13 @@ int ep_feed(ep_state *e, pol_response *resp, char *err);
  * caller frees). */
 int ep_finish(char **record, ep_state *e, char *err);
 
+/* Ends the episode before its pending request is answered (the policy
+ * failed): end_reason goes into the record with msg as its error. */
+void ep_abort(ep_state *e, const char *end_reason, const char *msg);
+
+/* 1 once the episode has ended (submit, no tool call, a limit, an error). */
+int ep_done(const ep_state *e);
+
 /* reward of a finished episode (after ep_finish) */
 double ep_reward(const ep_state *e);
 

@@ -44,6 +44,8 @@ typedef struct pol_response {
     size_t n_ids;
     pol_finish finish;
     long gen_ms;
+    long policy_version;       /* set by the driver: the weights' version
+                                  that produced these tokens (0: n/a) */
 } pol_response;
 
 typedef struct policy policy;

@@ -580,7 +580,7 @@ const char *sb_stage_name(int stage)
     case SB_ST_CLONE: return "start the command";
     case SB_ST_WAIT: return "wait for the command";
     case SB_ST_STDIO: return "set up stdin/stdout/stderr";
-    case SB_ST_CHDIR: return "enter the work dir";
+    case SB_ST_CHDIR: return "enter the work dir (each parent directory must be searchable by the sandbox uid)";
     case SB_ST_RLIMIT: return "set resource limits";
     case SB_ST_LANDLOCK: return "enforce Landlock";
     case SB_ST_SECCOMP: return "load the seccomp filter";

@@ -1,0 +1,269 @@
+/* rollout.c - step many episodes together, one policy call per step. */
+#include "harness/rollout.h"
+
+#include "common/err.h"
+#include "common/limits.h"
+#include "harness/workspace.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct slot {
+    ep_state *ep;      /* NULL: free */
+    ws_tree *ws;
+    long tag;
+    ep_config cfg;     /* the episode's copy (seed set) */
+    pol_request req;
+    pol_response resp;
+    int pending;       /* req filled this step */
+} slot;
+
+typedef struct queued {
+    const task *t;
+    const ep_config *cfg;
+    uint64_t seed;
+    long tag;
+} queued;
+
+struct rollout {
+    policy *pol;
+    rollout_opts o;
+    slot *slots;
+    queued *q;
+    size_t nq, qhead, qcap;
+    long version;
+};
+
+void rollout_opts_default(rollout_opts *o)
+{
+    o->ws_root = NULL;
+    o->slot_base = 0;
+    o->max_active = RL_ROLLOUT_ACTIVE;
+    o->threads = 0;
+}
+
+int rollout_new(rollout **out, policy *pol, const rollout_opts *o, char *err)
+{
+    *out = NULL;
+    rollout *r = calloc(1, sizeof *r);
+    if (!r)
+        return rl_err(err, RL_ENOMEM, "rollout: out of memory");
+    r->pol = pol;
+    if (o)
+        r->o = *o;
+    else
+        rollout_opts_default(&r->o);
+    if (r->o.max_active < 1 || r->o.max_active > RL_ROLLOUT_ACTIVE_MAX) {
+        int bad = r->o.max_active;
+        free(r);
+        return rl_err(err, RL_EINVAL, "rollout: max_active %d: expected 1-%d", bad, RL_ROLLOUT_ACTIVE_MAX);
+    }
+    if (r->o.threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        r->o.threads = n > 0 ? (int)n : 1;
+    }
+    r->slots = calloc((size_t)r->o.max_active, sizeof *r->slots);
+    if (!r->slots) {
+        free(r);
+        return rl_err(err, RL_ENOMEM, "rollout: out of memory");
+    }
+    *out = r;
+    return 0;
+}
+
+void rollout_free(rollout *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < r->o.max_active; i++) {
+        ep_free(r->slots[i].ep);
+        ws_free(r->slots[i].ws);
+        pol_response_free(&r->slots[i].resp);
+    }
+    free(r->slots);
+    free(r->q);
+    free(r);
+}
+
+int rollout_add(rollout *r, const task *t, const ep_config *cfg, uint64_t seed, long tag, char *err)
+{
+    if (r->nq == r->qcap) {
+        size_t nc = r->qcap ? r->qcap * 2 : 64;
+        queued *q = realloc(r->q, nc * sizeof *q);
+        if (!q)
+            return rl_err(err, RL_ENOMEM, "rollout: out of memory");
+        r->q = q;
+        r->qcap = nc;
+    }
+    r->q[r->nq++] = (queued){t, cfg, seed, tag};
+    return 0;
+}
+
+size_t rollout_pending(const rollout *r)
+{
+    size_t n = r->nq - r->qhead;
+    for (int i = 0; i < r->o.max_active; i++)
+        n += r->slots[i].ep != NULL;
+    return n;
+}
+
+void rollout_set_version(rollout *r, long version) { r->version = version; }
+
+/* Scores a finished episode, hands its record over, frees the slot. */
+static void finish(slot *s, rollout_done_fn done, void *user)
+{
+    char err[RL_ERR_MAX], *rec = NULL;
+    if (ep_finish(&rec, s->ep, err) < 0) {
+        fprintf(stderr, "rollout: episode %ld: %s\n", s->tag, err);
+        rec = NULL;
+    }
+    double reward = ep_reward(s->ep);
+    ep_free(s->ep);
+    s->ep = NULL;
+    ws_free(s->ws);
+    s->ws = NULL;
+    if (done)
+        done(user, s->tag, rec, reward);
+    else
+        free(rec);
+}
+
+/* Fills free slots from the queue. An episode that cannot start (its work
+ * tree or prompt failed) is reported with a NULL record. */
+static void start_queued(rollout *r, rollout_done_fn done, void *user)
+{
+    for (int i = 0; i < r->o.max_active && r->qhead < r->nq; i++) {
+        slot *s = &r->slots[i];
+        if (s->ep)
+            continue;
+        const queued *q = &r->q[r->qhead++];
+        char err[RL_ERR_MAX];
+        ws_opts wo;
+        ws_opts_default(&wo);
+        if (r->o.ws_root)
+            wo.root = r->o.ws_root;
+        s->cfg = *q->cfg;
+        s->cfg.seed = q->seed;
+        s->cfg.transcript = NULL;
+        if (!s->cfg.tok)
+            s->cfg.tok = r->pol->tok;
+        s->tag = q->tag;
+        if (ws_open(&s->ws, &wo, q->t->repo, q->t->instance_id, q->t->bug, r->o.slot_base + i, err) < 0 ||
+            ep_new(&s->ep, q->t, &s->cfg, s->ws, err) < 0) {
+            fprintf(stderr, "rollout: %s seed %llu: %s\n", q->t->instance_id, (unsigned long long)q->seed, err);
+            ws_free(s->ws);
+            s->ws = NULL;
+            s->ep = NULL;
+            if (done)
+                done(user, q->tag, NULL, 0);
+            i--; /* try this slot again with the next queued episode */
+        }
+    }
+}
+
+typedef struct feed_job {
+    slot *slots;
+    int n, next;
+    pthread_mutex_t mu;
+} feed_job;
+
+/* Tool calls of different episodes run on several threads: each episode
+ * touches only its own work tree and sandbox runs. */
+static void *feed_worker(void *arg)
+{
+    feed_job *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        int i = j->next++;
+        pthread_mutex_unlock(&j->mu);
+        if (i >= j->n)
+            return NULL;
+        slot *s = &j->slots[i];
+        if (!s->pending)
+            continue;
+        char err[RL_ERR_MAX];
+        if (ep_feed(s->ep, &s->resp, err) < 0)
+            ep_abort(s->ep, "error", err);
+        pol_response_free(&s->resp);
+    }
+}
+
+int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
+{
+    start_queued(r, done, user);
+    size_t n = r->o.max_active > 0 && r->o.max_active <= RL_ROLLOUT_ACTIVE_MAX ? (size_t)r->o.max_active : 1;
+    int nreq = 0;
+    pol_request *reqs = calloc(n, sizeof *reqs);
+    pol_response *resps = calloc(n, sizeof *resps);
+    int *who = calloc(n, sizeof *who);
+    if (!reqs || !resps || !who) {
+        free(reqs);
+        free(resps);
+        free(who);
+        return rl_err(err, RL_ENOMEM, "rollout: out of memory");
+    }
+    for (int i = 0; i < (int)n; i++) {
+        slot *s = &r->slots[i];
+        s->pending = 0;
+        if (!s->ep)
+            continue;
+        if (!ep_request(s->ep, &s->req)) {
+            finish(s, done, user);
+            continue;
+        }
+        s->req.episode = i;
+        reqs[nreq] = s->req;
+        who[nreq++] = i;
+    }
+    if (nreq) {
+        char perr[RL_ERR_MAX];
+        if (pol_generate(r->pol, resps, reqs, (size_t)nreq, perr) < 0) {
+            for (int k = 0; k < nreq; k++) {
+                pol_response_free(&resps[k]);
+                ep_abort(r->slots[who[k]].ep, "policy_error", perr);
+            }
+        } else {
+            for (int k = 0; k < nreq; k++) {
+                slot *s = &r->slots[who[k]];
+                s->resp = resps[k];
+                s->resp.policy_version = r->version;
+                s->pending = 1;
+            }
+            feed_job j = {r->slots, (int)n, 0, PTHREAD_MUTEX_INITIALIZER};
+            int nt = r->o.threads < nreq ? r->o.threads : nreq;
+            pthread_t th[RL_ROLLOUT_THREADS_MAX];
+            if (nt > RL_ROLLOUT_THREADS_MAX)
+                nt = RL_ROLLOUT_THREADS_MAX;
+            int started = 0;
+            for (int t = 1; t < nt; t++)
+                if (pthread_create(&th[started], NULL, feed_worker, &j) == 0)
+                    started++;
+            feed_worker(&j);
+            for (int t = 0; t < started; t++)
+                pthread_join(th[t], NULL);
+        }
+    }
+    free(reqs);
+    free(resps);
+    free(who);
+    /* episodes that ended in this step are scored now */
+    for (int i = 0; i < (int)n; i++) {
+        slot *s = &r->slots[i];
+        if (s->ep && s->pending && ep_done(s->ep))
+            finish(s, done, user);
+    }
+    return (int)rollout_pending(r);
+}
+
+int rollout_drain(rollout *r, rollout_done_fn done, void *user, char *err)
+{
+    while (rollout_pending(r) > 0) {
+        int rc = rollout_step(r, done, user, err);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}

@@ -1,0 +1,53 @@
+/* rollout.h - many episodes in one process, their generation batched.
+ *
+ * The trainer's way to collect trajectories: episodes are queued, then
+ * stepped together. Each step gathers the pending requests of every
+ * active episode into ONE policy call (the model samples them as a batch
+ * with its KV cache), then runs each episode's tool calls on a few
+ * threads. Finished episodes are scored and handed back with their
+ * record. A step can be interleaved with training: the policy version set
+ * with rollout_set_version is stamped on every turn generated afterwards,
+ * so partial (asynchronous) rollouts know which tokens are off-policy.
+ */
+#ifndef RL_ROLLOUT_H
+#define RL_ROLLOUT_H
+
+#include "harness/episode.h"
+#include "policy/policy.h"
+#include "tasks/task.h"
+
+typedef struct rollout rollout;
+
+typedef struct rollout_opts {
+    const char *ws_root;   /* NULL: the workspace default */
+    int slot_base;         /* work-tree slots used: slot_base .. +max_active */
+    int max_active;        /* episodes stepped at once (RL_ROLLOUT_ACTIVE) */
+    int threads;           /* tool-call threads; 0: online CPUs */
+} rollout_opts;
+
+void rollout_opts_default(rollout_opts *o);
+
+int rollout_new(rollout **out, policy *pol, const rollout_opts *o, char *err);
+void rollout_free(rollout *r);
+
+/* Queues an episode of t under cfg with this seed; tag comes back with
+ * its record. cfg and t are borrowed until the episode finishes. */
+int rollout_add(rollout *r, const task *t, const ep_config *cfg, uint64_t seed, long tag, char *err);
+
+/* Called once per finished episode; the callee owns record (free it). */
+typedef void (*rollout_done_fn)(void *user, long tag, char *record, double reward);
+
+/* Starts queued episodes up to max_active, then advances every active
+ * episode by one turn. Returns the number still active or queued. */
+int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err);
+
+/* Steps until nothing is active or queued. */
+int rollout_drain(rollout *r, rollout_done_fn done, void *user, char *err);
+
+/* Episodes active or queued. */
+size_t rollout_pending(const rollout *r);
+
+/* Policy version stamped on turns generated from now on. */
+void rollout_set_version(rollout *r, long version);
+
+#endif
