@@ -29,8 +29,6 @@ static void on_done(void *user, long tag, char *record, double reward)
     cJSON *r = cJSON_Parse(record);
     ck_assert_ptr_nonnull(r);
     ck_assert_str_eq(cJSON_GetObjectItem(r, "end_reason")->valuestring, "submit");
-    if (getenv("RL_TEST_DEBUG"))
-        fprintf(stderr, "%s\n", record);
     cJSON_Delete(r);
     free(record);
 }

@@ -1,0 +1,231 @@
+/* The episode loop end to end: real work trees, sandboxed tests. */
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/fsutil.h"
+#include "harness/episode.h"
+#include "harness/workspace.h"
+#include "policy/policy.h"
+#include "tasks/task.h"
+
+#include <cJSON.h>
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char g_root[64];
+
+static void setup(void)
+{
+    snprintf(g_root, sizeof g_root, "/tmp/rl-episode-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(g_root));
+    chmod(g_root, 0755);
+}
+
+static void teardown(void)
+{
+    char err[RL_ERR_MAX];
+    fs_remove_tree(g_root, err);
+}
+
+/* Runs one episode of task `id` with policy `spec`; returns the record. */
+static cJSON *episode(const char *id, const char *spec, const ep_config *cfg_in)
+{
+    char err[RL_ERR_MAX], path[256];
+    snprintf(path, sizeof path, "tasks/%s.json", id);
+    task *t;
+    ck_assert_msg(task_load(&t, path, "repos", err) == 0, "%s", err);
+    pol_env env;
+    pol_env_default(&env);
+    env.gold_patch = t->patch;
+    policy *pol;
+    ck_assert_msg(pol_open(&pol, spec, &env, err) == 0, "%s", err);
+    ws_opts wo;
+    ws_opts_default(&wo);
+    wo.root = g_root;
+    ws_tree *ws;
+    ck_assert_msg(ws_open(&ws, &wo, t->repo, t->instance_id, t->bug, 0, err) == 0, "%s", err);
+    ep_config cfg;
+    if (cfg_in)
+        cfg = *cfg_in;
+    else
+        ep_config_default(&cfg);
+    char *rec;
+    ck_assert_msg(ep_run(&rec, t, &cfg, ws, pol, err) == 0, "%s", err);
+    cJSON *r = cJSON_Parse(rec);
+    ck_assert_ptr_nonnull(r);
+    free(rec);
+    ws_free(ws);
+    pol_free(pol);
+    task_free(t);
+    return r;
+}
+
+static double num(const cJSON *o, const char *k) { return cJSON_GetNumberValue(cJSON_GetObjectItem(o, k)); }
+static const char *str(const cJSON *o, const char *k) { return cJSON_GetStringValue(cJSON_GetObjectItem(o, k)); }
+
+START_TEST(test_oracle_fixes_leapyear)
+{
+    cJSON *r = episode("leapyear", "oracle", NULL);
+    ck_assert_double_eq(num(r, "reward"), 1);
+    ck_assert_str_eq(str(r, "end_reason"), "submit");
+    ck_assert_ptr_nonnull(strstr(str(r, "patch"), "src/leapyear.c"));
+    const cJSON *t;
+    int passed = 0;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "tests")) passed += !strcmp(str(t, "status"), "pass");
+    ck_assert_int_eq(passed, cJSON_GetArraySize(cJSON_GetObjectItem(r, "tests")));
+    cJSON_Delete(r);
+}
+END_TEST
+
+/* Drops what legitimately differs between two runs: timings. */
+static void strip_timings(cJSON *o)
+{
+    static const char *keys[] = {"timings", "started_at", "gen_ms", "ms", NULL};
+    if (cJSON_IsObject(o))
+        for (int i = 0; keys[i]; i++)
+            cJSON_DeleteItemFromObject(o, keys[i]);
+    cJSON *c;
+    cJSON_ArrayForEach(c, o) strip_timings(c);
+}
+
+START_TEST(test_same_seed_same_record)
+{
+    ep_config cfg;
+    ep_config_default(&cfg);
+    cfg.seed = 7;
+    cJSON *a = episode("parse_date", "oracle", &cfg), *b = episode("parse_date", "oracle", &cfg);
+    strip_timings(a);
+    strip_timings(b);
+    char *sa = cJSON_PrintUnformatted(a), *sb = cJSON_PrintUnformatted(b);
+    ck_assert_str_eq(sa, sb);
+    free(sa);
+    free(sb);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+END_TEST
+
+/* A policy that rewrites the tests so they pass must not earn reward: the
+ * protected files are restored before scoring. */
+START_TEST(test_editing_tests_earns_nothing)
+{
+    char err[RL_ERR_MAX];
+    task *t;
+    ck_assert_int_eq(task_load(&t, "tasks/leapyear.json", "repos", err), 0);
+    buf_t suite, gen;
+    buf_init(&suite, 1 << 20);
+    buf_init(&gen, 1 << 20);
+    buf_puts(&suite, "#include <check.h>\n#include <stdlib.h>\n");
+    const task_strs *lists[] = {&t->fail_to_pass, &t->pass_to_pass};
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i < lists[l]->n; i++)
+            buf_printf(&suite, "START_TEST(%s) { ck_assert(1); }\nEND_TEST\n", lists[l]->v[i]);
+    buf_puts(&suite, "int main(void) {\n    Suite *s = suite_create(\"x\");\n    TCase *tc = tcase_create(\"core\");\n");
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i < lists[l]->n; i++)
+            buf_printf(&suite, "    tcase_add_test(tc, %s);\n", lists[l]->v[i]);
+    buf_puts(&suite, "    suite_add_tcase(s, tc);\n    SRunner *sr = srunner_create(s);\n"
+                     "    srunner_run_all(sr, CK_VERBOSE);\n    return srunner_ntests_failed(sr) != 0;\n}\n");
+    /* the replayed trajectory: rewrite the test file, check, submit */
+    cJSON *rec = cJSON_CreateObject(), *turns = cJSON_AddArrayToObject(rec, "turns");
+    const char *texts[3];
+    buf_printf(&gen, "<tool_call>\n<function=write_file>\n<parameter=path>\ntests/test_leapyear.c\n</parameter>\n"
+                     "<parameter=content>\n%s\n</parameter>\n</function>\n</tool_call>",
+               buf_str(&suite));
+    texts[0] = buf_str(&gen);
+    texts[1] = "<tool_call>\n<function=run_tests>\n</function>\n</tool_call>";
+    texts[2] = "<tool_call>\n<function=submit>\n</function>\n</tool_call>";
+    for (int i = 0; i < 3; i++) {
+        cJSON *turn = cJSON_CreateObject();
+        cJSON_AddStringToObject(turn, "generated", texts[i]);
+        cJSON_AddItemToArray(turns, turn);
+    }
+    char path[128], spec[160];
+    snprintf(path, sizeof path, "%s/hack.jsonl", g_root);
+    char *line = cJSON_PrintUnformatted(rec);
+    ck_assert_int_eq(fs_append_record(path, line, strlen(line), err), 0);
+    free(line);
+    cJSON_Delete(rec);
+    buf_free(&suite);
+    buf_free(&gen);
+    task_free(t);
+    snprintf(spec, sizeof spec, "replay:%s", path);
+    cJSON *r = episode("leapyear", spec, NULL);
+    /* during the episode the forged suite passed... */
+    const cJSON *t1 = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), 1);
+    const cJSON *call = cJSON_GetArrayItem(cJSON_GetObjectItem(t1, "tool_calls"), 0);
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(call, "ok")));
+    const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "messages"), 5);
+    ck_assert_ptr_nonnull(strstr(str(m, "content"), "11 passed, 0 failed"));
+    /* ...but the reward comes from the restored tests */
+    ck_assert_double_eq(num(r, "reward"), 0);
+    ck_assert_str_eq(str(r, "end_reason"), "submit");
+    cJSON_Delete(r);
+}
+END_TEST
+
+START_TEST(test_think_off_history_drop)
+{
+    ep_config cfg;
+    ep_config_default(&cfg);
+    cfg.think = 0;
+    cfg.history_keep = 0;
+    cJSON *r = episode("leapyear", "oracle", &cfg);
+    ck_assert_double_eq(num(r, "reward"), 1);
+    const cJSON *turns = cJSON_GetObjectItem(r, "turns");
+    ck_assert_int_ge(cJSON_GetArraySize(turns), 4);
+    /* drop mode: every turn carries its own full context, as the policy saw it */
+    const cJSON *t;
+    cJSON_ArrayForEach(t, turns)
+    {
+        const char *ctx = str(cJSON_GetObjectItem(t, "context"), "text");
+        ck_assert_ptr_nonnull(ctx);
+        size_t n = strlen(ctx);
+        ck_assert(n > 19 && !strcmp(ctx + n - 19, "<think>\n\n</think>\n\n"));
+    }
+    cJSON_Delete(r);
+}
+END_TEST
+
+START_TEST(test_max_turns_and_format_error)
+{
+    /* a reply that is not a well-formed call, then silence */
+    char err[RL_ERR_MAX], path[128], spec[160];
+    snprintf(path, sizeof path, "%s/bad.jsonl", g_root);
+    const char *line = "{\"turns\":[{\"generated\":\"<tool_call>\\n<function=read_file>\\n\"},"
+                       "{\"generated\":\"<tool_call>\\n<function=list_files>\\n</function>\\n</tool_call>\"},"
+                       "{\"generated\":\"<tool_call>\\n<function=list_files>\\n</function>\\n</tool_call>\"}]}";
+    ck_assert_int_eq(fs_append_record(path, line, strlen(line), err), 0);
+    snprintf(spec, sizeof spec, "replay:%s", path);
+    ep_config cfg;
+    ep_config_default(&cfg);
+    cfg.max_turns = 3;
+    cJSON *r = episode("leapyear", spec, &cfg);
+    ck_assert_str_eq(str(r, "end_reason"), "max_turns");
+    const cJSON *turns = cJSON_GetObjectItem(r, "turns");
+    ck_assert_int_eq(cJSON_GetArraySize(turns), 3);
+    ck_assert(cJSON_IsString(cJSON_GetObjectItem(cJSON_GetArrayItem(turns, 0), "format_error")));
+    const cJSON *c2 = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(turns, 2), "tool_calls"), 0);
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(c2, "identical_to_previous")));
+    ck_assert_double_eq(num(r, "reward"), 0);
+    cJSON_Delete(r);
+}
+END_TEST
+
+Suite *episode_suite(void)
+{
+    Suite *s = suite_create("episode");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_oracle_fixes_leapyear);
+    tcase_add_test(tc, test_same_seed_same_record);
+    tcase_add_test(tc, test_editing_tests_earns_nothing);
+    tcase_add_test(tc, test_think_off_history_drop);
+    tcase_add_test(tc, test_max_turns_and_format_error);
+    suite_add_tcase(s, tc);
+    return s;
+}
