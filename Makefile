@@ -109,7 +109,7 @@ test: deps
 
 run: deps
 	@$(MAKE) --no-print-directory all
-	$(BIN)/harness exec --dir repos/leapyear --timeout 30 -- make -s test
+	$(BIN)/harness run --task leapyear
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCHES)

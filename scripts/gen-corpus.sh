@@ -1,0 +1,9 @@
+#!/bin/sh
+# Regenerates tasks/generated/: 28 validated mutation tasks per repository,
+# seed 1 (the committed corpus). Same seed, same tasks.
+set -eu
+cd "$(dirname "$0")/.."
+COUNT=${COUNT:-28}
+for repo in $(ls repos); do
+  bin/harness gen --repo "$repo" --count "$COUNT" --seed 1 --progress plain
+done
