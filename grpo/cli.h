@@ -1,0 +1,9 @@
+/* cli.h - entry points of the `grpo` subcommands (grpo/cmd_*.c).
+ * Each takes argv with argv[0] = the subcommand name and returns the exit
+ * code: 0 ok, 1 the run or validation failed, 2 usage error. */
+#ifndef RL_GRPO_CLI_H
+#define RL_GRPO_CLI_H
+
+int cmd_generate(int argc, char **argv);
+
+#endif

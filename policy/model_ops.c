@@ -1,0 +1,649 @@
+/* model_ops.c - forward and backward of each operation of the model.
+ *
+ * One function per op and direction, on flat row-major float buffers.
+ * Matrix products go through OpenBLAS sgemm, split across the model's
+ * thread pool; the elementwise loops that dominate the rest (exp in the
+ * softmaxes, row reductions) use 8-wide GCC vector extensions, compiled
+ * for AVX2 where the CPU has it (target_clones picks at load time).
+ */
+#include "policy/model_ops.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- vector helpers ------------------------------------------------------ */
+
+/* The 8-wide helpers are always inlined, never passed across a call
+ * boundary, so the AVX-vs-SSE calling convention note does not apply. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+typedef float v8f __attribute__((vector_size(32)));
+typedef int v8i __attribute__((vector_size(32)));
+
+#define SIMD __attribute__((target_clones("avx2", "default")))
+
+static inline __attribute__((always_inline)) v8f v8_load(const float *p)
+{
+    v8f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline __attribute__((always_inline)) void v8_store(float *p, v8f v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+static inline __attribute__((always_inline)) v8f v8_set(float x)
+{
+    return (v8f){x, x, x, x, x, x, x, x};
+}
+
+/* exp on 8 lanes: exp(x) = 2^n * exp(r), n = round(x / ln 2), r = x - n ln 2
+ * (ln 2 split in two for accuracy), exp(r) by a degree-7 polynomial on
+ * |r| <= ln2/2 (Taylor-like coefficients fitted for float; ~2 ulp).
+ * Inputs below -87 give exactly 0 (so -inf masks work); above 88 saturate. */
+static inline __attribute__((always_inline)) v8f v8_exp(v8f x)
+{
+    const v8f hi = v8_set(88.0f), lo = v8_set(-87.0f);
+    v8i under = x < lo;
+    x = (v8f)(((v8i)x & ~(x > hi)) | ((v8i)hi & (x > hi)));
+    x = (v8f)(((v8i)x & ~under) | ((v8i)lo & under));
+    const v8f magic = v8_set(12582912.0f); /* 1.5 * 2^23: round to nearest */
+    v8f n = (x * v8_set(1.44269504088896341f) + magic) - magic;
+    v8f r = x - n * v8_set(0.693359375f);
+    r = r - n * v8_set(-2.12194440e-4f);
+    v8f r2 = r * r;
+    v8f p = v8_set(1.9875691500e-4f);
+    p = p * r + v8_set(1.3981999507e-3f);
+    p = p * r + v8_set(8.3334519073e-3f);
+    p = p * r + v8_set(4.1665795894e-2f);
+    p = p * r + v8_set(1.6666665459e-1f);
+    p = p * r + v8_set(5.0000001201e-1f);
+    p = p * r2 + r + v8_set(1.0f);
+    v8i ni = __builtin_convertvector(n, v8i);
+    v8i bits = (ni + 127) << 23;
+    v8f y = p * (v8f)bits;
+    return (v8f)((v8i)y & ~under);
+}
+
+SIMD void vexp(float *y, const float *x, int n)
+{
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        v8_store(y + i, v8_exp(v8_load(x + i)));
+    if (i < n) {
+        float tmp[8] = {0};
+        memcpy(tmp, x + i, sizeof(float) * (size_t)(n - i));
+        v8f v = v8_exp(v8_load(tmp));
+        v8_store(tmp, v);
+        memcpy(y + i, tmp, sizeof(float) * (size_t)(n - i));
+    }
+}
+
+/* y = exp(x - sub) for n values; returns the sum of y (double precision
+ * accumulation of 8-lane partial sums). */
+SIMD static double vexp_sub_sum(float *y, const float *x, float sub, int n)
+{
+    v8f s = v8_set(0.0f), vs = v8_set(sub);
+    int i = 0;
+    double total = 0.0;
+    for (; i + 8 <= n; i += 8) {
+        v8f e = v8_exp(v8_load(x + i) - vs);
+        v8_store(y + i, e);
+        s += e;
+        if ((i & 1023) == 1016) { /* flush partial sums now and then */
+            for (int k = 0; k < 8; k++)
+                total += s[k];
+            s = v8_set(0.0f);
+        }
+    }
+    for (int k = 0; k < 8; k++)
+        total += s[k];
+    if (i < n) {
+        float tmp[8];
+        for (int k = 0; k < 8; k++)
+            tmp[k] = i + k < n ? x[i + k] - sub : -INFINITY;
+        v8f e = v8_exp(v8_load(tmp));
+        for (int k = 0; i + k < n; k++) {
+            y[i + k] = e[k];
+            total += e[k];
+        }
+    }
+    return total;
+}
+
+/* sum of exp(x - sub) over n values, and (if sez) sum of exp(x - sub) * x,
+ * without storing the exponentials. */
+SIMD static double vexp_stats(const float *x, float sub, int n, double *sez)
+{
+    v8f s = v8_set(0.0f), sz = v8_set(0.0f), vs = v8_set(sub);
+    double total = 0.0, tz = 0.0;
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        v8f xv = v8_load(x + i);
+        v8f e = v8_exp(xv - vs);
+        s += e;
+        sz += e * xv;
+        if ((i & 1023) == 1016) {
+            for (int k = 0; k < 8; k++) {
+                total += s[k];
+                tz += sz[k];
+            }
+            s = sz = v8_set(0.0f);
+        }
+    }
+    for (int k = 0; k < 8; k++) {
+        total += s[k];
+        tz += sz[k];
+    }
+    if (i < n) {
+        float tmp[8];
+        for (int k = 0; k < 8; k++)
+            tmp[k] = i + k < n ? x[i + k] - sub : -INFINITY;
+        v8f e = v8_exp(v8_load(tmp));
+        for (int k = 0; i + k < n; k++) {
+            total += e[k];
+            tz += (double)e[k] * x[i + k];
+        }
+    }
+    if (sez)
+        *sez = tz;
+    return total;
+}
+
+SIMD static float vmax(const float *x, int n)
+{
+    float m = -INFINITY;
+    int i = 0;
+    if (n >= 8) {
+        v8f vm = v8_load(x);
+        for (i = 8; i + 8 <= n; i += 8) {
+            v8f v = v8_load(x + i);
+            v8i gt = v > vm;
+            vm = (v8f)(((v8i)v & gt) | ((v8i)vm & ~gt));
+        }
+        for (int k = 0; k < 8; k++)
+            m = vm[k] > m ? vm[k] : m;
+    }
+    for (; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    return m;
+}
+
+SIMD static void vscale(float *x, float s, int n)
+{
+    int i = 0;
+    v8f vs = v8_set(s);
+    for (; i + 8 <= n; i += 8)
+        v8_store(x + i, v8_load(x + i) * vs);
+    for (; i < n; i++)
+        x[i] *= s;
+}
+
+SIMD static double vdot(const float *a, const float *b, int n)
+{
+    v8f s = v8_set(0.0f);
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        s += v8_load(a + i) * v8_load(b + i);
+    double t = 0.0;
+    for (int k = 0; k < 8; k++)
+        t += s[k];
+    for (; i < n; i++)
+        t += (double)a[i] * b[i];
+    return t;
+}
+
+/* ---- random numbers ------------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void mrng_seed(mrng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&seed);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t mrng_next(mrng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t out = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return out;
+}
+
+float mrng_uniform(mrng *r)
+{
+    return (float)(mrng_next(r) >> 40) * (1.0f / 16777216.0f);
+}
+
+float mrng_normal(mrng *r)
+{
+    double u1 = ((double)(mrng_next(r) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+    double u2 = (double)(mrng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+/* ---- embedding ------------------------------------------------------------ */
+
+void embed_forward(float *out, const int *tokens, const float *wte, int N, int C)
+{
+    for (int i = 0; i < N; i++)
+        memcpy(out + (size_t)i * C, wte + (size_t)tokens[i] * C, sizeof(float) * (size_t)C);
+}
+
+void embed_backward(float *dwte, const float *dout, const int *tokens, int N, int C)
+{
+    for (int i = 0; i < N; i++) {
+        float *d = dwte + (size_t)tokens[i] * C;
+        const float *g = dout + (size_t)i * C;
+        for (int c = 0; c < C; c++)
+            d[c] += g[c];
+    }
+}
+
+/* ---- RMSNorm ---------------------------------------------------------------- */
+
+void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, int N, int C,
+                     float eps)
+{
+    for (int i = 0; i < N; i++) {
+        const float *x = inp + (size_t)i * C;
+        float *y = out + (size_t)i * C;
+        double ss = vdot(x, x, C);
+        float r = (float)(1.0 / sqrt(ss / C + eps));
+        for (int c = 0; c < C; c++)
+            y[c] = x[c] * r * w[c];
+        rstd[i] = r;
+    }
+}
+
+/* y = x r w with r = (mean x^2 + eps)^-1/2:
+ * dx = r (w dy) - x r^3 / C * sum(w dy x),  dw = sum over rows of dy x r. */
+void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp,
+                      const float *w, const float *rstd, int N, int C)
+{
+    for (int i = 0; i < N; i++) {
+        const float *x = inp + (size_t)i * C;
+        const float *dy = dout + (size_t)i * C;
+        float *dx = dinp + (size_t)i * C;
+        float r = rstd[i];
+        double dot = 0.0;
+        for (int c = 0; c < C; c++)
+            dot += (double)w[c] * dy[c] * x[c];
+        float k = (float)(dot * r * r * r / C);
+        for (int c = 0; c < C; c++)
+            dx[c] += r * w[c] * dy[c] - k * x[c];
+        if (dw)
+            for (int c = 0; c < C; c++)
+                dw[c] += dy[c] * x[c] * r;
+    }
+}
+
+/* ---- matmul -------------------------------------------------------------- */
+
+/* Work is split into one chunk per thread along rows (tokens) when there
+ * are many, else along output features; each chunk is one sgemm call. */
+typedef struct mm_ctx {
+    float *out, *dinp, *dW;
+    const float *inp, *W, *dout;
+    int N, C, OC, chunks;
+    float beta;
+} mm_ctx;
+
+static void chunk_range(int total, int chunks, int t, int *lo, int *hi)
+{
+    *lo = (int)((long)total * t / chunks);
+    *hi = (int)((long)total * (t + 1) / chunks);
+}
+
+static void mm_fwd_rows(void *vctx, int t, int thread)
+{
+    (void)thread;
+    mm_ctx *c = vctx;
+    int lo, hi;
+    chunk_range(c->N, c->chunks, t, &lo, &hi);
+    if (hi > lo)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, hi - lo, c->OC, c->C, 1.0f,
+                    c->inp + (size_t)lo * c->C, c->C, c->W, c->C, c->beta,
+                    c->out + (size_t)lo * c->OC, c->OC);
+}
+
+static void mm_fwd_cols(void *vctx, int t, int thread)
+{
+    (void)thread;
+    mm_ctx *c = vctx;
+    int lo, hi;
+    chunk_range(c->OC, c->chunks, t, &lo, &hi);
+    if (hi > lo)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, c->N, hi - lo, c->C, 1.0f, c->inp,
+                    c->C, c->W + (size_t)lo * c->C, c->C, c->beta, c->out + lo, c->OC);
+}
+
+/* Rows enough to give every thread a worthwhile sgemm of its own. */
+static int split_rows(mpool *p, int N)
+{
+    return N >= 64 * mpool_threads(p);
+}
+
+void matmul_forward(mpool *p, float *out, const float *inp, const float *W, int N, int C, int OC,
+                    float beta)
+{
+    mm_ctx c = {.out = out, .inp = inp, .W = W, .N = N, .C = C, .OC = OC, .beta = beta,
+                .chunks = mpool_threads(p)};
+    if (split_rows(p, N))
+        mpool_run(p, c.chunks, mm_fwd_rows, &c);
+    else
+        mpool_run(p, c.chunks, mm_fwd_cols, &c);
+}
+
+static void mm_bwd_dinp(void *vctx, int t, int thread)
+{
+    (void)thread;
+    mm_ctx *c = vctx;
+    int lo, hi;
+    chunk_range(c->N, c->chunks, t, &lo, &hi);
+    if (hi > lo)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, hi - lo, c->C, c->OC, 1.0f,
+                    c->dout + (size_t)lo * c->OC, c->OC, c->W, c->C, 1.0f,
+                    c->dinp + (size_t)lo * c->C, c->C);
+}
+
+static void mm_bwd_dinp_cols(void *vctx, int t, int thread)
+{
+    (void)thread;
+    mm_ctx *c = vctx;
+    int lo, hi;
+    chunk_range(c->C, c->chunks, t, &lo, &hi);
+    if (hi > lo)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->N, hi - lo, c->OC, 1.0f, c->dout,
+                    c->OC, c->W + lo, c->C, 1.0f, c->dinp + lo, c->C);
+}
+
+static void mm_bwd_dW(void *vctx, int t, int thread)
+{
+    (void)thread;
+    mm_ctx *c = vctx;
+    int lo, hi;
+    chunk_range(c->OC, c->chunks, t, &lo, &hi);
+    if (hi > lo)
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, hi - lo, c->C, c->N, 1.0f,
+                    c->dout + lo, c->OC, c->inp, c->C, 1.0f, c->dW + (size_t)lo * c->C, c->C);
+}
+
+void matmul_backward(mpool *p, float *dinp, float *dW, const float *dout, const float *inp,
+                     const float *W, int N, int C, int OC)
+{
+    mm_ctx c = {.dinp = dinp, .dW = dW, .dout = dout, .inp = inp, .W = W, .N = N, .C = C,
+                .OC = OC, .chunks = mpool_threads(p)};
+    if (dinp)
+        mpool_run(p, c.chunks, split_rows(p, N) ? mm_bwd_dinp : mm_bwd_dinp_cols, &c);
+    if (dW)
+        mpool_run(p, c.chunks, mm_bwd_dW, &c);
+}
+
+/* ---- rotary embedding -------------------------------------------------- */
+
+static void rope_rotate(float *x, const int *pos, const float *cos_t, const float *sin_t, int N,
+                        int n_head, int hd, float sign)
+{
+    int half = hd / 2;
+    for (int i = 0; i < N; i++) {
+        const float *cs = cos_t + (size_t)pos[i] * half;
+        const float *sn = sin_t + (size_t)pos[i] * half;
+        for (int h = 0; h < n_head; h++) {
+            float *a = x + ((size_t)i * n_head + h) * hd;
+            float *b = a + half;
+            for (int j = 0; j < half; j++) {
+                float s = sign * sn[j];
+                float x0 = a[j], x1 = b[j];
+                a[j] = x0 * cs[j] - x1 * s;
+                b[j] = x1 * cs[j] + x0 * s;
+            }
+        }
+    }
+}
+
+void rope_forward(float *x, const int *pos, const float *cos_t, const float *sin_t, int N,
+                  int n_head, int hd)
+{
+    rope_rotate(x, pos, cos_t, sin_t, N, n_head, hd, 1.0f);
+}
+
+/* The rotation is orthogonal: its gradient is the inverse rotation. */
+void rope_backward(float *dx, const int *pos, const float *cos_t, const float *sin_t, int N,
+                   int n_head, int hd)
+{
+    rope_rotate(dx, pos, cos_t, sin_t, N, n_head, hd, -1.0f);
+}
+
+/* ---- SwiGLU --------------------------------------------------------------- */
+
+#define SWIGLU_CHUNK 512
+
+void swiglu_forward(float *out, const float *gate, const float *up, size_t n)
+{
+    float e[SWIGLU_CHUNK];
+    for (size_t i0 = 0; i0 < n; i0 += SWIGLU_CHUNK) {
+        int m = (int)(n - i0 < SWIGLU_CHUNK ? n - i0 : SWIGLU_CHUNK);
+        for (int k = 0; k < m; k++)
+            e[k] = -gate[i0 + k];
+        vexp(e, e, m);
+        for (int k = 0; k < m; k++) {
+            float g = gate[i0 + k];
+            out[i0 + k] = g / (1.0f + e[k]) * up[i0 + k];
+        }
+    }
+}
+
+/* silu(g) = g s, s = sigmoid(g); d silu / dg = s (1 + g (1 - s)). */
+void swiglu_backward(float *dgate, float *dup, const float *dout, const float *gate,
+                     const float *up, size_t n)
+{
+    float e[SWIGLU_CHUNK];
+    for (size_t i0 = 0; i0 < n; i0 += SWIGLU_CHUNK) {
+        int m = (int)(n - i0 < SWIGLU_CHUNK ? n - i0 : SWIGLU_CHUNK);
+        for (int k = 0; k < m; k++)
+            e[k] = -gate[i0 + k];
+        vexp(e, e, m);
+        for (int k = 0; k < m; k++) {
+            size_t i = i0 + (size_t)k;
+            float g = gate[i];
+            float s = 1.0f / (1.0f + e[k]);
+            dgate[i] = dout[i] * up[i] * s * (1.0f + g * (1.0f - s));
+            dup[i] = dout[i] * g * s;
+        }
+    }
+}
+
+/* ---- log-probabilities of targets -------------------------------------- */
+
+void logp_forward(float *logp, float *ent, float *lse, float *z, const int *targets, int N, int V,
+                  float temp)
+{
+    float inv = 1.0f / temp;
+    for (int i = 0; i < N; i++) {
+        float *row = z + (size_t)i * V;
+        if (temp != 1.0f)
+            vscale(row, inv, V);
+        float mx = vmax(row, V);
+        double sez = 0.0;
+        double sum = vexp_stats(row, mx, V, ent ? &sez : NULL);
+        float l = mx + (float)log(sum);
+        lse[i] = l;
+        logp[i] = targets[i] >= 0 ? row[targets[i]] - l : 0.0f;
+        if (ent)
+            ent[i] = (float)(l - sez / sum);
+    }
+}
+
+void logp_backward(float *z, const float *dlogp, const float *lse, const int *targets, int N,
+                   int V, float temp)
+{
+    float inv = 1.0f / temp;
+    for (int i = 0; i < N; i++) {
+        float *row = z + (size_t)i * V;
+        if (dlogp[i] == 0.0f || targets[i] < 0) {
+            memset(row, 0, sizeof(float) * (size_t)V);
+            continue;
+        }
+        vexp_sub_sum(row, row, lse[i], V); /* row = softmax */
+        vscale(row, -dlogp[i] * inv, V);
+        row[targets[i]] += dlogp[i] * inv;
+    }
+}
+
+/* ---- attention ------------------------------------------------------------ */
+
+/* Query rows are processed in blocks of ATT_BQ: a block's scores against
+ * all keys up to its last row are one sgemm (the masked upper triangle of
+ * the diagonal block is the only waste). */
+
+size_t attn_scratch_floats(int T)
+{
+    return 2 * (size_t)ATT_BQ * (size_t)T;
+}
+
+typedef struct att_ctx {
+    float *out, *lse, *dq, *dk, *dv;
+    const float *q, *k, *v, *dout, *o, *lse_in;
+    int B, T, n_head, n_kv, hd;
+    float *scratch;
+    size_t scratch_stride;
+} att_ctx;
+
+float softmax_row(float *s, int n, int total)
+{
+    float mx = vmax(s, n);
+    double sum = vexp_sub_sum(s, s, mx, n);
+    vscale(s, (float)(1.0 / sum), n);
+    if (total > n)
+        memset(s + n, 0, sizeof(float) * (size_t)(total - n));
+    return mx + (float)log(sum);
+}
+
+static void att_fwd_task(void *vctx, int task, int thread)
+{
+    att_ctx *c = vctx;
+    int b = task / c->n_kv, g = task % c->n_kv, hd = c->hd, T = c->T;
+    int qs = c->n_head * hd, ks = c->n_kv * hd, hpg = c->n_head / c->n_kv;
+    float scale = 1.0f / sqrtf((float)hd);
+    float *S = c->scratch + c->scratch_stride * (size_t)thread;
+    const float *K = c->k + (size_t)b * T * ks + (size_t)g * hd;
+    const float *Vv = c->v + (size_t)b * T * ks + (size_t)g * hd;
+    for (int h = g * hpg; h < (g + 1) * hpg; h++) {
+        const float *Q = c->q + (size_t)b * T * qs + (size_t)h * hd;
+        float *O = c->out + (size_t)b * T * qs + (size_t)h * hd;
+        float *L = c->lse + ((size_t)b * c->n_head + h) * T;
+        for (int i0 = 0; i0 < T; i0 += ATT_BQ) {
+            int i1 = i0 + ATT_BQ < T ? i0 + ATT_BQ : T, m = i1 - i0, nk = i1;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, nk, hd, scale,
+                        Q + (size_t)i0 * qs, qs, K, ks, 0.0f, S, nk);
+            for (int r = 0; r < m; r++)
+                L[i0 + r] = softmax_row(S + (size_t)r * nk, i0 + r + 1, nk);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, hd, nk, 1.0f, S, nk, Vv, ks,
+                        0.0f, O + (size_t)i0 * qs, qs);
+        }
+    }
+}
+
+void attention_forward(mpool *p, float *out, float *lse, const float *q, const float *k,
+                       const float *v, int B, int T, int n_head, int n_kv, int hd,
+                       float *scratch)
+{
+    att_ctx c = {.out = out, .lse = lse, .q = q, .k = k, .v = v, .B = B, .T = T,
+                 .n_head = n_head, .n_kv = n_kv, .hd = hd, .scratch = scratch,
+                 .scratch_stride = attn_scratch_floats(T)};
+    mpool_run(p, B * n_kv, att_fwd_task, &c);
+}
+
+/* Backward of O = P V with P = softmax(scale Q K^T), per query block:
+ *   P  = exp(scale Q K^T - lse)          (recomputed)
+ *   dV += P^T dO,   dP = dO V^T,   dS = P (dP - rowsum(dO O))
+ *   dQ = scale dS K,   dK += scale dS^T Q
+ * One task owns a (sequence, kv head) pair, so dK and dV of the heads
+ * sharing it accumulate without races. */
+static void att_bwd_task(void *vctx, int task, int thread)
+{
+    att_ctx *c = vctx;
+    int b = task / c->n_kv, g = task % c->n_kv, hd = c->hd, T = c->T;
+    int qs = c->n_head * hd, ks = c->n_kv * hd, hpg = c->n_head / c->n_kv;
+    float scale = 1.0f / sqrtf((float)hd);
+    float *P = c->scratch + c->scratch_stride * (size_t)thread;
+    float *dP = P + (size_t)ATT_BQ * T;
+    const float *K = c->k + (size_t)b * T * ks + (size_t)g * hd;
+    const float *Vv = c->v + (size_t)b * T * ks + (size_t)g * hd;
+    float *dK = c->dk + (size_t)b * T * ks + (size_t)g * hd;
+    float *dV = c->dv + (size_t)b * T * ks + (size_t)g * hd;
+    for (int t = 0; t < T; t++) {
+        memset(dK + (size_t)t * ks, 0, sizeof(float) * (size_t)hd);
+        memset(dV + (size_t)t * ks, 0, sizeof(float) * (size_t)hd);
+    }
+    for (int h = g * hpg; h < (g + 1) * hpg; h++) {
+        size_t off = (size_t)b * T * qs + (size_t)h * hd;
+        const float *Q = c->q + off, *O = c->o + off, *dO = c->dout + off;
+        float *dQ = c->dq + off;
+        const float *L = c->lse_in + ((size_t)b * c->n_head + h) * T;
+        for (int i0 = 0; i0 < T; i0 += ATT_BQ) {
+            int i1 = i0 + ATT_BQ < T ? i0 + ATT_BQ : T, m = i1 - i0, nk = i1;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, nk, hd, scale,
+                        Q + (size_t)i0 * qs, qs, K, ks, 0.0f, P, nk);
+            for (int r = 0; r < m; r++) {
+                float *row = P + (size_t)r * nk;
+                int n = i0 + r + 1;
+                vexp_sub_sum(row, row, L[i0 + r], n);
+                if (nk > n)
+                    memset(row + n, 0, sizeof(float) * (size_t)(nk - n));
+            }
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, hd, m, 1.0f, P, nk,
+                        dO + (size_t)i0 * qs, qs, 1.0f, dV, ks);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, nk, hd, 1.0f,
+                        dO + (size_t)i0 * qs, qs, Vv, ks, 0.0f, dP, nk);
+            for (int r = 0; r < m; r++) {
+                const float *o = O + (size_t)(i0 + r) * qs, *d = dO + (size_t)(i0 + r) * qs;
+                float D = (float)vdot(o, d, hd);
+                float *pr = P + (size_t)r * nk, *dr = dP + (size_t)r * nk;
+                int n = i0 + r + 1;
+                for (int j = 0; j < n; j++)
+                    dr[j] = pr[j] * (dr[j] - D);
+                if (nk > n)
+                    memset(dr + n, 0, sizeof(float) * (size_t)(nk - n));
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, hd, nk, scale, dP, nk, K, ks,
+                        0.0f, dQ + (size_t)i0 * qs, qs);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, hd, m, scale, dP, nk,
+                        Q + (size_t)i0 * qs, qs, 1.0f, dK, ks);
+        }
+    }
+}
+
+void attention_backward(mpool *p, float *dq, float *dk, float *dv, const float *dout,
+                        const float *out, const float *lse, const float *q, const float *k,
+                        const float *v, int B, int T, int n_head, int n_kv, int hd,
+                        float *scratch)
+{
+    att_ctx c = {.dq = dq, .dk = dk, .dv = dv, .dout = dout, .o = out, .lse_in = lse, .q = q,
+                 .k = k, .v = v, .B = B, .T = T, .n_head = n_head, .n_kv = n_kv, .hd = hd,
+                 .scratch = scratch, .scratch_stride = attn_scratch_floats(T)};
+    mpool_run(p, B * n_kv, att_bwd_task, &c);
+}
