@@ -346,15 +346,41 @@ static int split_rows(mpool *p, int N)
     return N >= 64 * mpool_threads(p);
 }
 
+/* Output features per task when there are few rows (decoding): OpenBLAS
+ * skips packing the weights for products of at most 1e6 multiply-adds with
+ * 8-32 rows ("small matrix" kernels), which is most of the cost when only
+ * a handful of rows multiply a whole weight matrix. */
+static int small_chunk(int N, int C)
+{
+    long c = 1000000L / ((long)N * C);
+    if (c > 256)
+        c = 256;
+    c &= ~15L;
+    return c < 16 ? 16 : (int)c;
+}
+
+static void mm_fwd_small(void *vctx, int t, int thread)
+{
+    (void)thread;
+    mm_ctx *c = vctx;
+    int lo = t * c->chunks, hi = lo + c->chunks < c->OC ? lo + c->chunks : c->OC;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, c->N, hi - lo, c->C, 1.0f, c->inp, c->C,
+                c->W + (size_t)lo * c->C, c->C, c->beta, c->out + lo, c->OC);
+}
+
 void matmul_forward(mpool *p, float *out, const float *inp, const float *W, int N, int C, int OC,
                     float beta)
 {
     mm_ctx c = {.out = out, .inp = inp, .W = W, .N = N, .C = C, .OC = OC, .beta = beta,
                 .chunks = mpool_threads(p)};
-    if (split_rows(p, N))
+    if (split_rows(p, N)) {
         mpool_run(p, c.chunks, mm_fwd_rows, &c);
-    else
+    } else if (N <= 32) {
+        c.chunks = small_chunk(N, C); /* here: features per task */
+        mpool_run(p, (OC + c.chunks - 1) / c.chunks, mm_fwd_small, &c);
+    } else {
         mpool_run(p, c.chunks, mm_fwd_cols, &c);
+    }
 }
 
 static void mm_bwd_dinp(void *vctx, int t, int thread)

@@ -24,15 +24,21 @@
 #define SPIN_WORKER 4000 /* ~0.3 ms of pause before a worker sleeps */
 #define SPIN_CALLER 2000 /* pauses before the caller starts yielding */
 
+/* The job word packs the job number, its task count and the next task to
+ * hand out, so a worker that wakes up late can never claim a task of a
+ * newer job by mistake: a claim is a compare-and-swap on the whole word. */
+#define TASK_BITS 20
+#define TASK_MASK ((1ull << TASK_BITS) - 1)
+#define JOB_SHIFT (2 * TASK_BITS)
+
 struct mpool {
     int n;               /* threads including the caller */
     pthread_t *th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    atomic_ulong gen;    /* bumped once per job */
-    atomic_int next;     /* next task index */
-    atomic_int active;   /* workers still inside the current job */
-    int n_tasks;
+    atomic_ullong word;  /* job << 40 | n_tasks << 20 | next */
+    atomic_int done;     /* tasks finished in the current job */
+    atomic_int sleepers; /* workers waiting on cv */
     mpool_fn fn;
     void *ctx;
     atomic_int stop;
@@ -50,13 +56,17 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static void run_tasks(mpool *p, int thread)
+/* Claims and runs tasks of job `job` until none are left. */
+static void run_tasks(mpool *p, unsigned long long job, int thread)
 {
     for (;;) {
-        int t = atomic_fetch_add(&p->next, 1);
-        if (t >= p->n_tasks)
-            break;
-        p->fn(p->ctx, t, thread);
+        unsigned long long w = atomic_load(&p->word);
+        if ((w >> JOB_SHIFT) != job || (w & TASK_MASK) >= ((w >> TASK_BITS) & TASK_MASK))
+            return;
+        if (!atomic_compare_exchange_weak(&p->word, &w, w + 1))
+            continue;
+        p->fn(p->ctx, (int)(w & TASK_MASK), thread);
+        atomic_fetch_add(&p->done, 1);
     }
 }
 
@@ -66,24 +76,26 @@ static void *worker_main(void *arg)
     mpool *p = wa->p;
     int idx = wa->idx;
     free(wa);
-    unsigned long seen = 0;
+    unsigned long long seen = 0;
     for (;;) {
         int spins = 0;
-        while (atomic_load(&p->gen) == seen && !atomic_load(&p->stop) && spins < SPIN_WORKER) {
+        while ((atomic_load(&p->word) >> JOB_SHIFT) == seen && !atomic_load(&p->stop) &&
+               spins < SPIN_WORKER) {
             cpu_relax();
             spins++;
         }
-        if (atomic_load(&p->gen) == seen && !atomic_load(&p->stop)) {
+        if ((atomic_load(&p->word) >> JOB_SHIFT) == seen && !atomic_load(&p->stop)) {
             pthread_mutex_lock(&p->mu);
-            while (atomic_load(&p->gen) == seen && !atomic_load(&p->stop))
+            atomic_fetch_add(&p->sleepers, 1);
+            while ((atomic_load(&p->word) >> JOB_SHIFT) == seen && !atomic_load(&p->stop))
                 pthread_cond_wait(&p->cv, &p->mu);
+            atomic_fetch_sub(&p->sleepers, 1);
             pthread_mutex_unlock(&p->mu);
         }
         if (atomic_load(&p->stop))
             return NULL;
-        seen = atomic_load(&p->gen);
-        run_tasks(p, idx);
-        atomic_fetch_sub(&p->active, 1);
+        seen = atomic_load(&p->word) >> JOB_SHIFT;
+        run_tasks(p, seen, idx);
     }
 }
 
@@ -146,27 +158,33 @@ int mpool_threads(const mpool *p)
     return p ? p->n : 1;
 }
 
+/* The caller never waits for a worker that has not started: it only waits
+ * for tasks already claimed to finish. */
 void mpool_run(mpool *p, int n_tasks, mpool_fn fn, void *ctx)
 {
     if (n_tasks <= 0)
         return;
-    if (!p || p->n == 1 || n_tasks == 1) {
+    if (!p || p->n == 1 || n_tasks == 1 || (unsigned long long)n_tasks > TASK_MASK) {
         for (int t = 0; t < n_tasks; t++)
             fn(ctx, t, 0);
         return;
     }
     p->fn = fn;
     p->ctx = ctx;
-    p->n_tasks = n_tasks;
-    atomic_store(&p->next, 0);
-    atomic_store(&p->active, p->n - 1);
-    pthread_mutex_lock(&p->mu);
-    atomic_fetch_add(&p->gen, 1);
-    pthread_cond_broadcast(&p->cv);
-    pthread_mutex_unlock(&p->mu);
-    run_tasks(p, 0);
+    atomic_store(&p->done, 0);
+    unsigned long long job = (atomic_load(&p->word) >> JOB_SHIFT) + 1;
+    job &= (1ull << (64 - JOB_SHIFT)) - 1;
+    if (job == 0)
+        job = 1; /* workers start having seen job 0 */
+    atomic_store(&p->word, job << JOB_SHIFT | (unsigned long long)n_tasks << TASK_BITS);
+    if (atomic_load(&p->sleepers) > 0) {
+        pthread_mutex_lock(&p->mu);
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    run_tasks(p, job, 0);
     int spins = 0;
-    while (atomic_load(&p->active) > 0) {
+    while (atomic_load(&p->done) < n_tasks) {
         if (++spins < SPIN_CALLER)
             cpu_relax();
         else
