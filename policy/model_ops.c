@@ -22,7 +22,12 @@
 typedef float v8f __attribute__((vector_size(32)));
 typedef int v8i __attribute__((vector_size(32)));
 
-#define SIMD __attribute__((target_clones("avx2", "default")))
+/* Hot loops get a clone for AVX2 + FMA machines (Haswell and later), picked
+ * at load time, with multiply-adds fused there (the project builds with
+ * -std=c11, which otherwise forbids contraction). A machine always runs
+ * the same clone, so sampling, scoring and training agree bit for bit. */
+#define SIMD                                                                                   \
+    __attribute__((target_clones("avx2", "default")))
 
 static inline __attribute__((always_inline)) v8f v8_load(const float *p)
 {
@@ -346,17 +351,20 @@ static int split_rows(mpool *p, int N)
     return N >= 64 * mpool_threads(p);
 }
 
-/* Output features per task when there are few rows (decoding): OpenBLAS
- * skips packing the weights for products of at most 1e6 multiply-adds with
- * 8-32 rows ("small matrix" kernels), which is most of the cost when only
- * a handful of rows multiply a whole weight matrix. */
+/* Output features per task when there are few rows (decoding). OpenBLAS
+ * 0.3.21 on Skylake-X runs a product without packing the weights (its
+ * "small matrix" kernels) only when rows x features <= 1200 and
+ * rows x features x inputs <= 1e6 (measured: 8 x 144 x 256 runs at ~3x
+ * the speed of 8 x 160 x 256). Packing a whole weight matrix for a handful
+ * of rows costs more than the product, so decode-sized products are cut
+ * into such pieces. */
 static int small_chunk(int N, int C)
 {
-    long c = 1000000L / ((long)N * C);
-    if (c > 256)
-        c = 256;
-    c &= ~15L;
-    return c < 16 ? 16 : (int)c;
+    long a = 1200L / N, b = 1000000L / ((long)N * C);
+    long c = a < b ? a : b;
+    if (c >= 16)
+        c &= ~15L;
+    return c < 8 ? 8 : (int)c;
 }
 
 static void mm_fwd_small(void *vctx, int t, int thread)

@@ -152,6 +152,20 @@ static void iatt_task(void *vctx, int task, int thread)
     const float *V = kc->v + (size_t)c->layer * kc->cap * ks + (size_t)g * hd;
     float *S = w->att_scratch + (size_t)thread * ATT_BQ * w->cap_ctx;
     float scale = 1.0f / sqrtf((float)hd);
+    if (r->r1 - r->r0 < 4) {
+        /* decoding: a row or two per sequence; matrix-vector products
+         * avoid sgemm's packing of the whole cache on every call */
+        for (int h = g * hpg; h < (g + 1) * hpg; h++)
+            for (int i = r->r0; i < r->r1; i++) {
+                int nk = w->pos[i] + 1;
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, nk, hd, scale, K, ks,
+                            w->q + (size_t)i * qs + (size_t)h * hd, 1, 0.0f, S, 1);
+                softmax_row(S, nk, nk);
+                cblas_sgemv(CblasRowMajor, CblasTrans, nk, hd, 1.0f, V, ks, S, 1, 0.0f,
+                            w->att + (size_t)i * qs + (size_t)h * hd, 1);
+            }
+        return;
+    }
     for (int h = g * hpg; h < (g + 1) * hpg; h++)
         for (int i0 = r->r0; i0 < r->r1; i0 += ATT_BQ) {
             int i1 = i0 + ATT_BQ < r->r1 ? i0 + ATT_BQ : r->r1, n = i1 - i0;
