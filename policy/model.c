@@ -397,33 +397,33 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
         float *gate = a->gate + (size_t)l * N * ff, *up = a->up + (size_t)l * N * ff;
         float *act = a->act + (size_t)l * N * ff, *xo = x + N * d;
 
-        rmsnorm_forward(ln1, ln1_rstd, x, W->attn_norm, n, d, c->norm_eps);
+        rmsnorm_forward(p, ln1, ln1_rstd, x, W->attn_norm, n, d, c->norm_eps);
         matmul_forward(p, qraw, ln1, W->wq, n, d, dq, 0.0f);
         matmul_forward(p, kraw, ln1, W->wk, n, d, dkv, 0.0f);
         matmul_forward(p, v, ln1, W->wv, n, d, dkv, 0.0f);
         if (c->qk_norm) {
-            rmsnorm_forward(q, a->q_rstd + (size_t)l * N * nh, qraw, W->q_norm, n * nh, hd,
+            rmsnorm_forward(p, q, a->q_rstd + (size_t)l * N * nh, qraw, W->q_norm, n * nh, hd,
                             c->norm_eps);
-            rmsnorm_forward(k, a->k_rstd + (size_t)l * N * nkv, kraw, W->k_norm, n * nkv, hd,
+            rmsnorm_forward(p, k, a->k_rstd + (size_t)l * N * nkv, kraw, W->k_norm, n * nkv, hd,
                             c->norm_eps);
         } else {
             memcpy(q, qraw, N * dq * sizeof(float));
             memcpy(k, kraw, N * dkv * sizeof(float));
         }
-        rope_forward(q, a->pos, m->rope_cos, m->rope_sin, n, nh, hd);
-        rope_forward(k, a->pos, m->rope_cos, m->rope_sin, n, nkv, hd);
+        rope_forward(p, q, a->pos, m->rope_cos, m->rope_sin, n, nh, hd);
+        rope_forward(p, k, a->pos, m->rope_cos, m->rope_sin, n, nkv, hd);
         attention_forward(p, att, lse, q, k, v, B, T, nh, nkv, hd, a->att_scratch);
         memcpy(mid, x, N * d * sizeof(float));
         matmul_forward(p, mid, att, W->wo, n, dq, d, 1.0f);
 
-        rmsnorm_forward(ln2, a->ln2_rstd + (size_t)l * N, mid, W->mlp_norm, n, d, c->norm_eps);
+        rmsnorm_forward(p, ln2, a->ln2_rstd + (size_t)l * N, mid, W->mlp_norm, n, d, c->norm_eps);
         matmul_forward(p, gate, ln2, W->w_gate, n, d, ff, 0.0f);
         matmul_forward(p, up, ln2, W->w_up, n, d, ff, 0.0f);
-        swiglu_forward(act, gate, up, N * ff);
+        swiglu_forward(p, act, gate, up, N * ff);
         memcpy(xo, mid, N * d * sizeof(float));
         matmul_forward(p, xo, act, W->w_down, n, ff, d, 1.0f);
     }
-    rmsnorm_forward(a->lnf, a->lnf_rstd, a->res + (size_t)c->n_layer * N * d, m->final_norm, n, d,
+    rmsnorm_forward(p, a->lnf, a->lnf_rstd, a->res + (size_t)c->n_layer * N * d, m->final_norm, n, d,
                     c->norm_eps);
 
     /* The head runs only on rows that have a target. */
@@ -440,7 +440,7 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
         matmul_forward(p, a->logits, a->h, m->wte, nr, d, c->vocab, 0.0f);
         /* head_dlogp doubles as the row logp / entropy scratch here */
         float *row_logp = a->head_dlogp, *row_ent = entropy ? a->d_res : NULL;
-        logp_forward(row_logp, row_ent, a->lse, a->logits, a->row_targets, nr, c->vocab,
+        logp_forward(p, row_logp, row_ent, a->lse, a->logits, a->row_targets, nr, c->vocab,
                      temperature);
         memset(logp, 0, N * sizeof(float));
         if (entropy)
@@ -493,10 +493,10 @@ static void head_backward(model *m, const float *dlogp)
     memset(a->d_ln, 0, (size_t)a->N * d * sizeof(float));
     if (k == 0)
         return;
-    logp_backward(a->logits, a->head_dlogp, a->lse, a->row_targets, k, V, a->temperature);
+    logp_backward(m->pool, a->logits, a->head_dlogp, a->lse, a->row_targets, k, V,
+                  a->temperature);
     float *dh = a->d_att; /* k x d scratch: d_att has N x dq floats and dq == d */
-    memset(dh, 0, (size_t)k * d * sizeof(float));
-    matmul_backward(m->pool, dh, m->gwte, a->logits, a->h, m->wte, k, d, V);
+    matmul_backward(m->pool, dh, m->gwte, a->logits, a->h, m->wte, k, d, V, 0.0f);
     for (int r = 0; r < k; r++)
         memcpy(a->d_ln + (size_t)a->rows[r] * d, dh + (size_t)r * d, (size_t)d * sizeof(float));
 }
@@ -520,7 +520,7 @@ int model_backward(model *m, const float *dlogp, char *err)
 
     head_backward(m, dlogp);
     memset(a->d_res, 0, N * d * sizeof(float));
-    rmsnorm_backward(a->d_res, m->gfinal_norm, a->d_ln, a->res + (size_t)c->n_layer * N * d,
+    rmsnorm_backward(p, a->d_res, m->gfinal_norm, a->d_ln, a->res + (size_t)c->n_layer * N * d,
                      m->final_norm, a->lnf_rstd, n, d);
     for (int l = c->n_layer - 1; l >= 0; l--) {
         const model_layer *W = &m->layer[l];
@@ -536,38 +536,34 @@ int model_backward(model *m, const float *dlogp, char *err)
         float *act = a->act + (size_t)l * N * ff;
 
         /* MLP branch; d_res holds dL/dres[l+1] = dL/d(mlp out) */
-        memset(a->d_act, 0, N * ff * sizeof(float));
-        matmul_backward(p, a->d_act, G->w_down, a->d_res, act, W->w_down, n, ff, d);
-        swiglu_backward(a->d_gate, a->d_up, a->d_act, gate, up, N * ff);
-        memset(a->d_ln, 0, N * d * sizeof(float));
-        matmul_backward(p, a->d_ln, G->w_gate, a->d_gate, ln2, W->w_gate, n, d, ff);
-        matmul_backward(p, a->d_ln, G->w_up, a->d_up, ln2, W->w_up, n, d, ff);
-        rmsnorm_backward(a->d_res, G->mlp_norm, a->d_ln, mid, W->mlp_norm,
+        matmul_backward(p, a->d_act, G->w_down, a->d_res, act, W->w_down, n, ff, d, 0.0f);
+        swiglu_backward(p, a->d_gate, a->d_up, a->d_act, gate, up, N * ff);
+        matmul_backward(p, a->d_ln, G->w_gate, a->d_gate, ln2, W->w_gate, n, d, ff, 0.0f);
+        matmul_backward(p, a->d_ln, G->w_up, a->d_up, ln2, W->w_up, n, d, ff, 1.0f);
+        rmsnorm_backward(p, a->d_res, G->mlp_norm, a->d_ln, mid, W->mlp_norm,
                          a->ln2_rstd + (size_t)l * N, n, d);
 
         /* attention branch; d_res now holds dL/dres_mid */
-        memset(a->d_att, 0, N * dq * sizeof(float));
-        matmul_backward(p, a->d_att, G->wo, a->d_res, att, W->wo, n, dq, d);
+        matmul_backward(p, a->d_att, G->wo, a->d_res, att, W->wo, n, dq, d, 0.0f);
         attention_backward(p, a->d_q, a->d_k, a->d_v, a->d_att, att, lse, q, k, v, a->B, a->T, nh,
                            nkv, hd, a->att_scratch);
-        rope_backward(a->d_q, a->pos, m->rope_cos, m->rope_sin, n, nh, hd);
-        rope_backward(a->d_k, a->pos, m->rope_cos, m->rope_sin, n, nkv, hd);
+        rope_backward(p, a->d_q, a->pos, m->rope_cos, m->rope_sin, n, nh, hd);
+        rope_backward(p, a->d_k, a->pos, m->rope_cos, m->rope_sin, n, nkv, hd);
         float *dqraw = a->d_q, *dkraw = a->d_k;
         if (c->qk_norm) {
             dqraw = a->d_att; /* free again after attention_backward */
             dkraw = a->d_kraw;
             memset(dqraw, 0, N * dq * sizeof(float));
             memset(dkraw, 0, N * dkv * sizeof(float));
-            rmsnorm_backward(dqraw, G->q_norm, a->d_q, qraw, W->q_norm,
+            rmsnorm_backward(p, dqraw, G->q_norm, a->d_q, qraw, W->q_norm,
                              a->q_rstd + (size_t)l * N * nh, n * nh, hd);
-            rmsnorm_backward(dkraw, G->k_norm, a->d_k, kraw, W->k_norm,
+            rmsnorm_backward(p, dkraw, G->k_norm, a->d_k, kraw, W->k_norm,
                              a->k_rstd + (size_t)l * N * nkv, n * nkv, hd);
         }
-        memset(a->d_ln, 0, N * d * sizeof(float));
-        matmul_backward(p, a->d_ln, G->wq, dqraw, ln1, W->wq, n, d, dq);
-        matmul_backward(p, a->d_ln, G->wk, dkraw, ln1, W->wk, n, d, dkv);
-        matmul_backward(p, a->d_ln, G->wv, a->d_v, ln1, W->wv, n, d, dkv);
-        rmsnorm_backward(a->d_res, G->attn_norm, a->d_ln, x, W->attn_norm, ln1_rstd, n, d);
+        matmul_backward(p, a->d_ln, G->wq, dqraw, ln1, W->wq, n, d, dq, 0.0f);
+        matmul_backward(p, a->d_ln, G->wk, dkraw, ln1, W->wk, n, d, dkv, 1.0f);
+        matmul_backward(p, a->d_ln, G->wv, a->d_v, ln1, W->wv, n, d, dkv, 1.0f);
+        rmsnorm_backward(p, a->d_res, G->attn_norm, a->d_ln, x, W->attn_norm, ln1_rstd, n, d);
     }
     embed_backward(m->gwte, a->d_res, a->tokens, n, d);
     return 0;

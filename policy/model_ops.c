@@ -249,6 +249,36 @@ float mrng_normal(mrng *r)
     return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
+/* ---- splitting row loops across the pool ----------------------------------- */
+
+typedef void (*range_fn)(void *arg, int lo, int hi, int thread);
+
+typedef struct range_ctx {
+    range_fn fn;
+    void *arg;
+    int n, chunks;
+} range_ctx;
+
+static void range_task(void *vctx, int t, int thread)
+{
+    range_ctx *c = vctx;
+    int lo = (int)((long)c->n * t / c->chunks), hi = (int)((long)c->n * (t + 1) / c->chunks);
+    if (hi > lo)
+        c->fn(c->arg, lo, hi, thread);
+}
+
+/* fn over [0, n) in one chunk per thread (a single call when n is small). */
+static void parallel_range(mpool *p, int n, int min_chunk, range_fn fn, void *arg)
+{
+    int chunks = mpool_threads(p);
+    if (n < 2 * min_chunk || chunks == 1) {
+        fn(arg, 0, n, 0);
+        return;
+    }
+    range_ctx c = {.fn = fn, .arg = arg, .n = n, .chunks = chunks};
+    mpool_run(p, chunks, range_task, &c);
+}
+
 /* ---- embedding ------------------------------------------------------------ */
 
 void embed_forward(float *out, const int *tokens, const float *wte, int N, int C)
@@ -269,39 +299,80 @@ void embed_backward(float *dwte, const float *dout, const int *tokens, int N, in
 
 /* ---- RMSNorm ---------------------------------------------------------------- */
 
-void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, int N, int C,
-                     float eps)
+typedef struct norm_args {
+    float *out, *rstd, *dinp, *dw_parts;
+    const float *inp, *w, *dout, *rstd_in;
+    int C;
+    float eps;
+} norm_args;
+
+static void rmsnorm_fwd_rows(void *va, int lo, int hi, int thread)
 {
-    for (int i = 0; i < N; i++) {
-        const float *x = inp + (size_t)i * C;
-        float *y = out + (size_t)i * C;
+    (void)thread;
+    norm_args *a = va;
+    int C = a->C;
+    for (int i = lo; i < hi; i++) {
+        const float *x = a->inp + (size_t)i * C;
+        float *y = a->out + (size_t)i * C;
         double ss = vdot(x, x, C);
-        float r = (float)(1.0 / sqrt(ss / C + eps));
+        float r = (float)(1.0 / sqrt(ss / C + a->eps));
         for (int c = 0; c < C; c++)
-            y[c] = x[c] * r * w[c];
-        rstd[i] = r;
+            y[c] = x[c] * r * a->w[c];
+        a->rstd[i] = r;
     }
 }
 
-/* y = x r w with r = (mean x^2 + eps)^-1/2:
- * dx = r (w dy) - x r^3 / C * sum(w dy x),  dw = sum over rows of dy x r. */
-void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp,
-                      const float *w, const float *rstd, int N, int C)
+void rmsnorm_forward(mpool *p, float *out, float *rstd, const float *inp, const float *w, int N,
+                     int C, float eps)
 {
-    for (int i = 0; i < N; i++) {
-        const float *x = inp + (size_t)i * C;
-        const float *dy = dout + (size_t)i * C;
-        float *dx = dinp + (size_t)i * C;
-        float r = rstd[i];
+    norm_args a = {.out = out, .rstd = rstd, .inp = inp, .w = w, .C = C, .eps = eps};
+    parallel_range(p, N, 64, rmsnorm_fwd_rows, &a);
+}
+
+/* y = x r w with r = (mean x^2 + eps)^-1/2:
+ * dx = r (w dy) - x r^3 / C * sum(w dy x),  dw = sum over rows of dy x r.
+ * Each thread sums dw over its rows into its own slice of dw_parts. */
+static void rmsnorm_bwd_rows(void *va, int lo, int hi, int thread)
+{
+    norm_args *a = va;
+    int C = a->C;
+    float *dw = a->dw_parts ? a->dw_parts + (size_t)thread * C : NULL;
+    for (int i = lo; i < hi; i++) {
+        const float *x = a->inp + (size_t)i * C;
+        const float *dy = a->dout + (size_t)i * C;
+        float *dx = a->dinp + (size_t)i * C;
+        float r = a->rstd_in[i];
         double dot = 0.0;
         for (int c = 0; c < C; c++)
-            dot += (double)w[c] * dy[c] * x[c];
+            dot += (double)a->w[c] * dy[c] * x[c];
         float k = (float)(dot * r * r * r / C);
         for (int c = 0; c < C; c++)
-            dx[c] += r * w[c] * dy[c] - k * x[c];
+            dx[c] += r * a->w[c] * dy[c] - k * x[c];
         if (dw)
             for (int c = 0; c < C; c++)
                 dw[c] += dy[c] * x[c] * r;
+    }
+}
+
+void rmsnorm_backward(mpool *p, float *dinp, float *dw, const float *dout, const float *inp,
+                      const float *w, const float *rstd, int N, int C)
+{
+    int nt = mpool_threads(p);
+    norm_args a = {.dinp = dinp, .dout = dout, .inp = inp, .w = w, .rstd_in = rstd, .C = C};
+    if (dw) {
+        a.dw_parts = calloc((size_t)nt * C, sizeof(float));
+        if (!a.dw_parts) { /* no room for per-thread sums: one thread does it all */
+            a.dw_parts = dw;
+            rmsnorm_bwd_rows(&a, 0, N, 0);
+            return;
+        }
+    }
+    parallel_range(p, N, 64, rmsnorm_bwd_rows, &a);
+    if (dw) {
+        for (int t = 0; t < nt; t++)
+            for (int c = 0; c < C; c++)
+                dw[c] += a.dw_parts[(size_t)t * C + c];
+        free(a.dw_parts);
     }
 }
 
@@ -399,7 +470,7 @@ static void mm_bwd_dinp(void *vctx, int t, int thread)
     chunk_range(c->N, c->chunks, t, &lo, &hi);
     if (hi > lo)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, hi - lo, c->C, c->OC, 1.0f,
-                    c->dout + (size_t)lo * c->OC, c->OC, c->W, c->C, 1.0f,
+                    c->dout + (size_t)lo * c->OC, c->OC, c->W, c->C, c->beta,
                     c->dinp + (size_t)lo * c->C, c->C);
 }
 
@@ -411,7 +482,7 @@ static void mm_bwd_dinp_cols(void *vctx, int t, int thread)
     chunk_range(c->C, c->chunks, t, &lo, &hi);
     if (hi > lo)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->N, hi - lo, c->OC, 1.0f, c->dout,
-                    c->OC, c->W + lo, c->C, 1.0f, c->dinp + lo, c->C);
+                    c->OC, c->W + lo, c->C, c->beta, c->dinp + lo, c->C);
 }
 
 static void mm_bwd_dW(void *vctx, int t, int thread)
@@ -426,10 +497,10 @@ static void mm_bwd_dW(void *vctx, int t, int thread)
 }
 
 void matmul_backward(mpool *p, float *dinp, float *dW, const float *dout, const float *inp,
-                     const float *W, int N, int C, int OC)
+                     const float *W, int N, int C, int OC, float dinp_beta)
 {
     mm_ctx c = {.dinp = dinp, .dW = dW, .dout = dout, .inp = inp, .W = W, .N = N, .C = C,
-                .OC = OC, .chunks = mpool_threads(p)};
+                .OC = OC, .chunks = mpool_threads(p), .beta = dinp_beta};
     if (dinp)
         mpool_run(p, c.chunks, split_rows(p, N) ? mm_bwd_dinp : mm_bwd_dinp_cols, &c);
     if (dW)
@@ -438,18 +509,27 @@ void matmul_backward(mpool *p, float *dinp, float *dW, const float *dout, const 
 
 /* ---- rotary embedding -------------------------------------------------- */
 
-static void rope_rotate(float *x, const int *pos, const float *cos_t, const float *sin_t, int N,
-                        int n_head, int hd, float sign)
+typedef struct rope_args {
+    float *x;
+    const int *pos;
+    const float *cos_t, *sin_t;
+    int n_head, hd;
+    float sign;
+} rope_args;
+
+static void rope_rows(void *va, int lo, int hi, int thread)
 {
-    int half = hd / 2;
-    for (int i = 0; i < N; i++) {
-        const float *cs = cos_t + (size_t)pos[i] * half;
-        const float *sn = sin_t + (size_t)pos[i] * half;
-        for (int h = 0; h < n_head; h++) {
-            float *a = x + ((size_t)i * n_head + h) * hd;
+    (void)thread;
+    rope_args *r = va;
+    int half = r->hd / 2;
+    for (int i = lo; i < hi; i++) {
+        const float *cs = r->cos_t + (size_t)r->pos[i] * half;
+        const float *sn = r->sin_t + (size_t)r->pos[i] * half;
+        for (int h = 0; h < r->n_head; h++) {
+            float *a = r->x + ((size_t)i * r->n_head + h) * r->hd;
             float *b = a + half;
             for (int j = 0; j < half; j++) {
-                float s = sign * sn[j];
+                float s = r->sign * sn[j];
                 float x0 = a[j], x1 = b[j];
                 a[j] = x0 * cs[j] - x1 * s;
                 b[j] = x1 * cs[j] + x0 * s;
@@ -458,93 +538,171 @@ static void rope_rotate(float *x, const int *pos, const float *cos_t, const floa
     }
 }
 
-void rope_forward(float *x, const int *pos, const float *cos_t, const float *sin_t, int N,
-                  int n_head, int hd)
+void rope_forward(mpool *p, float *x, const int *pos, const float *cos_t, const float *sin_t,
+                  int N, int n_head, int hd)
 {
-    rope_rotate(x, pos, cos_t, sin_t, N, n_head, hd, 1.0f);
+    rope_args r = {x, pos, cos_t, sin_t, n_head, hd, 1.0f};
+    parallel_range(p, N, 64, rope_rows, &r);
 }
 
 /* The rotation is orthogonal: its gradient is the inverse rotation. */
-void rope_backward(float *dx, const int *pos, const float *cos_t, const float *sin_t, int N,
-                   int n_head, int hd)
+void rope_backward(mpool *p, float *dx, const int *pos, const float *cos_t, const float *sin_t,
+                   int N, int n_head, int hd)
 {
-    rope_rotate(dx, pos, cos_t, sin_t, N, n_head, hd, -1.0f);
+    rope_args r = {dx, pos, cos_t, sin_t, n_head, hd, -1.0f};
+    parallel_range(p, N, 64, rope_rows, &r);
 }
 
 /* ---- SwiGLU --------------------------------------------------------------- */
 
 #define SWIGLU_CHUNK 512
 
-void swiglu_forward(float *out, const float *gate, const float *up, size_t n)
+/* gcc cannot see that e[0..m) is filled before vexp reads it. */
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+typedef struct swiglu_args {
+    float *out, *dgate, *dup;
+    const float *gate, *up, *dout;
+} swiglu_args;
+
+/* Ranges are in units of SWIGLU_CHUNK elements; n_total bounds the last. */
+static void swiglu_fwd_range(void *va, int lo, int hi, int thread)
 {
+    (void)thread;
+    swiglu_args *a = va;
     float e[SWIGLU_CHUNK];
-    for (size_t i0 = 0; i0 < n; i0 += SWIGLU_CHUNK) {
-        int m = (int)(n - i0 < SWIGLU_CHUNK ? n - i0 : SWIGLU_CHUNK);
+    for (size_t i0 = (size_t)lo * SWIGLU_CHUNK; i0 < (size_t)hi * SWIGLU_CHUNK; i0 += SWIGLU_CHUNK) {
+        int m = SWIGLU_CHUNK;
         for (int k = 0; k < m; k++)
-            e[k] = -gate[i0 + k];
+            e[k] = -a->gate[i0 + k];
         vexp(e, e, m);
         for (int k = 0; k < m; k++) {
-            float g = gate[i0 + k];
-            out[i0 + k] = g / (1.0f + e[k]) * up[i0 + k];
+            float g = a->gate[i0 + k];
+            a->out[i0 + k] = g / (1.0f + e[k]) * a->up[i0 + k];
         }
     }
 }
 
-/* silu(g) = g s, s = sigmoid(g); d silu / dg = s (1 + g (1 - s)). */
-void swiglu_backward(float *dgate, float *dup, const float *dout, const float *gate,
-                     const float *up, size_t n)
+static void swiglu_fwd_tail(swiglu_args *a, size_t i0, size_t n)
 {
     float e[SWIGLU_CHUNK];
-    for (size_t i0 = 0; i0 < n; i0 += SWIGLU_CHUNK) {
-        int m = (int)(n - i0 < SWIGLU_CHUNK ? n - i0 : SWIGLU_CHUNK);
-        for (int k = 0; k < m; k++)
-            e[k] = -gate[i0 + k];
-        vexp(e, e, m);
-        for (int k = 0; k < m; k++) {
-            size_t i = i0 + (size_t)k;
-            float g = gate[i];
-            float s = 1.0f / (1.0f + e[k]);
-            dgate[i] = dout[i] * up[i] * s * (1.0f + g * (1.0f - s));
-            dup[i] = dout[i] * g * s;
-        }
+    int m = (int)(n - i0);
+    for (int k = 0; k < m; k++)
+        e[k] = -a->gate[i0 + k];
+    vexp(e, e, m);
+    for (int k = 0; k < m; k++) {
+        float g = a->gate[i0 + k];
+        a->out[i0 + k] = g / (1.0f + e[k]) * a->up[i0 + k];
     }
+}
+
+void swiglu_forward(mpool *p, float *out, const float *gate, const float *up, size_t n)
+{
+    swiglu_args a = {.out = out, .gate = gate, .up = up};
+    int chunks = (int)(n / SWIGLU_CHUNK);
+    parallel_range(p, chunks, 16, swiglu_fwd_range, &a);
+    if ((size_t)chunks * SWIGLU_CHUNK < n)
+        swiglu_fwd_tail(&a, (size_t)chunks * SWIGLU_CHUNK, n);
+}
+
+/* silu(g) = g s, s = sigmoid(g); d silu / dg = s (1 + g (1 - s)). */
+static void swiglu_bwd_span(swiglu_args *a, size_t i0, int m)
+{
+    float e[SWIGLU_CHUNK];
+    for (int k = 0; k < m; k++)
+        e[k] = -a->gate[i0 + k];
+    vexp(e, e, m);
+    for (int k = 0; k < m; k++) {
+        size_t i = i0 + (size_t)k;
+        float g = a->gate[i];
+        float s = 1.0f / (1.0f + e[k]);
+        a->dgate[i] = a->dout[i] * a->up[i] * s * (1.0f + g * (1.0f - s));
+        a->dup[i] = a->dout[i] * g * s;
+    }
+}
+
+static void swiglu_bwd_range(void *va, int lo, int hi, int thread)
+{
+    (void)thread;
+    for (int c = lo; c < hi; c++)
+        swiglu_bwd_span(va, (size_t)c * SWIGLU_CHUNK, SWIGLU_CHUNK);
+}
+
+void swiglu_backward(mpool *p, float *dgate, float *dup, const float *dout, const float *gate,
+                     const float *up, size_t n)
+{
+    swiglu_args a = {.dgate = dgate, .dup = dup, .dout = dout, .gate = gate, .up = up};
+    int chunks = (int)(n / SWIGLU_CHUNK);
+    parallel_range(p, chunks, 16, swiglu_bwd_range, &a);
+    if ((size_t)chunks * SWIGLU_CHUNK < n)
+        swiglu_bwd_span(&a, (size_t)chunks * SWIGLU_CHUNK, (int)(n - (size_t)chunks * SWIGLU_CHUNK));
 }
 
 /* ---- log-probabilities of targets -------------------------------------- */
 
-void logp_forward(float *logp, float *ent, float *lse, float *z, const int *targets, int N, int V,
-                  float temp)
+typedef struct logp_args {
+    float *logp, *ent, *lse, *z;
+    const float *dlogp, *lse_in;
+    const int *targets;
+    int V;
+    float temp;
+} logp_args;
+
+static void logp_fwd_rows(void *va, int lo, int hi, int thread)
 {
-    float inv = 1.0f / temp;
-    for (int i = 0; i < N; i++) {
-        float *row = z + (size_t)i * V;
-        if (temp != 1.0f)
+    (void)thread;
+    logp_args *a = va;
+    int V = a->V;
+    float inv = 1.0f / a->temp;
+    for (int i = lo; i < hi; i++) {
+        float *row = a->z + (size_t)i * V;
+        if (a->temp != 1.0f)
             vscale(row, inv, V);
         float mx = vmax(row, V);
         double sez = 0.0;
-        double sum = vexp_stats(row, mx, V, ent ? &sez : NULL);
+        double sum = vexp_stats(row, mx, V, a->ent ? &sez : NULL);
         float l = mx + (float)log(sum);
-        lse[i] = l;
-        logp[i] = targets[i] >= 0 ? row[targets[i]] - l : 0.0f;
-        if (ent)
-            ent[i] = (float)(l - sez / sum);
+        a->lse[i] = l;
+        a->logp[i] = a->targets[i] >= 0 ? row[a->targets[i]] - l : 0.0f;
+        if (a->ent)
+            a->ent[i] = (float)(l - sez / sum);
     }
 }
 
-void logp_backward(float *z, const float *dlogp, const float *lse, const int *targets, int N,
-                   int V, float temp)
+void logp_forward(mpool *p, float *logp, float *ent, float *lse, float *z, const int *targets,
+                  int N, int V, float temp)
 {
-    float inv = 1.0f / temp;
-    for (int i = 0; i < N; i++) {
-        float *row = z + (size_t)i * V;
-        if (dlogp[i] == 0.0f || targets[i] < 0) {
+    logp_args a = {.logp = logp, .ent = ent, .lse = lse, .z = z, .targets = targets, .V = V,
+                   .temp = temp};
+    parallel_range(p, N, 4, logp_fwd_rows, &a);
+}
+
+static void logp_bwd_rows(void *va, int lo, int hi, int thread)
+{
+    (void)thread;
+    logp_args *a = va;
+    int V = a->V;
+    float inv = 1.0f / a->temp;
+    for (int i = lo; i < hi; i++) {
+        float *row = a->z + (size_t)i * V;
+        float g = a->dlogp[i];
+        int t = a->targets[i];
+        if (g == 0.0f || t < 0) {
             memset(row, 0, sizeof(float) * (size_t)V);
             continue;
         }
-        vexp_sub_sum(row, row, lse[i], V); /* row = softmax */
-        vscale(row, -dlogp[i] * inv, V);
-        row[targets[i]] += dlogp[i] * inv;
+        vexp_sub_sum(row, row, a->lse_in[i], V); /* row = softmax */
+        vscale(row, -g * inv, V);
+        row[t] += g * inv;
     }
+}
+
+void logp_backward(mpool *p, float *z, const float *dlogp, const float *lse, const int *targets,
+                   int N, int V, float temp)
+{
+    logp_args a = {.z = z, .dlogp = dlogp, .lse_in = lse, .targets = targets, .V = V,
+                   .temp = temp};
+    parallel_range(p, N, 4, logp_bwd_rows, &a);
 }
 
 /* ---- attention ------------------------------------------------------------ */

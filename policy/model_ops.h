@@ -50,46 +50,47 @@ void embed_forward(float *out, const int *tokens, const float *wte, int N, int C
 void embed_backward(float *dwte, const float *dout, const int *tokens, int N, int C);
 
 /* out = inp * rstd * w, rstd = 1/sqrt(mean(inp^2) + eps), per row of C. */
-void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *w, int N, int C,
-                     float eps);
+void rmsnorm_forward(mpool *p, float *out, float *rstd, const float *inp, const float *w, int N,
+                     int C, float eps);
 /* dinp += ..., dw += ... (dw may be NULL when the gain is frozen). */
-void rmsnorm_backward(float *dinp, float *dw, const float *dout, const float *inp,
+void rmsnorm_backward(mpool *p, float *dinp, float *dw, const float *dout, const float *inp,
                       const float *w, const float *rstd, int N, int C);
 
 /* out[N x OC] = inp[N x C] @ W^T, W is OC x C (nn.Linear layout).
  * beta 0 overwrites out, 1 accumulates. */
 void matmul_forward(mpool *p, float *out, const float *inp, const float *W, int N, int C, int OC,
                     float beta);
-/* dinp[N x C] += dout @ W, dW[OC x C] += dout^T @ inp. Either may be NULL. */
+/* dinp[N x C] = dinp_beta * dinp + dout @ W (so 1 accumulates, 0
+ * overwrites), dW[OC x C] += dout^T @ inp. Either may be NULL. */
 void matmul_backward(mpool *p, float *dinp, float *dW, const float *dout, const float *inp,
-                     const float *W, int N, int C, int OC);
+                     const float *W, int N, int C, int OC, float dinp_beta);
 
 /* Rotary embedding in place on x[N x n_head x hd], row i at position
  * pos[i]; pairs (j, j + hd/2) rotate by pos * theta^(-2j/hd) (the
  * "rotate half" convention of Hugging Face models). cos/sin tables are
  * max_seq x hd/2. Backward rotates by the opposite angle, in place. */
-void rope_forward(float *x, const int *pos, const float *cos_t, const float *sin_t, int N,
-                  int n_head, int hd);
-void rope_backward(float *dx, const int *pos, const float *cos_t, const float *sin_t, int N,
-                   int n_head, int hd);
+void rope_forward(mpool *p, float *x, const int *pos, const float *cos_t, const float *sin_t,
+                  int N, int n_head, int hd);
+void rope_backward(mpool *p, float *dx, const int *pos, const float *cos_t, const float *sin_t,
+                   int N, int n_head, int hd);
 
 /* out = silu(gate) * up, elementwise over n values. */
-void swiglu_forward(float *out, const float *gate, const float *up, size_t n);
+void swiglu_forward(mpool *p, float *out, const float *gate, const float *up, size_t n);
 /* dgate, dup are OVERWRITTEN (they are fresh buffers in the model). */
-void swiglu_backward(float *dgate, float *dup, const float *dout, const float *gate,
+void swiglu_backward(mpool *p, float *dgate, float *dup, const float *dout, const float *gate,
                      const float *up, size_t n);
 
 /* Per row of V logits: z = logits / temp (in place), lse = logsumexp(z),
  * logp = z[target] - lse, ent = lse - sum softmax(z) * z (ent may be NULL).
  * Rows whose target is < 0 get logp 0 (ent still computed). */
-void logp_forward(float *logp, float *ent, float *lse, float *z, const int *targets, int N, int V,
-                  float temp);
+void logp_forward(mpool *p, float *logp, float *ent, float *lse, float *z, const int *targets,
+                  int N, int V, float temp);
 /* Turns z (the tempered logits of logp_forward) in place into dlogits,
  * the gradient wrt the UNtempered logits of sum dlogp[i] * logp[i]:
  * dlogits = dlogp * (onehot(target) - softmax(z)) / temp. A row with
  * dlogp 0 becomes exactly 0. */
-void logp_backward(float *z, const float *dlogp, const float *lse, const int *targets, int N,
-                   int V, float temp);
+void logp_backward(mpool *p, float *z, const float *dlogp, const float *lse, const int *targets,
+                   int N, int V, float temp);
 
 /* Causal grouped-query attention over B sequences of T tokens.
  * q, out: [B*T x n_head*hd]; k, v: [B*T x n_kv*hd]; lse: [B x n_head x T]

@@ -200,16 +200,16 @@ static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out,
     embed_forward(w->x, w->tok, m->wte, n, d);
     for (int l = 0; l < c->n_layer; l++) {
         const model_layer *W = &m->layer[l];
-        rmsnorm_forward(w->ln, w->rstd, w->x, W->attn_norm, n, d, c->norm_eps);
+        rmsnorm_forward(p, w->ln, w->rstd, w->x, W->attn_norm, n, d, c->norm_eps);
         matmul_forward(p, w->q, w->ln, W->wq, n, d, dq, 0.0f);
         matmul_forward(p, w->k, w->ln, W->wk, n, d, dkv, 0.0f);
         matmul_forward(p, w->v, w->ln, W->wv, n, d, dkv, 0.0f);
         if (c->qk_norm) {
-            rmsnorm_forward(w->q, w->rstd, w->q, W->q_norm, n * nh, hd, c->norm_eps);
-            rmsnorm_forward(w->k, w->rstd, w->k, W->k_norm, n * nkv, hd, c->norm_eps);
+            rmsnorm_forward(p, w->q, w->rstd, w->q, W->q_norm, n * nh, hd, c->norm_eps);
+            rmsnorm_forward(p, w->k, w->rstd, w->k, W->k_norm, n * nkv, hd, c->norm_eps);
         }
-        rope_forward(w->q, w->pos, m->rope_cos, m->rope_sin, n, nh, hd);
-        rope_forward(w->k, w->pos, m->rope_cos, m->rope_sin, n, nkv, hd);
+        rope_forward(p, w->q, w->pos, m->rope_cos, m->rope_sin, n, nh, hd);
+        rope_forward(p, w->k, w->pos, m->rope_cos, m->rope_sin, n, nkv, hd);
         for (int i = 0; i < n; i++) {
             kv_cache *kc = &cache[w->seq[i]];
             size_t off = ((size_t)l * kc->cap + (size_t)w->pos[i]) * dkv;
@@ -219,19 +219,19 @@ static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out,
         iatt_ctx ac = {.m = m, .w = w, .cache = cache, .layer = l, .n_runs = n_runs};
         mpool_run(p, n_runs * nkv, iatt_task, &ac);
         matmul_forward(p, w->x, w->att, W->wo, n, dq, d, 1.0f);
-        rmsnorm_forward(w->ln, w->rstd, w->x, W->mlp_norm, n, d, c->norm_eps);
+        rmsnorm_forward(p, w->ln, w->rstd, w->x, W->mlp_norm, n, d, c->norm_eps);
         matmul_forward(p, w->gate, w->ln, W->w_gate, n, d, ff, 0.0f);
         matmul_forward(p, w->up, w->ln, W->w_up, n, d, ff, 0.0f);
-        swiglu_forward(w->gate, w->gate, w->up, (size_t)n * ff);
+        swiglu_forward(p, w->gate, w->gate, w->up, (size_t)n * ff);
         matmul_forward(p, w->x, w->gate, W->w_down, n, ff, d, 1.0f);
     }
     if (n_out == 0)
         return;
     for (int j = 0; j < n_out; j++)
         memcpy(w->ln + (size_t)j * d, w->x + (size_t)w->out_rows[j] * d, (size_t)d * sizeof(float));
-    rmsnorm_forward(w->h, w->rstd, w->ln, m->final_norm, n_out, d, c->norm_eps);
+    rmsnorm_forward(p, w->h, w->rstd, w->ln, m->final_norm, n_out, d, c->norm_eps);
     matmul_forward(p, w->logits, w->h, m->wte, n_out, d, c->vocab, 0.0f);
-    logp_forward(w->lp, NULL, w->lse, w->logits, w->no_target, n_out, c->vocab, temp);
+    logp_forward(p, w->lp, NULL, w->lse, w->logits, w->no_target, n_out, c->vocab, temp);
 }
 
 /* ---- choosing a token ------------------------------------------------------- */

@@ -99,7 +99,7 @@ typedef struct op_ctx {
 static double loss_rmsnorm(void *v)
 {
     op_ctx *c = v;
-    rmsnorm_forward(c->out, c->aux, c->a, c->w, c->N, c->C, 1e-5f);
+    rmsnorm_forward(c->pool, c->out, c->aux, c->a, c->w, c->N, c->C, 1e-5f);
     return dot_d(c->out, c->R, (size_t)c->N * c->C);
 }
 
@@ -113,7 +113,7 @@ START_TEST(test_grad_rmsnorm)
     fill_normal(R, n, 1.0f, 3);
     c.a = a, c.w = w, c.out = out, c.aux = aux, c.R = R;
     loss_rmsnorm(&c);
-    rmsnorm_backward(da, dw, R, a, w, aux, c.N, c.C);
+    rmsnorm_backward(c.pool, da, dw, R, a, w, aux, c.N, c.C);
     ck_assert_int_eq(gradcheck("rmsnorm.x", a, da, n, loss_rmsnorm, &c, 1e-2f, 1e-2, 1e-3, 60), 0);
     ck_assert_int_eq(gradcheck("rmsnorm.w", w, dw, 12, loss_rmsnorm, &c, 1e-2f, 1e-2, 1e-3, 12), 0);
 }
@@ -145,7 +145,7 @@ static void check_matmul(int N, int C, int OC, int threads)
             double s = dot_d(a + (size_t)i * C, w + (size_t)o * C, (size_t)C);
             ck_assert(fabs(s - out[(size_t)i * OC + o]) < 1e-4 * (1 + fabs(s)));
         }
-    matmul_backward(c.pool, da, dw, R, a, w, N, C, OC);
+    matmul_backward(c.pool, da, dw, R, a, w, N, C, OC, 1.0f);
     ck_assert_int_eq(gradcheck("matmul.x", a, da, na, loss_matmul, &c, 1e-2f, 1e-2, 2e-3, 80), 0);
     ck_assert_int_eq(gradcheck("matmul.W", w, dw, nw, loss_matmul, &c, 1e-2f, 1e-2, 2e-3, 80), 0);
     free(a), free(w), free(out), free(R), free(da), free(dw);
@@ -178,7 +178,7 @@ static double loss_rope(void *v)
     op_ctx *c = v;
     size_t n = (size_t)c->N * c->nh * c->hd;
     memcpy(c->out, c->a, n * 4);
-    rope_forward(c->out, c->idx, c->cos_t, c->sin_t, c->N, c->nh, c->hd);
+    rope_forward(c->pool, c->out, c->idx, c->cos_t, c->sin_t, c->N, c->nh, c->hd);
     return dot_d(c->out, c->R, n);
 }
 
@@ -197,7 +197,7 @@ START_TEST(test_grad_rope)
     ck_assert(fabs(out[0] - a[0]) < 1e-6);
     ck_assert(fabs(dot_d(out + 80, out + 80, 16) - dot_d(a + 80, a + 80, 16)) < 1e-4);
     memcpy(da, R, sizeof da);
-    rope_backward(da, pos, c.cos_t, c.sin_t, c.N, c.nh, c.hd);
+    rope_backward(NULL, da, pos, c.cos_t, c.sin_t, c.N, c.nh, c.hd);
     ck_assert_int_eq(gradcheck("rope.x", a, da, n, loss_rope, &c, 1e-2f, 1e-2, 1e-3, 96), 0);
     free(c.cos_t), free(c.sin_t);
 }
@@ -206,7 +206,7 @@ END_TEST
 static double loss_swiglu(void *v)
 {
     op_ctx *c = v;
-    swiglu_forward(c->out, c->a, c->b, (size_t)c->N);
+    swiglu_forward(c->pool, c->out, c->a, c->b, (size_t)c->N);
     return dot_d(c->out, c->R, (size_t)c->N);
 }
 
@@ -220,7 +220,7 @@ START_TEST(test_grad_swiglu)
     op_ctx c = {.N = n, .a = g, .b = u, .out = out, .R = R};
     loss_swiglu(&c);
     ck_assert(fabs(out[3] - g[3] / (1 + exp(-g[3])) * u[3]) < 1e-5);
-    swiglu_backward(dg, du, R, g, u, n);
+    swiglu_backward(c.pool, dg, du, R, g, u, n);
     ck_assert_int_eq(gradcheck("swiglu.gate", g, dg, n, loss_swiglu, &c, 1e-2f, 1e-2, 1e-3, 100), 0);
     ck_assert_int_eq(gradcheck("swiglu.up", u, du, n, loss_swiglu, &c, 1e-2f, 1e-2, 1e-3, 100), 0);
 }
@@ -232,7 +232,7 @@ static double loss_logp(void *v)
     size_t n = (size_t)c->N * c->V;
     memcpy(c->out, c->a, n * 4);
     float logp[8], lse[8], ent[8];
-    logp_forward(logp, ent, lse, c->out, c->idx, c->N, c->V, c->temp);
+    logp_forward(c->pool, logp, ent, lse, c->out, c->idx, c->N, c->V, c->temp);
     return dot_d(logp, c->R, (size_t)c->N);
 }
 
@@ -247,7 +247,7 @@ START_TEST(test_grad_logp)
     /* logp, lse and entropy against double references */
     memcpy(out, a, sizeof a);
     float logp[N], lse[N], ent[N];
-    logp_forward(logp, ent, lse, out, tg, N, V, 0.7f);
+    logp_forward(NULL, logp, ent, lse, out, tg, N, V, 0.7f);
     for (int i = 0; i < N; i++) {
         double mx = -1e30, s = 0, sz = 0;
         for (int j = 0; j < V; j++)
@@ -267,7 +267,7 @@ START_TEST(test_grad_logp)
     }
     float da[N * V];
     memcpy(da, out, sizeof da);
-    logp_backward(da, dl, lse, tg, N, V, 0.7f);
+    logp_backward(NULL, da, dl, lse, tg, N, V, 0.7f);
     for (int j = 0; j < V; j++) /* zero coefficient or no target: exactly zero */
         ck_assert(da[2 * V + j] == 0.0f && da[4 * V + j] == 0.0f);
     ck_assert_int_eq(gradcheck("logp.logits", a, da, N * V, loss_logp, &c, 1e-2f, 1e-2, 1e-3, 200),
@@ -991,7 +991,7 @@ START_TEST(test_ckpt_python_reader)
     snprintf(path, sizeof path, "%s/py.safetensors", tmpdir);
     size_t len;
     free(tiny_ckpt(&len, path));
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 bench/st_read.py --check %s 2>/dev/null", path);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 -B bench/st_read.py --check %s 2>/dev/null", path);
     char *out;
     ck_assert_int_eq(run_cmd(cmd, &out), 0);
     model *m;
