@@ -352,6 +352,66 @@ START_TEST(test_grad_embed)
 }
 END_TEST
 
+
+/* The row-parallel ops give the same results on 2 threads as on one. */
+START_TEST(test_ops_threads_agree)
+{
+    char err[RL_ERR_MAX];
+    mpool *pool;
+    ck_assert_int_eq(mpool_new(&pool, 2, err), 0);
+    enum { N = 300, C = 64, V = 100, NL = 40 };
+    size_t n = (size_t)N * C;
+    float *x = malloc(n * 4), *w = malloc(C * 4), *dy = malloc(n * 4);
+    float *y1 = malloc(n * 4), *y2 = malloc(n * 4), r1[N], r2[N];
+    float *dx1 = calloc(n, 4), *dx2 = calloc(n, 4), dw1[C] = {0}, dw2[C] = {0};
+    fill_normal(x, n, 1.0f, 40);
+    fill_normal(w, C, 1.0f, 41);
+    fill_normal(dy, n, 1.0f, 42);
+    rmsnorm_forward(NULL, y1, r1, x, w, N, C, 1e-6f);
+    rmsnorm_forward(pool, y2, r2, x, w, N, C, 1e-6f);
+    ck_assert_int_eq(memcmp(y1, y2, n * 4), 0);
+    rmsnorm_backward(NULL, dx1, dw1, dy, x, w, r1, N, C);
+    rmsnorm_backward(pool, dx2, dw2, dy, x, w, r2, N, C);
+    ck_assert_int_eq(memcmp(dx1, dx2, n * 4), 0);
+    for (int c = 0; c < C; c++)
+        ck_assert(fabsf(dw1[c] - dw2[c]) <= 1e-4f * (1.0f + fabsf(dw1[c])));
+    size_t ns = n - 5; /* not a multiple of the internal chunk */
+    swiglu_forward(NULL, y1, x, dy, ns);
+    swiglu_forward(pool, y2, x, dy, ns);
+    ck_assert_int_eq(memcmp(y1, y2, ns * 4), 0);
+    float *cs = malloc(N * 8 * 4), *sn = malloc(N * 8 * 4);
+    int pos[N];
+    for (int i = 0; i < N; i++)
+        pos[i] = i;
+    for (int i = 0; i < N * 8; i++) {
+        cs[i] = cosf(0.01f * i);
+        sn[i] = sinf(0.01f * i);
+    }
+    memcpy(y1, x, n * 4);
+    memcpy(y2, x, n * 4);
+    rope_forward(NULL, y1, pos, cs, sn, N, 4, 16);
+    rope_forward(pool, y2, pos, cs, sn, N, 4, 16);
+    ck_assert_int_eq(memcmp(y1, y2, n * 4), 0);
+    int tg[NL];
+    float lp1[NL], lp2[NL], l1[NL], l2[NL], e1[NL], e2[NL], g[NL];
+    for (int i = 0; i < NL; i++) {
+        tg[i] = (i * 7) % V;
+        g[i] = (i % 5) ? 0.3f : 0.0f;
+    }
+    memcpy(y1, x, (size_t)NL * V * 4);
+    memcpy(y2, x, (size_t)NL * V * 4);
+    logp_forward(NULL, lp1, e1, l1, y1, tg, NL, V, 0.8f);
+    logp_forward(pool, lp2, e2, l2, y2, tg, NL, V, 0.8f);
+    ck_assert_int_eq(memcmp(lp1, lp2, sizeof lp1), 0);
+    ck_assert_int_eq(memcmp(e1, e2, sizeof e1), 0);
+    logp_backward(NULL, y1, g, l1, tg, NL, V, 0.8f);
+    logp_backward(pool, y2, g, l2, tg, NL, V, 0.8f);
+    ck_assert_int_eq(memcmp(y1, y2, (size_t)NL * V * 4), 0);
+    free(x), free(w), free(dy), free(y1), free(y2), free(dx1), free(dx2), free(cs), free(sn);
+    mpool_free(pool);
+}
+END_TEST
+
 /* ---- whole model -------------------------------------------------------------- */
 
 static void tiny_config(model_config *c)
@@ -1098,6 +1158,7 @@ Suite *model_suite(void)
     tcase_add_test(ops, test_grad_logp);
     tcase_add_test(ops, test_grad_attention);
     tcase_add_test(ops, test_grad_embed);
+    tcase_add_test(ops, test_ops_threads_agree);
     tcase_set_timeout(ops, 120);
     suite_add_tcase(s, ops);
 
