@@ -43,10 +43,11 @@
 /* Longest context: episodes are capped far below this; attention memory
  * grows linearly (scores are recomputed, never stored as T x T). */
 #define RL_MODEL_SEQ_MAX 65536
-/* Tokens in one training forward (B*T): activations are about
- * 4 KB per token per layer for the default model, so 1 M tokens is
- * ~25 GB -- the machine's memory, not more. */
-#define RL_MODEL_BATCH_TOKENS_MAX (1 << 20)
+/* Tokens in one training forward (B*T): the default model keeps about
+ * 130 KB of activations per token (6 layers of ~19 KB, plus the logits
+ * row), so 65536 tokens is ~8.5 GB -- a third of the machine. Training
+ * uses B*T = 4096 (~0.6 GB); T 4096 x B 4 is ~2.2 GB. */
+#define RL_MODEL_BATCH_TOKENS_MAX (1 << 16)
 /* Sequences decoded together by model_sample: each holds a KV cache. */
 #define RL_MODEL_SAMPLE_BATCH_MAX 256
 /* Stop token ids per sampling call. */

@@ -91,6 +91,9 @@ typedef struct model {
     mpool *pool;
 } model;
 
+/* A model is not thread-safe: one caller at a time (it owns a thread pool
+ * and the activation buffers). model_score reuses the training buffers, so
+ * call it before model_forward or after model_backward, not in between. */
 typedef struct model_opts {
     int n_threads; /* 0: the number of online CPUs (capped) */
 } model_opts;

@@ -202,6 +202,51 @@ SIMD static double vdot(const float *a, const float *b, int n)
     return t;
 }
 
+/* d[j] = p[j] * (d[j] - D): the softmax backward of one attention row. */
+SIMD static void vsoftmax_bwd(float *d, const float *p, float D, int n)
+{
+    int i = 0;
+    v8f vD = v8_set(D);
+    for (; i + 8 <= n; i += 8)
+        v8_store(d + i, v8_load(p + i) * (v8_load(d + i) - vD));
+    for (; i < n; i++)
+        d[i] = p[i] * (d[i] - D);
+}
+
+/* sum of w[c] * dy[c] * x[c] (the RMSNorm backward's row reduction). */
+SIMD static double vdot3(const float *w, const float *dy, const float *x, int n)
+{
+    v8f s = v8_set(0.0f);
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        s += v8_load(w + i) * v8_load(dy + i) * v8_load(x + i);
+    double t = 0.0;
+    for (int k = 0; k < 8; k++)
+        t += s[k];
+    for (; i < n; i++)
+        t += (double)w[i] * dy[i] * x[i];
+    return t;
+}
+
+/* dx += r * w * dy - k * x;  dw += dy * x * r (dw may be NULL). */
+SIMD static void vnorm_bwd(float *dx, float *dw, const float *w, const float *dy, const float *x,
+                           float r, float k, int n)
+{
+    int i = 0;
+    v8f vr = v8_set(r), vk = v8_set(k);
+    for (; i + 8 <= n; i += 8) {
+        v8f xv = v8_load(x + i), dyv = v8_load(dy + i);
+        v8_store(dx + i, v8_load(dx + i) + vr * v8_load(w + i) * dyv - vk * xv);
+        if (dw)
+            v8_store(dw + i, v8_load(dw + i) + dyv * xv * vr);
+    }
+    for (; i < n; i++) {
+        dx[i] += r * w[i] * dy[i] - k * x[i];
+        if (dw)
+            dw[i] += dy[i] * x[i] * r;
+    }
+}
+
 /* ---- random numbers ------------------------------------------------------- */
 
 static uint64_t splitmix64(uint64_t *x)
@@ -342,15 +387,9 @@ static void rmsnorm_bwd_rows(void *va, int lo, int hi, int thread)
         const float *dy = a->dout + (size_t)i * C;
         float *dx = a->dinp + (size_t)i * C;
         float r = a->rstd_in[i];
-        double dot = 0.0;
-        for (int c = 0; c < C; c++)
-            dot += (double)a->w[c] * dy[c] * x[c];
+        double dot = vdot3(a->w, dy, x, C);
         float k = (float)(dot * r * r * r / C);
-        for (int c = 0; c < C; c++)
-            dx[c] += r * a->w[c] * dy[c] - k * x[c];
-        if (dw)
-            for (int c = 0; c < C; c++)
-                dw[c] += dy[c] * x[c] * r;
+        vnorm_bwd(dx, dw, a->w, dy, x, r, k, C);
     }
 }
 
@@ -816,8 +855,7 @@ static void att_bwd_task(void *vctx, int task, int thread)
                 float D = (float)vdot(o, d, hd);
                 float *pr = P + (size_t)r * nk, *dr = dP + (size_t)r * nk;
                 int n = i0 + r + 1;
-                for (int j = 0; j < n; j++)
-                    dr[j] = pr[j] * (dr[j] - D);
+                vsoftmax_bwd(dr, pr, D, n);
                 if (nk > n)
                     memset(dr + n, 0, sizeof(float) * (size_t)(nk - n));
             }

@@ -25,8 +25,10 @@
 /* Rows per prefill chunk: large enough for efficient sgemm, small enough
  * that the workspace stays a few tens of MB for the default model. */
 #define PREFILL_ROWS 1024
-/* Tokens per teacher-forced scoring forward (B * T_max). */
-#define SCORE_TOKENS 16384
+/* Tokens per teacher-forced scoring forward (B * T_max): the size of a
+ * training batch, so scoring needs no more activation memory than training
+ * (a single longer sequence is scored alone). */
+#define SCORE_TOKENS 4096
 
 typedef struct kv_cache {
     int cap;     /* positions held */
