@@ -150,6 +150,10 @@ int cmd_generate(int argc, char **argv)
         gen_usage(stderr);
         return 2;
     }
+    if (!(top_p > 0.0f && top_p <= 1.0f) || !(temperature >= 0.0f && temperature < 1e6f)) {
+        fprintf(stderr, "grpo generate: --top-p must be in (0, 1] and --temperature >= 0\n");
+        return 2;
+    }
     if (strcmp(tokenizer, "bytes") != 0) {
         fprintf(stderr, "grpo generate: tokenizer '%s' is not available here, expected 'bytes' "
                         "(the BPE tokenizer is not wired in yet)\n",
