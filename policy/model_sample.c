@@ -238,25 +238,45 @@ static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out,
 
 /* ---- choosing a token ------------------------------------------------------- */
 
-/* Smallest set of most likely tokens whose mass reaches top_p (found by
- * bisection on a probability threshold, no sort); draws u in it. prob
- * holds the normalized distribution. */
-static int draw_token(const float *prob, int V, float top_p, float u)
+/* Smallest set of most likely tokens whose mass reaches top_p, found by
+ * bisection on a probability threshold lo (no sort): the kept set is
+ * {j : prob[j] >= lo}. Each round keeps only the still-undecided tokens
+ * (between lo and hi) in cand[], so the work shrinks round by round.
+ * Then draws u in the kept set, walking ids in order. prob is normalized;
+ * cand has room for V ids. */
+static int draw_token(const float *prob, int V, float top_p, float u, int *cand)
 {
-    double lo = 0.0, hi = 0.0, mass = 1.0;
-    for (int j = 0; j < V; j++)
-        hi = prob[j] > hi ? prob[j] : hi;
+    double lo = 0.0, mass = 1.0;
     if (top_p < 1.0f) {
-        /* invariant: mass(>= lo) >= top_p; hi is the max, always kept */
-        for (int it = 0; it < 40; it++) {
-            double mid = 0.5 * (lo + hi), s = 0.0;
-            for (int j = 0; j < V; j++)
-                if (prob[j] >= mid)
-                    s += prob[j];
-            if (s >= top_p)
-                lo = mid, mass = s;
-            else
+        double hi = 0.0, above = 0.0; /* mass of tokens >= hi: always kept */
+        int n = 0;
+        for (int j = 0; j < V; j++) {
+            hi = prob[j] > hi ? prob[j] : hi;
+            if (prob[j] > 0.0f)
+                cand[n++] = j;
+        }
+        hi = hi * (1.0 + 1e-7) + 1e-30; /* strictly above the max */
+        for (int it = 0; it < 60 && n > 0; it++) {
+            double mid = 0.5 * (lo + hi), s = above;
+            for (int k = 0; k < n; k++)
+                if (prob[cand[k]] >= mid)
+                    s += prob[cand[k]];
+            int m = 0;
+            if (s >= top_p) { /* the threshold is at least mid */
+                lo = mid;
+                mass = s;
+                for (int k = 0; k < n; k++)
+                    if (prob[cand[k]] < hi && prob[cand[k]] >= mid)
+                        cand[m++] = cand[k];
+                /* tokens in [mid, hi) stay undecided; those below mid are out */
+            } else { /* the threshold is below mid: tokens >= mid are in */
                 hi = mid;
+                above = s;
+                for (int k = 0; k < n; k++)
+                    if (prob[cand[k]] < mid)
+                        cand[m++] = cand[k];
+            }
+            n = m;
         }
     }
     double target = (double)u * mass, acc = 0.0;
@@ -318,6 +338,7 @@ typedef struct sampler {
     int V, greedy;
     mrng *rng;    /* one stream per sequence: batching never changes draws */
     float *prob;  /* V floats */
+    int *cand;    /* V ints, top-p scratch */
 } sampler;
 
 /* Draws the next token of sequence s from logits row r of the workspace. */
@@ -331,7 +352,7 @@ static void draw(const sampler *sp, model_sample_out *out, int s, const infer_ws
         for (int v = 0; v < sp->V; v++)
             sp->prob[v] = z[v] - w->lse[r];
         vexp(sp->prob, sp->prob, sp->V);
-        tok = draw_token(sp->prob, sp->V, sp->o->top_p, mrng_uniform(&sp->rng[s]));
+        tok = draw_token(sp->prob, sp->V, sp->o->top_p, mrng_uniform(&sp->rng[s]), sp->cand);
     }
     out->tokens[out->n] = tok;
     out->logprobs[out->n] = z[tok] - w->lse[r];
@@ -376,9 +397,10 @@ int model_sample(model *m, model_sample_out *out, const int *const *prompts,
     int *row_seq = calloc((size_t)n_seq + PREFILL_ROWS, sizeof *row_seq);
     sp.rng = calloc((size_t)n_seq, sizeof *sp.rng);
     sp.prob = malloc((size_t)c->vocab * sizeof(float));
+    sp.cand = malloc((size_t)c->vocab * sizeof(int));
     infer_ws w;
     memset(&w, 0, sizeof w);
-    if (!cache || !len || !done || !row_seq || !sp.rng || !sp.prob) {
+    if (!cache || !len || !done || !row_seq || !sp.rng || !sp.prob || !sp.cand) {
         rc = rl_err(err, RL_ENOMEM, "model_sample: out of memory");
         goto out;
     }
@@ -459,6 +481,7 @@ out:
     free(row_seq);
     free(sp.rng);
     free(sp.prob);
+    free(sp.cand);
     ws_free(&w);
     return rc;
 }

@@ -663,6 +663,17 @@ START_TEST(test_sample_deterministic_and_stop)
     model_sample_out c[2];
     ck_assert_int_eq(model_sample(m, c, prompts, lens, 2, &o, err), 0);
     ck_assert(memcmp(a[0].tokens, c[0].tokens, sizeof(int) * 20) != 0);
+    /* a tiny nucleus keeps only the most likely token: greedy decoding */
+    model_sample_opts g = o;
+    g.temperature = 0.0f;
+    model_sample_out greedy, nucleus;
+    ck_assert_int_eq(model_sample(m, &greedy, prompts, lens, 1, &g, err), 0);
+    g.temperature = 1.0f;
+    g.top_p = 1e-6f;
+    ck_assert_int_eq(model_sample(m, &nucleus, prompts, lens, 1, &g, err), 0);
+    ck_assert_int_eq(memcmp(greedy.tokens, nucleus.tokens, sizeof(int) * 20), 0);
+    model_sample_out_free(&greedy);
+    model_sample_out_free(&nucleus);
     /* a stop id ends that sequence right after it is drawn */
     o.seed = 7;
     int stop = a[0].tokens[4];
