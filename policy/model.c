@@ -40,7 +40,7 @@ struct model_acts {
     float *head_dlogp;       /* n_rows */
     /* backward scratch */
     float *d_res, *d_ln, *d_att, *d_q, *d_k, *d_kraw, *d_v, *d_act, *d_gate, *d_up;
-    float *att_scratch;      /* n_threads x attn_scratch_floats(T) */
+    float *att_scratch;      /* n_threads x attn_scratch_floats(T, ...) */
 };
 
 void model_config_default(model_config *c)
@@ -318,7 +318,8 @@ static int acts_alloc(model *m, size_t N, int T, char *err)
         {&a->d_res, N * d},           {&a->d_ln, N * d},          {&a->d_att, N * dq},
         {&a->d_q, N * dq},            {&a->d_k, N * dkv},         {&a->d_kraw, N * dkv},
         {&a->d_v, N * dkv},           {&a->d_act, N * ff},        {&a->d_gate, N * ff},
-        {&a->d_up, N * ff},           {&a->att_scratch, nthr * attn_scratch_floats(T)},
+        {&a->d_up, N * ff},
+        {&a->att_scratch, nthr * attn_scratch_floats(T, c->n_head / c->n_kv_head, m->head_dim)},
     };
     size_t total = 0;
     for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++)

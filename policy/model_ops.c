@@ -621,13 +621,16 @@ void logp_backward(mpool *p, float *z, const float *dlogp, const float *lse, con
 
 /* ---- attention ------------------------------------------------------------ */
 
-/* Query rows are processed in blocks of ATT_BQ: a block's scores against
- * all keys up to its last row are one sgemm (the masked upper triangle of
- * the diagonal block is the only waste). */
+/* Query rows are processed in blocks of ATT_BQ, and the query heads that
+ * share a kv head are stacked (copied) into one matrix: a block's scores
+ * against all keys up to its last row are then one sgemm for the whole
+ * group, so the keys are packed once per block instead of once per head.
+ * The masked upper triangle of the diagonal block is the only waste. */
 
-size_t attn_scratch_floats(int T)
+size_t attn_scratch_floats(int T, int heads_per_kv, int hd)
 {
-    return 2 * (size_t)ATT_BQ * (size_t)T;
+    size_t rows = (size_t)ATT_BQ * (size_t)heads_per_kv;
+    return 2 * rows * (size_t)T + 3 * rows * (size_t)hd;
 }
 
 typedef struct att_ctx {
@@ -637,6 +640,25 @@ typedef struct att_ctx {
     float *scratch;
     size_t scratch_stride;
 } att_ctx;
+
+/* Copies rows i0..i0+m-1 of the heads h0..h0+hpg-1 of x (row stride
+ * ld) into dst as hpg stacked m x hd blocks; unstack does the reverse. */
+static void stack_heads(float *dst, const float *x, int i0, int m, int h0, int hpg, int hd, int ld)
+{
+    for (int k = 0; k < hpg; k++)
+        for (int r = 0; r < m; r++)
+            memcpy(dst + ((size_t)k * m + r) * hd, x + (size_t)(i0 + r) * ld + (size_t)(h0 + k) * hd,
+                   sizeof(float) * (size_t)hd);
+}
+
+static void unstack_heads(float *x, const float *src, int i0, int m, int h0, int hpg, int hd,
+                          int ld)
+{
+    for (int k = 0; k < hpg; k++)
+        for (int r = 0; r < m; r++)
+            memcpy(x + (size_t)(i0 + r) * ld + (size_t)(h0 + k) * hd, src + ((size_t)k * m + r) * hd,
+                   sizeof(float) * (size_t)hd);
+}
 
 float softmax_row(float *s, int n, int total)
 {
@@ -652,24 +674,27 @@ static void att_fwd_task(void *vctx, int task, int thread)
 {
     att_ctx *c = vctx;
     int b = task / c->n_kv, g = task % c->n_kv, hd = c->hd, T = c->T;
-    int qs = c->n_head * hd, ks = c->n_kv * hd, hpg = c->n_head / c->n_kv;
+    int qs = c->n_head * hd, ks = c->n_kv * hd, hpg = c->n_head / c->n_kv, h0 = g * hpg;
     float scale = 1.0f / sqrtf((float)hd);
     float *S = c->scratch + c->scratch_stride * (size_t)thread;
+    float *Qs = S + (size_t)2 * ATT_BQ * hpg * T, *Os = Qs + (size_t)ATT_BQ * hpg * hd;
     const float *K = c->k + (size_t)b * T * ks + (size_t)g * hd;
     const float *Vv = c->v + (size_t)b * T * ks + (size_t)g * hd;
-    for (int h = g * hpg; h < (g + 1) * hpg; h++) {
-        const float *Q = c->q + (size_t)b * T * qs + (size_t)h * hd;
-        float *O = c->out + (size_t)b * T * qs + (size_t)h * hd;
-        float *L = c->lse + ((size_t)b * c->n_head + h) * T;
-        for (int i0 = 0; i0 < T; i0 += ATT_BQ) {
-            int i1 = i0 + ATT_BQ < T ? i0 + ATT_BQ : T, m = i1 - i0, nk = i1;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, nk, hd, scale,
-                        Q + (size_t)i0 * qs, qs, K, ks, 0.0f, S, nk);
+    const float *Q = c->q + (size_t)b * T * qs;
+    float *O = c->out + (size_t)b * T * qs;
+    for (int i0 = 0; i0 < T; i0 += ATT_BQ) {
+        int i1 = i0 + ATT_BQ < T ? i0 + ATT_BQ : T, m = i1 - i0, nk = i1;
+        stack_heads(Qs, Q, i0, m, h0, hpg, hd, qs);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, hpg * m, nk, hd, scale, Qs, hd, K, ks,
+                    0.0f, S, nk);
+        for (int k = 0; k < hpg; k++) {
+            float *L = c->lse + ((size_t)b * c->n_head + h0 + k) * T;
             for (int r = 0; r < m; r++)
-                L[i0 + r] = softmax_row(S + (size_t)r * nk, i0 + r + 1, nk);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, hd, nk, 1.0f, S, nk, Vv, ks,
-                        0.0f, O + (size_t)i0 * qs, qs);
+                L[i0 + r] = softmax_row(S + ((size_t)k * m + r) * nk, i0 + r + 1, nk);
         }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, hpg * m, hd, nk, 1.0f, S, nk, Vv, ks,
+                    0.0f, Os, hd);
+        unstack_heads(O, Os, i0, m, h0, hpg, hd, qs);
     }
 }
 
@@ -679,7 +704,7 @@ void attention_forward(mpool *p, float *out, float *lse, const float *q, const f
 {
     att_ctx c = {.out = out, .lse = lse, .q = q, .k = k, .v = v, .B = B, .T = T,
                  .n_head = n_head, .n_kv = n_kv, .hd = hd, .scratch = scratch,
-                 .scratch_stride = attn_scratch_floats(T)};
+                 .scratch_stride = attn_scratch_floats(T, n_head / n_kv, hd)};
     mpool_run(p, B * n_kv, att_fwd_task, &c);
 }
 
@@ -693,52 +718,58 @@ static void att_bwd_task(void *vctx, int task, int thread)
 {
     att_ctx *c = vctx;
     int b = task / c->n_kv, g = task % c->n_kv, hd = c->hd, T = c->T;
-    int qs = c->n_head * hd, ks = c->n_kv * hd, hpg = c->n_head / c->n_kv;
+    int qs = c->n_head * hd, ks = c->n_kv * hd, hpg = c->n_head / c->n_kv, h0 = g * hpg;
     float scale = 1.0f / sqrtf((float)hd);
     float *P = c->scratch + c->scratch_stride * (size_t)thread;
-    float *dP = P + (size_t)ATT_BQ * T;
+    float *dP = P + (size_t)ATT_BQ * hpg * T;
+    float *Qs = dP + (size_t)ATT_BQ * hpg * T, *dOs = Qs + (size_t)ATT_BQ * hpg * hd;
+    float *dQs = dOs + (size_t)ATT_BQ * hpg * hd;
     const float *K = c->k + (size_t)b * T * ks + (size_t)g * hd;
     const float *Vv = c->v + (size_t)b * T * ks + (size_t)g * hd;
     float *dK = c->dk + (size_t)b * T * ks + (size_t)g * hd;
     float *dV = c->dv + (size_t)b * T * ks + (size_t)g * hd;
+    size_t off = (size_t)b * T * qs;
+    const float *Q = c->q + off, *O = c->o + off, *dO = c->dout + off;
+    float *dQ = c->dq + off;
     for (int t = 0; t < T; t++) {
         memset(dK + (size_t)t * ks, 0, sizeof(float) * (size_t)hd);
         memset(dV + (size_t)t * ks, 0, sizeof(float) * (size_t)hd);
     }
-    for (int h = g * hpg; h < (g + 1) * hpg; h++) {
-        size_t off = (size_t)b * T * qs + (size_t)h * hd;
-        const float *Q = c->q + off, *O = c->o + off, *dO = c->dout + off;
-        float *dQ = c->dq + off;
-        const float *L = c->lse_in + ((size_t)b * c->n_head + h) * T;
-        for (int i0 = 0; i0 < T; i0 += ATT_BQ) {
-            int i1 = i0 + ATT_BQ < T ? i0 + ATT_BQ : T, m = i1 - i0, nk = i1;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, nk, hd, scale,
-                        Q + (size_t)i0 * qs, qs, K, ks, 0.0f, P, nk);
+    for (int i0 = 0; i0 < T; i0 += ATT_BQ) {
+        int i1 = i0 + ATT_BQ < T ? i0 + ATT_BQ : T, m = i1 - i0, nk = i1, M = hpg * m;
+        stack_heads(Qs, Q, i0, m, h0, hpg, hd, qs);
+        stack_heads(dOs, dO, i0, m, h0, hpg, hd, qs);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, nk, hd, scale, Qs, hd, K, ks, 0.0f,
+                    P, nk);
+        for (int k = 0; k < hpg; k++) {
+            const float *L = c->lse_in + ((size_t)b * c->n_head + h0 + k) * T;
             for (int r = 0; r < m; r++) {
-                float *row = P + (size_t)r * nk;
+                float *row = P + ((size_t)k * m + r) * nk;
                 int n = i0 + r + 1;
                 vexp_sub_sum(row, row, L[i0 + r], n);
                 if (nk > n)
                     memset(row + n, 0, sizeof(float) * (size_t)(nk - n));
             }
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, hd, m, 1.0f, P, nk,
-                        dO + (size_t)i0 * qs, qs, 1.0f, dV, ks);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, nk, hd, 1.0f,
-                        dO + (size_t)i0 * qs, qs, Vv, ks, 0.0f, dP, nk);
-            for (int r = 0; r < m; r++) {
-                const float *o = O + (size_t)(i0 + r) * qs, *d = dO + (size_t)(i0 + r) * qs;
-                float D = (float)vdot(o, d, hd);
-                float *pr = P + (size_t)r * nk, *dr = dP + (size_t)r * nk;
-                int n = i0 + r + 1;
-                vsoftmax_bwd(dr, pr, D, n);
-                if (nk > n)
-                    memset(dr + n, 0, sizeof(float) * (size_t)(nk - n));
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, hd, nk, scale, dP, nk, K, ks,
-                        0.0f, dQ + (size_t)i0 * qs, qs);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, hd, m, scale, dP, nk,
-                        Q + (size_t)i0 * qs, qs, 1.0f, dK, ks);
         }
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, hd, M, 1.0f, P, nk, dOs, hd, 1.0f,
+                    dV, ks);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, nk, hd, 1.0f, dOs, hd, Vv, ks, 0.0f,
+                    dP, nk);
+        for (int k = 0; k < hpg; k++)
+            for (int r = 0; r < m; r++) {
+                size_t i = (size_t)(i0 + r) * qs + (size_t)(h0 + k) * hd;
+                float D = (float)vdot(O + i, dO + i, hd);
+                size_t row = ((size_t)k * m + r) * nk;
+                int n = i0 + r + 1;
+                vsoftmax_bwd(dP + row, P + row, D, n);
+                if (nk > n)
+                    memset(dP + row + n, 0, sizeof(float) * (size_t)(nk - n));
+            }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, hd, nk, scale, dP, nk, K, ks, 0.0f,
+                    dQs, hd);
+        unstack_heads(dQ, dQs, i0, m, h0, hpg, hd, qs);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, hd, M, scale, dP, nk, Qs, hd, 1.0f,
+                    dK, ks);
     }
 }
 
@@ -749,6 +780,7 @@ void attention_backward(mpool *p, float *dq, float *dk, float *dv, const float *
 {
     att_ctx c = {.dq = dq, .dk = dk, .dv = dv, .dout = dout, .o = out, .lse_in = lse, .q = q,
                  .k = k, .v = v, .B = B, .T = T, .n_head = n_head, .n_kv = n_kv, .hd = hd,
-                 .scratch = scratch, .scratch_stride = attn_scratch_floats(T)};
+                 .scratch = scratch,
+                 .scratch_stride = attn_scratch_floats(T, n_head / n_kv, hd)};
     mpool_run(p, B * n_kv, att_bwd_task, &c);
 }

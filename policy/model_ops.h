@@ -96,9 +96,9 @@ void logp_backward(mpool *p, float *z, const float *dlogp, const float *lse, con
  * q, out: [B*T x n_head*hd]; k, v: [B*T x n_kv*hd]; lse: [B x n_head x T]
  * (the softmax normalizer of each row, kept for the backward pass, which
  * recomputes the scores instead of storing T x T matrices).
- * scratch: per thread, attn_scratch_floats(T) floats each. */
+ * scratch: per thread, attn_scratch_floats(T, n_head / n_kv, hd) floats. */
 #define ATT_BQ 64 /* query rows per attention block */
-size_t attn_scratch_floats(int T);
+size_t attn_scratch_floats(int T, int heads_per_kv, int hd);
 /* Softmax in place over the first n of total entries (the rest become 0);
  * returns log of the normalizer (the row's logsumexp). */
 float softmax_row(float *s, int n, int total);

@@ -295,7 +295,7 @@ START_TEST(test_grad_attention)
     size_t n = nq + 2 * nk;
     float *x = malloc(n * 4), *dx = malloc(n * 4), *out = malloc(nq * 4), *R = malloc(nq * 4);
     float *lse = malloc(sizeof(float) * c.B * c.nh * c.T);
-    c.scratch = malloc(2 * attn_scratch_floats(c.T) * 4);
+    c.scratch = malloc(2 * attn_scratch_floats(c.T, c.nh / c.nkv, c.hd) * 4);
     fill_normal(x, n, 1.0f, 13);
     fill_normal(R, nq, 1.0f, 14);
     c.a = x, c.out = out, c.R = R, c.aux = lse;
