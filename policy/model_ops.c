@@ -116,6 +116,17 @@ static double vdot3(const float *w, const float *dy, const float *x, int n)
     return DISPATCH(vdot3, w, dy, x, n);
 }
 
+static void vswiglu_fwd(float *out, const float *gate, const float *up, int n)
+{
+    DISPATCH(vswiglu_fwd, out, gate, up, n);
+}
+
+static void vswiglu_bwd(float *dgate, float *dup, const float *dout, const float *gate,
+                        const float *up, int n)
+{
+    DISPATCH(vswiglu_bwd, dgate, dup, dout, gate, up, n);
+}
+
 static void vnorm_bwd(float *dx, float *dw, const float *w, const float *dy, const float *x,
                       float r, float k, int n)
 {
@@ -469,87 +480,45 @@ void rope_backward(mpool *p, float *dx, const int *pos, const float *cos_t, cons
 
 /* ---- SwiGLU --------------------------------------------------------------- */
 
-#define SWIGLU_CHUNK 512
-
-/* gcc cannot see that e[0..m) is filled before vexp reads it. */
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+/* Elementwise over n values, split across threads in chunks. */
+#define SWIGLU_CHUNK 4096
 
 typedef struct swiglu_args {
     float *out, *dgate, *dup;
     const float *gate, *up, *dout;
+    size_t n;
 } swiglu_args;
 
-/* Ranges are in units of SWIGLU_CHUNK elements; n_total bounds the last. */
 static void swiglu_fwd_range(void *va, int lo, int hi, int thread)
 {
     (void)thread;
     swiglu_args *a = va;
-    float e[SWIGLU_CHUNK];
-    for (size_t i0 = (size_t)lo * SWIGLU_CHUNK; i0 < (size_t)hi * SWIGLU_CHUNK; i0 += SWIGLU_CHUNK) {
-        int m = SWIGLU_CHUNK;
-        for (int k = 0; k < m; k++)
-            e[k] = -a->gate[i0 + k];
-        vexp(e, e, m);
-        for (int k = 0; k < m; k++) {
-            float g = a->gate[i0 + k];
-            a->out[i0 + k] = g / (1.0f + e[k]) * a->up[i0 + k];
-        }
-    }
-}
-
-static void swiglu_fwd_tail(swiglu_args *a, size_t i0, size_t n)
-{
-    float e[SWIGLU_CHUNK];
-    int m = (int)(n - i0);
-    for (int k = 0; k < m; k++)
-        e[k] = -a->gate[i0 + k];
-    vexp(e, e, m);
-    for (int k = 0; k < m; k++) {
-        float g = a->gate[i0 + k];
-        a->out[i0 + k] = g / (1.0f + e[k]) * a->up[i0 + k];
-    }
+    size_t i0 = (size_t)lo * SWIGLU_CHUNK, i1 = (size_t)hi * SWIGLU_CHUNK;
+    i1 = i1 < a->n ? i1 : a->n;
+    vswiglu_fwd(a->out + i0, a->gate + i0, a->up + i0, (int)(i1 - i0));
 }
 
 void swiglu_forward(mpool *p, float *out, const float *gate, const float *up, size_t n)
 {
-    swiglu_args a = {.out = out, .gate = gate, .up = up};
-    int chunks = (int)(n / SWIGLU_CHUNK);
-    parallel_range(p, chunks, 16, swiglu_fwd_range, &a);
-    if ((size_t)chunks * SWIGLU_CHUNK < n)
-        swiglu_fwd_tail(&a, (size_t)chunks * SWIGLU_CHUNK, n);
-}
-
-/* silu(g) = g s, s = sigmoid(g); d silu / dg = s (1 + g (1 - s)). */
-static void swiglu_bwd_span(swiglu_args *a, size_t i0, int m)
-{
-    float e[SWIGLU_CHUNK];
-    for (int k = 0; k < m; k++)
-        e[k] = -a->gate[i0 + k];
-    vexp(e, e, m);
-    for (int k = 0; k < m; k++) {
-        size_t i = i0 + (size_t)k;
-        float g = a->gate[i];
-        float s = 1.0f / (1.0f + e[k]);
-        a->dgate[i] = a->dout[i] * a->up[i] * s * (1.0f + g * (1.0f - s));
-        a->dup[i] = a->dout[i] * g * s;
-    }
+    swiglu_args a = {.out = out, .gate = gate, .up = up, .n = n};
+    parallel_range(p, (int)((n + SWIGLU_CHUNK - 1) / SWIGLU_CHUNK), 2, swiglu_fwd_range, &a);
 }
 
 static void swiglu_bwd_range(void *va, int lo, int hi, int thread)
 {
     (void)thread;
-    for (int c = lo; c < hi; c++)
-        swiglu_bwd_span(va, (size_t)c * SWIGLU_CHUNK, SWIGLU_CHUNK);
+    swiglu_args *a = va;
+    size_t i0 = (size_t)lo * SWIGLU_CHUNK, i1 = (size_t)hi * SWIGLU_CHUNK;
+    i1 = i1 < a->n ? i1 : a->n;
+    vswiglu_bwd(a->dgate + i0, a->dup + i0, a->dout + i0, a->gate + i0, a->up + i0,
+                (int)(i1 - i0));
 }
 
 void swiglu_backward(mpool *p, float *dgate, float *dup, const float *dout, const float *gate,
                      const float *up, size_t n)
 {
-    swiglu_args a = {.dgate = dgate, .dup = dup, .dout = dout, .gate = gate, .up = up};
-    int chunks = (int)(n / SWIGLU_CHUNK);
-    parallel_range(p, chunks, 16, swiglu_bwd_range, &a);
-    if ((size_t)chunks * SWIGLU_CHUNK < n)
-        swiglu_bwd_span(&a, (size_t)chunks * SWIGLU_CHUNK, (int)(n - (size_t)chunks * SWIGLU_CHUNK));
+    swiglu_args a = {.dgate = dgate, .dup = dup, .dout = dout, .gate = gate, .up = up, .n = n};
+    parallel_range(p, (int)((n + SWIGLU_CHUNK - 1) / SWIGLU_CHUNK), 2, swiglu_bwd_range, &a);
 }
 
 /* ---- log-probabilities of targets -------------------------------------- */

@@ -232,6 +232,46 @@ VATTR static void FN(vnorm_bwd)(float *dx, float *dw, const float *w, const floa
     }
 }
 
+/* out = silu(g) * u = g / (1 + exp(-g)) * u. */
+VATTR static void FN(vswiglu_fwd)(float *out, const float *gate, const float *up, int n)
+{
+    int i = 0;
+    VF one = FN(vset)(1.0f);
+    for (; i + VW <= n; i += VW) {
+        VF g = FN(vload)(gate + i);
+        FN(vstore)(out + i, g / (one + FN(vexp_lanes)(-g)) * FN(vload)(up + i));
+    }
+    for (; i < n; i++) {
+        float e[VW] = {0};
+        e[0] = -gate[i];
+        VF v = FN(vexp_lanes)(FN(vload)(e));
+        out[i] = gate[i] / (1.0f + v[0]) * up[i];
+    }
+}
+
+/* silu(g) = g s, s = sigmoid(g); d silu / dg = s (1 + g (1 - s)):
+ * dgate = dout u s (1 + g (1 - s)), dup = dout g s (both overwritten). */
+VATTR static void FN(vswiglu_bwd)(float *dgate, float *dup, const float *dout, const float *gate,
+                                  const float *up, int n)
+{
+    int i = 0;
+    VF one = FN(vset)(1.0f);
+    for (; i + VW <= n; i += VW) {
+        VF g = FN(vload)(gate + i), d = FN(vload)(dout + i);
+        VF sg = one / (one + FN(vexp_lanes)(-g));
+        FN(vstore)(dgate + i, d * FN(vload)(up + i) * sg * (one + g * (one - sg)));
+        FN(vstore)(dup + i, d * g * sg);
+    }
+    for (; i < n; i++) {
+        float e[VW] = {0};
+        e[0] = -gate[i];
+        VF v = FN(vexp_lanes)(FN(vload)(e));
+        float sg = 1.0f / (1.0f + v[0]);
+        dgate[i] = dout[i] * up[i] * sg * (1.0f + gate[i] * (1.0f - sg));
+        dup[i] = dout[i] * gate[i] * sg;
+    }
+}
+
 #undef FLUSH
 #undef FN
 #undef CAT
