@@ -15,6 +15,11 @@
  *   - long context: one training step at B 1, T 4096, and the peak RSS;
  *   - agreement: PyTorch loads a C checkpoint and recomputes logprobs
  *     (max abs difference), to show both sides run the same model.
+ * The machines are shared (other builds may run at the same time), which
+ * makes wall-clock figures noisy. So the bench also reports throughput per
+ * CPU-second of the process (C and PyTorch alike), and an MFU on CPU time:
+ * model FLOPs per CPU-second / single-thread sgemm FLOPs per CPU-second.
+ * These do not move when another process takes a core.
  * The PyTorch side is bench/torch_model.py run by /usr/bin/python3 with
  * Debian's python3-torch; without it the baselines are null (stderr says).
  * One JSON object per line, as docs/DEVELOPING.md describes, plus
@@ -44,6 +49,13 @@
 #define LONG_T 4096
 #define PY "/usr/bin/python3 -B"
 
+static double cpu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 static double now(void)
 {
     struct timespec t;
@@ -68,6 +80,29 @@ static void emit(const char *name, double value, const char *unit, const char *b
     else
         printf("\"baseline\": null, \"baseline_value\": null, \"ratio\": null}\n");
     fflush(stdout);
+}
+
+/* Single-thread sgemm GFLOP per CPU-second (the per-core peak). */
+static double sgemm_peak_cpu(void)
+{
+    int n = 1024, prev = openblas_get_num_threads();
+    float *a = calloc((size_t)n * n, sizeof(float)), *b = calloc((size_t)n * n, sizeof(float));
+    float *c = calloc((size_t)n * n, sizeof(float));
+    openblas_set_num_threads(1);
+    double best = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c,
+                    n);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+        double dt = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        double g = 2.0 * n * n * n / dt / 1e9;
+        best = g > best ? g : best;
+    }
+    free(a), free(b), free(c);
+    openblas_set_num_threads(prev);
+    return best;
 }
 
 static double sgemm_peak(void)
@@ -104,8 +139,9 @@ static double fwd_flops_per_token(const model *m, int T)
     return c->n_layer * (per_layer + attn) + 2.0 * d * c->vocab;
 }
 
-/* Runs the PyTorch script; returns its tokens_per_s (or -1). */
-static double torch_run(const char *args)
+/* Runs the PyTorch script; returns its tokens_per_s (or -1) and, in
+ * *per_cpu, its tokens_per_cpu_s. */
+static double torch_run(const char *args, double *per_cpu)
 {
     char cmd[512];
     snprintf(cmd, sizeof cmd, PY " bench/torch_model.py %s", args);
@@ -118,6 +154,9 @@ static double torch_run(const char *args)
         char *at = strstr(line, "\"tokens_per_s\": ");
         if (at)
             v = strtod(at + 16, NULL);
+        at = strstr(line, "\"tokens_per_cpu_s\": ");
+        if (at)
+            *per_cpu = strtod(at + 20, NULL);
     }
     int st = pclose(p);
     return st == 0 ? v : -1;
@@ -179,14 +218,15 @@ int main(void)
         bdl[i] = -1.0f / (float)N;
     }
     train_steps(m, opt, btok, btgt, bdl, TRAIN_B, TRAIN_T, 1, blogp); /* warm-up */
-    double t0 = now();
+    double t0 = now(), c0 = cpu_now();
     train_steps(m, opt, btok, btgt, bdl, TRAIN_B, TRAIN_T, TRAIN_STEPS, blogp);
     double train_tps = (double)N * TRAIN_STEPS / (now() - t0);
-    double torch_train = -1;
+    double train_tpc = (double)N * TRAIN_STEPS / (cpu_now() - c0);
+    double torch_train = -1, torch_train_cpu = -1;
     if (have_torch) {
         char args[64];
         snprintf(args, sizeof args, "--train %d %d %d", TRAIN_B, TRAIN_T, TORCH_TRAIN_STEPS);
-        torch_train = torch_run(args);
+        torch_train = torch_run(args, &torch_train_cpu);
     }
     double peak2 = sgemm_peak();
     peak = peak2 > peak ? peak2 : peak;
@@ -196,6 +236,13 @@ int main(void)
     double flops = 3.0 * fwd_flops_per_token(m, TRAIN_T);
     emit("model_train_mfu", train_tps * flops / (peak * 1e9), "fraction of measured sgemm peak",
          NULL, 0);
+    double core_peak = sgemm_peak_cpu();
+    emit("model_sgemm_peak_per_core", core_peak, "GFLOP per CPU-second (1024^3, one thread)",
+         NULL, 0);
+    emit("model_train_tokens_per_cpu_s", train_tpc, "tokens per CPU-second (B 4, T 1024)", base,
+         torch_train_cpu);
+    emit("model_train_mfu_cpu_time", train_tpc * flops / (core_peak * 1e9),
+         "model FLOPs per CPU-second / per-core sgemm peak", NULL, 0);
 
     /* generation */
     int *prompts[GEN_BATCH], lens[GEN_BATCH];
@@ -212,23 +259,26 @@ int main(void)
     so.max_new = GEN_NEW;
     model_sample_out out[GEN_BATCH];
     t0 = now();
+    c0 = cpu_now();
     if (model_sample(m, out, (const int *const *)prompts, lens, GEN_BATCH, &so, err))
         die("sampling", err);
-    double secs = now() - t0;
+    double secs = now() - t0, csecs = cpu_now() - c0;
     long produced = 0;
     for (int s = 0; s < GEN_BATCH; s++) {
         produced += out[s].n;
         model_sample_out_free(&out[s]);
         free(prompts[s]);
     }
-    double torch_gen = -1;
+    double torch_gen = -1, torch_gen_cpu = -1;
     if (have_torch) {
         char args[64];
         snprintf(args, sizeof args, "--gen %d %d %d", GEN_BATCH, GEN_PROMPT, GEN_NEW);
-        torch_gen = torch_run(args);
+        torch_gen = torch_run(args, &torch_gen_cpu);
     }
     emit("model_generate_tokens_per_s", (double)produced / secs,
          "tokens/s (batch 8, prompt 32, 128 new, KV cache)", base, torch_gen);
+    emit("model_generate_tokens_per_cpu_s", (double)produced / csecs,
+         "tokens per CPU-second (batch 8, prompt 32, 128 new)", base, torch_gen_cpu);
 
     /* long context: one step at T 4096 */
     for (int t = 0; t < LONG_T; t++) {

@@ -185,13 +185,13 @@ def bench_train(B, T, steps):
         return loss.item()
 
     step()  # warm-up
-    t0 = time.time()
+    t0, c0 = time.time(), time.process_time()
     for _ in range(steps):
         step()
-    dt = time.time() - t0
+    dt, dc = time.time() - t0, time.process_time() - c0
     return {"mode": "train", "B": B, "T": T, "steps": steps, "seconds": dt,
-            "tokens_per_s": B * T * steps / dt, "threads": torch.get_num_threads(),
-            "torch": torch.__version__}
+            "tokens_per_s": B * T * steps / dt, "tokens_per_cpu_s": B * T * steps / dc,
+            "threads": torch.get_num_threads(), "torch": torch.__version__}
 
 
 @torch.no_grad()
@@ -201,7 +201,7 @@ def bench_gen(batch, prompt, new, temperature=1.0, top_p=0.95):
     m = Model(cfg).eval()
     idx = torch.randint(0, cfg.vocab, (batch, prompt))
     gen = torch.Generator().manual_seed(0)
-    t0 = time.time()
+    t0, c0 = time.time(), time.process_time()
     caches = [dict() for _ in range(cfg.n_layer)]
     logits = m(idx, 0, caches)[:, -1]
     pos = prompt
@@ -216,9 +216,10 @@ def bench_gen(batch, prompt, new, temperature=1.0, top_p=0.95):
         out.append(tok)
         logits = m(tok, pos, caches)[:, -1]
         pos += 1
-    dt = time.time() - t0
+    dt, dc = time.time() - t0, time.process_time() - c0
     return {"mode": "gen", "batch": batch, "prompt": prompt, "new": new, "seconds": dt,
-            "tokens_per_s": batch * new / dt, "threads": torch.get_num_threads()}
+            "tokens_per_s": batch * new / dt, "tokens_per_cpu_s": batch * new / dc,
+            "threads": torch.get_num_threads()}
 
 
 @torch.no_grad()
