@@ -111,6 +111,16 @@ void attention_backward(mpool *p, float *dq, float *dk, float *dv, const float *
                         const float *v, int B, int T, int n_head, int n_kv, int hd,
                         float *scratch);
 
+/* ---- sampling (model_sample.c) ------------------------------------------ */
+
+#define MODEL_TOPP_SCRATCH 2048 /* doubles of scratch for model_draw_token */
+
+/* Draws a token from the normalized distribution prob[V] restricted to
+ * its top-p set (the smallest set of most likely tokens whose mass
+ * reaches top_p; tokens tied with the least likely one are kept too; all
+ * tokens when top_p >= 1), with u uniform in [0, 1): walks ids in order. */
+int model_draw_token(const float *prob, int V, float top_p, float u, double *scratch);
+
 /* ---- model internals shared by model*.c ------------------------------- */
 struct model;
 /* Forgets the activations of the last model_forward (model_backward will

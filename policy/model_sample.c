@@ -238,51 +238,59 @@ static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out,
 
 /* ---- choosing a token ------------------------------------------------------- */
 
-/* Smallest set of most likely tokens whose mass reaches top_p, found by
- * bisection on a probability threshold lo (no sort): the kept set is
- * {j : prob[j] >= lo}. Each round keeps only the still-undecided tokens
- * (between lo and hi) in cand[], so the work shrinks round by round.
- * Then draws u in the kept set, walking ids in order. prob is normalized;
- * cand has room for V ids. */
-static int draw_token(const float *prob, int V, float top_p, float u, int *cand)
+/* Top-p threshold by radix selection on the probabilities' bit patterns
+ * (non-negative floats order like their bits): three passes of 11, 11 and
+ * 10 bits, each histogramming the probability mass of the tokens that
+ * share the prefix chosen so far, walking buckets from the most likely
+ * down until the mass reaches top_p. The result is the exact bit pattern
+ * of the least likely kept token: the kept set is every token at least
+ * that likely (ties included), i.e. the smallest set of most likely tokens
+ * whose mass reaches top_p, found without sorting. *mass gets its mass. */
+#define RADIX_BUCKETS MODEL_TOPP_SCRATCH
+
+static uint32_t prob_key(float p)
 {
-    double lo = 0.0, mass = 1.0;
-    if (top_p < 1.0f) {
-        double hi = 0.0, above = 0.0; /* mass of tokens >= hi: always kept */
-        int n = 0;
+    uint32_t k;
+    memcpy(&k, &p, sizeof k);
+    return k;
+}
+
+static uint32_t top_p_threshold(const float *prob, int V, float top_p, double *hist, double *mass)
+{
+    static const int shift[3] = {21, 10, 0};
+    static const uint32_t width[3] = {0x7ff, 0x7ff, 0x3ff};
+    uint32_t prefix = 0, pmask = 0;
+    double above = 0.0; /* mass of tokens above the current prefix's range */
+    for (int lv = 0; lv < 3; lv++) {
+        memset(hist, 0, sizeof(double) * RADIX_BUCKETS);
         for (int j = 0; j < V; j++) {
-            hi = prob[j] > hi ? prob[j] : hi;
-            if (prob[j] > 0.0f)
-                cand[n++] = j;
+            uint32_t k = prob_key(prob[j]);
+            if ((k & pmask) == prefix)
+                hist[(k >> shift[lv]) & width[lv]] += prob[j];
         }
-        hi = hi * (1.0 + 1e-7) + 1e-30; /* strictly above the max */
-        for (int it = 0; it < 60 && n > 0; it++) {
-            double mid = 0.5 * (lo + hi), s = above;
-            for (int k = 0; k < n; k++)
-                if (prob[cand[k]] >= mid)
-                    s += prob[cand[k]];
-            int m = 0;
-            if (s >= top_p) { /* the threshold is at least mid */
-                lo = mid;
-                mass = s;
-                for (int k = 0; k < n; k++)
-                    if (prob[cand[k]] < hi && prob[cand[k]] >= mid)
-                        cand[m++] = cand[k];
-                /* tokens in [mid, hi) stay undecided; those below mid are out */
-            } else { /* the threshold is below mid: tokens >= mid are in */
-                hi = mid;
-                above = s;
-                for (int k = 0; k < n; k++)
-                    if (prob[cand[k]] < mid)
-                        cand[m++] = cand[k];
-            }
-            n = m;
+        int b = (int)width[lv];
+        while (b > 0 && above + hist[b] < top_p) {
+            above += hist[b];
+            b--;
         }
+        prefix |= (uint32_t)b << shift[lv];
+        pmask |= width[lv] << shift[lv];
+        if (lv == 2)
+            *mass = above + hist[b];
     }
+    return prefix;
+}
+
+int model_draw_token(const float *prob, int V, float top_p, float u, double *hist)
+{
+    uint32_t lo = 0;
+    double mass = 1.0;
+    if (top_p < 1.0f)
+        lo = top_p_threshold(prob, V, top_p, hist, &mass);
     double target = (double)u * mass, acc = 0.0;
     int last = -1;
     for (int j = 0; j < V; j++) {
-        if (prob[j] < lo || prob[j] <= 0.0f)
+        if (prob_key(prob[j]) < lo || prob[j] <= 0.0f)
             continue;
         acc += prob[j];
         last = j;
@@ -338,7 +346,7 @@ typedef struct sampler {
     int V, greedy;
     mrng *rng;    /* one stream per sequence: batching never changes draws */
     float *prob;  /* V floats */
-    int *cand;    /* V ints, top-p scratch */
+    double *hist; /* RADIX_BUCKETS, top-p scratch */
 } sampler;
 
 /* Draws the next token of sequence s from logits row r of the workspace. */
@@ -352,7 +360,7 @@ static void draw(const sampler *sp, model_sample_out *out, int s, const infer_ws
         for (int v = 0; v < sp->V; v++)
             sp->prob[v] = z[v] - w->lse[r];
         vexp(sp->prob, sp->prob, sp->V);
-        tok = draw_token(sp->prob, sp->V, sp->o->top_p, mrng_uniform(&sp->rng[s]), sp->cand);
+        tok = model_draw_token(sp->prob, sp->V, sp->o->top_p, mrng_uniform(&sp->rng[s]), sp->hist);
     }
     out->tokens[out->n] = tok;
     out->logprobs[out->n] = z[tok] - w->lse[r];
@@ -397,10 +405,10 @@ int model_sample(model *m, model_sample_out *out, const int *const *prompts,
     int *row_seq = calloc((size_t)n_seq + PREFILL_ROWS, sizeof *row_seq);
     sp.rng = calloc((size_t)n_seq, sizeof *sp.rng);
     sp.prob = malloc((size_t)c->vocab * sizeof(float));
-    sp.cand = malloc((size_t)c->vocab * sizeof(int));
+    sp.hist = malloc(RADIX_BUCKETS * sizeof(double));
     infer_ws w;
     memset(&w, 0, sizeof w);
-    if (!cache || !len || !done || !row_seq || !sp.rng || !sp.prob || !sp.cand) {
+    if (!cache || !len || !done || !row_seq || !sp.rng || !sp.prob || !sp.hist) {
         rc = rl_err(err, RL_ENOMEM, "model_sample: out of memory");
         goto out;
     }
@@ -481,7 +489,7 @@ out:
     free(row_seq);
     free(sp.rng);
     free(sp.prob);
-    free(sp.cand);
+    free(sp.hist);
     ws_free(&w);
     return rc;
 }

@@ -713,6 +713,55 @@ START_TEST(test_sample_deterministic_and_stop)
 }
 END_TEST
 
+
+static int cmp_desc(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x < y) - (x > y);
+}
+
+/* The top-p set against a sort: every draw lands in it, and with u
+ * sweeping [0, 1) every token of it is drawn. Includes ties and zeros. */
+START_TEST(test_top_p_set)
+{
+    enum { V = 500 };
+    static float prob[V], sorted[V];
+    static double scratch[MODEL_TOPP_SCRATCH];
+    mrng r;
+    mrng_seed(&r, 50);
+    for (int trial = 0; trial < 40; trial++) {
+        double sum = 0;
+        for (int j = 0; j < V; j++) {
+            float x = mrng_uniform(&r);
+            prob[j] = trial % 3 == 0 ? (float)(j % 7) : x * x * x * x; /* ties, skew */
+            if (j % 11 == 0)
+                prob[j] = 0.0f;
+            sum += prob[j];
+        }
+        for (int j = 0; j < V; j++)
+            prob[j] = (float)(prob[j] / sum);
+        float top_p = 0.05f + 0.9f * mrng_uniform(&r);
+        memcpy(sorted, prob, sizeof prob);
+        qsort(sorted, V, sizeof(float), cmp_desc);
+        double acc = 0;
+        int k = 0;
+        while (k < V && acc < top_p)
+            acc += sorted[k++];
+        float least = sorted[k - 1]; /* least likely kept token */
+        int hit[V] = {0};
+        for (int i = 0; i < 4000; i++) {
+            int t = model_draw_token(prob, V, top_p, (float)i / 4000.0f, scratch);
+            ck_assert_msg(prob[t] >= least, "trial %d: drew p %g below the nucleus %g", trial,
+                          prob[t], least);
+            hit[t] = 1;
+        }
+        for (int j = 0; j < V; j++)
+            if (prob[j] > least * 1.5f && prob[j] > 1.0f / 2000)
+                ck_assert_msg(hit[j], "trial %d: token %d (p %g) never drawn", trial, j, prob[j]);
+    }
+}
+END_TEST
+
 /* ---- training reduces the loss --------------------------------------------- */
 
 START_TEST(test_adamw_training_step)
@@ -1180,6 +1229,7 @@ Suite *model_suite(void)
     tcase_add_test(mdl, test_forward_causal_batch);
     tcase_add_test(mdl, test_sample_matches_score);
     tcase_add_test(mdl, test_sample_deterministic_and_stop);
+    tcase_add_test(mdl, test_top_p_set);
     tcase_add_test(mdl, test_adamw_training_step);
     tcase_add_test(mdl, test_adamw_reference);
     tcase_add_test(mdl, test_lr_schedule_and_clip);
