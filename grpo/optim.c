@@ -3,9 +3,14 @@
 #include "grpo/optim.h"
 
 #include "common/err.h"
+#include "common/fsutil.h"
 #include "common/limits.h"
 
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,4 +133,117 @@ int opt_step(adamw *o, float *params, float *grads, double *out_norm, float *out
     }
     o->step = t;
     return 0;
+}
+
+/* ---- state files ------------------------------------------------------------ */
+
+#define OPT_FORMAT "rl-adamw-v1"
+
+int opt_save(const adamw *o, const char *path, char *err)
+{
+    cJSON *root = cJSON_CreateObject(), *md = cJSON_AddObjectToObject(root, "__metadata__");
+    char step[32], n[32];
+    snprintf(step, sizeof step, "%ld", o->step);
+    snprintf(n, sizeof n, "%zu", o->n);
+    double shape = (double)o->n, bytes = (double)o->n * 4;
+    double offm[2] = {0, bytes}, offv[2] = {bytes, 2 * bytes};
+    cJSON *m = cJSON_AddObjectToObject(root, "m"), *v = cJSON_AddObjectToObject(root, "v");
+    int ok = md && m && v && cJSON_AddStringToObject(md, "format", OPT_FORMAT) &&
+             cJSON_AddStringToObject(md, "step", step) && cJSON_AddStringToObject(md, "n", n) &&
+             cJSON_AddStringToObject(m, "dtype", "F32") &&
+             cJSON_AddItemToObject(m, "shape", cJSON_CreateDoubleArray(&shape, 1)) &&
+             cJSON_AddItemToObject(m, "data_offsets", cJSON_CreateDoubleArray(offm, 2)) &&
+             cJSON_AddStringToObject(v, "dtype", "F32") &&
+             cJSON_AddItemToObject(v, "shape", cJSON_CreateDoubleArray(&shape, 1)) &&
+             cJSON_AddItemToObject(v, "data_offsets", cJSON_CreateDoubleArray(offv, 2));
+    char *hdr = ok ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON_Delete(root);
+    if (!hdr)
+        return rl_err(err, RL_ENOMEM, "%s: out of memory building the header", path);
+    size_t hlen = strlen(hdr), padded = (hlen + 7) & ~(size_t)7;
+    size_t total = 8 + padded + 2 * o->n * sizeof(float);
+    unsigned char *buf = malloc(total);
+    if (!buf) {
+        free(hdr);
+        return rl_err(err, RL_ENOMEM, "%s: out of memory (%zu bytes)", path, total);
+    }
+    for (int i = 0; i < 8; i++)
+        buf[i] = (unsigned char)((uint64_t)padded >> (8 * i));
+    memcpy(buf + 8, hdr, hlen);
+    memset(buf + 8 + hlen, ' ', padded - hlen);
+    memcpy(buf + 8 + padded, o->m, o->n * sizeof(float));
+    memcpy(buf + 8 + padded + o->n * sizeof(float), o->v, o->n * sizeof(float));
+    free(hdr);
+    int rc = fs_write_atomic(path, buf, total, err);
+    free(buf);
+    return rc;
+}
+
+/* Checks tensor `name` of the header: F32, shape [n], within the data. */
+static int opt_entry(const cJSON *root, const char *name, size_t n, uint64_t data_len,
+                     uint64_t *begin, const char *path, char *err)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, name);
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(e, "dtype");
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(e, "shape");
+    const cJSON *of = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
+    const cJSON *s0 = cJSON_GetArrayItem(sh, 0), *b = cJSON_GetArrayItem(of, 0);
+    const cJSON *en = cJSON_GetArrayItem(of, 1);
+    if (!cJSON_IsString(dt) || strcmp(dt->valuestring, "F32") || cJSON_GetArraySize(sh) != 1 ||
+        !cJSON_IsNumber(s0) || s0->valuedouble != (double)n || !cJSON_IsNumber(b) ||
+        !cJSON_IsNumber(en) || b->valuedouble < 0 || en->valuedouble - b->valuedouble != 4.0 * n ||
+        en->valuedouble > (double)data_len)
+        return rl_err(err, RL_EPARSE,
+                      "%s: tensor %s: expected F32 [%zu] inside the file's %" PRIu64 " data bytes",
+                      path, name, n, data_len);
+    *begin = (uint64_t)b->valuedouble;
+    return 0;
+}
+
+int opt_load(adamw *o, const char *path, char *err)
+{
+    char *data = NULL;
+    size_t len = 0;
+    int rc = fs_read_file(&data, &len, path, 16 * (size_t)RL_OPT_PARAMS_MAX + (1u << 20), err);
+    if (rc)
+        return rc;
+    cJSON *root = NULL;
+    uint64_t hlen = 0;
+    for (int i = 0; len >= 8 && i < 8; i++)
+        hlen |= (uint64_t)(unsigned char)data[i] << (8 * i);
+    if (len < 8 || hlen > len - 8) {
+        rc = rl_err(err, RL_EPARSE, "%s: %zu bytes, header length %" PRIu64 " does not fit", path,
+                    len, hlen);
+        goto done;
+    }
+    root = cJSON_ParseWithLength(data + 8, hlen);
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(root, "__metadata__");
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(md, "format");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(md, "step");
+    if (!cJSON_IsObject(root) || !cJSON_IsString(fmt) || strcmp(fmt->valuestring, OPT_FORMAT) ||
+        !cJSON_IsString(st)) {
+        rc = rl_err(err, RL_EPARSE, "%s: not an optimizer state (%s with a step expected)", path,
+                    OPT_FORMAT);
+        goto done;
+    }
+    char *end;
+    errno = 0;
+    long step = strtol(st->valuestring, &end, 10);
+    if (errno || *end || end == st->valuestring || step < 0) {
+        rc = rl_err(err, RL_EPARSE, "%s: step \"%.40s\", expected an integer >= 0", path,
+                    st->valuestring);
+        goto done;
+    }
+    uint64_t data_len = len - 8 - hlen, bm, bv;
+    if ((rc = opt_entry(root, "m", o->n, data_len, &bm, path, err)) != 0 ||
+        (rc = opt_entry(root, "v", o->n, data_len, &bv, path, err)) != 0)
+        goto done;
+    const char *base = data + 8 + hlen;
+    memcpy(o->m, base + bm, o->n * sizeof(float));
+    memcpy(o->v, base + bv, o->n * sizeof(float));
+    o->step = step;
+done:
+    cJSON_Delete(root);
+    free(data);
+    return rc;
 }

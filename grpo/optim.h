@@ -63,4 +63,12 @@ double opt_clip_grad_norm(float *g, size_t n, float max_norm);
  * out_norm (may be NULL) receives the pre-clip norm, out_lr the lr used. */
 int opt_step(adamw *o, float *params, float *grads, double *out_norm, float *out_lr, char *err);
 
+/* Optimizer state (step, m, v) as a safetensors file (tensors "m" and "v",
+ * F32 [n]; __metadata__ format "rl-adamw-v1" and the step), written via
+ * temp file + rename, so a killed run resumes exactly. opt_load needs an
+ * optimizer of the same size; any defect is a one-line error and leaves
+ * the optimizer unchanged. */
+int opt_save(const adamw *o, const char *path, char *err);
+int opt_load(adamw *o, const char *path, char *err);
+
 #endif

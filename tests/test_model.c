@@ -1084,6 +1084,56 @@ START_TEST(test_ckpt_bad_files)
 }
 END_TEST
 
+
+/* A run interrupted after 2 steps and resumed from saved state ends with
+ * the same weights as an uninterrupted run of 4 steps. */
+START_TEST(test_adamw_resume_exact)
+{
+    char err[RL_ERR_MAX], path[128];
+    snprintf(path, sizeof path, "%s/opt.safetensors", tmpdir);
+    opt_config c;
+    opt_config_default(&c);
+    c.warmup_steps = 2;
+    c.total_steps = 4;
+    opt_span sp = {0, 5, 1};
+    float w1[5] = {1, 2, 3, 4, 5}, w2[5] = {1, 2, 3, 4, 5};
+    adamw *a, *b;
+    ck_assert_int_eq(opt_new(&a, &c, 5, &sp, 1, err), 0);
+    for (int t = 0; t < 4; t++) {
+        float g[5] = {0.1f * t, -0.2f, 0.3f, 0.05f * t, 1.0f};
+        ck_assert_int_eq(opt_step(a, w1, g, NULL, NULL, err), 0);
+    }
+    opt_free(a);
+    ck_assert_int_eq(opt_new(&a, &c, 5, &sp, 1, err), 0);
+    for (int t = 0; t < 2; t++) {
+        float g[5] = {0.1f * t, -0.2f, 0.3f, 0.05f * t, 1.0f};
+        ck_assert_int_eq(opt_step(a, w2, g, NULL, NULL, err), 0);
+    }
+    ck_assert_int_eq(opt_save(a, path, err), 0);
+    opt_free(a);
+    ck_assert_int_eq(opt_new(&b, &c, 5, &sp, 1, err), 0);
+    ck_assert_int_eq(opt_load(b, path, err), 0);
+    ck_assert_int_eq(b->step, 2);
+    for (int t = 2; t < 4; t++) {
+        float g[5] = {0.1f * t, -0.2f, 0.3f, 0.05f * t, 1.0f};
+        ck_assert_int_eq(opt_step(b, w2, g, NULL, NULL, err), 0);
+    }
+    ck_assert_int_eq(memcmp(w1, w2, sizeof w1), 0);
+    opt_free(b);
+    /* a state of another size, or a model checkpoint, is refused */
+    ck_assert_int_eq(opt_new(&b, &c, 6, &sp, 1, err), 0);
+    ck_assert_int_ne(opt_load(b, path, err), 0);
+    ck_assert_ptr_null(strchr(err, '\n'));
+    ck_assert_int_eq(b->step, 0);
+    size_t len;
+    snprintf(path, sizeof path, "%s/model.safetensors", tmpdir);
+    free(tiny_ckpt(&len, path));
+    ck_assert_int_ne(opt_load(b, path, err), 0);
+    ck_assert_ptr_nonnull(strstr(err, "not an optimizer state"));
+    opt_free(b);
+}
+END_TEST
+
 /* Runs a command line; returns its exit code and its stdout (caller frees). */
 static int run_cmd(const char *cmd, char **out)
 {
@@ -1241,6 +1291,7 @@ Suite *model_suite(void)
     tcase_add_test(io, test_ckpt_roundtrip);
     tcase_add_test(io, test_ckpt_bad_files);
     tcase_add_test(io, test_ckpt_python_reader);
+    tcase_add_test(io, test_adamw_resume_exact);
     tcase_add_test(io, test_generate_cli);
     tcase_set_timeout(io, 120);
     suite_add_tcase(s, io);
