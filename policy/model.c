@@ -16,6 +16,7 @@
 #include "common/err.h"
 #include "common/limits.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ struct model_acts {
     float *head_dlogp;       /* n_rows */
     /* backward scratch */
     float *d_res, *d_ln, *d_att, *d_q, *d_k, *d_kraw, *d_v, *d_act, *d_gate, *d_up;
+    float *fused;            /* N x max(dq + 2 dkv, 2 d_ff): fused products */
     float *att_scratch;      /* n_threads x attn_scratch_floats(T, ...) */
 };
 
@@ -162,6 +164,12 @@ static void build_tensors(model *m)
 #undef T
     }
     add_tensor(m, &off, &m->final_norm, "model.norm.weight", d, 0, 1, 0);
+    /* the fused products rely on these tensors being adjacent */
+    for (int l = 0; l < c->n_layer; l++) {
+        const model_layer *L = &m->layer[l];
+        assert(L->wk == L->wq + (size_t)dq * d && L->wv == L->wk + (size_t)dkv * d);
+        assert(L->w_up == L->w_gate + (size_t)c->d_ff * d);
+    }
 }
 
 /* The same views into the gradient buffer. */
@@ -319,6 +327,7 @@ static int acts_alloc(model *m, size_t N, int T, char *err)
         {&a->d_q, N * dq},            {&a->d_k, N * dkv},         {&a->d_kraw, N * dkv},
         {&a->d_v, N * dkv},           {&a->d_act, N * ff},        {&a->d_gate, N * ff},
         {&a->d_up, N * ff},
+        {&a->fused, N * (dq + 2 * dkv > 2 * ff ? dq + 2 * dkv : 2 * ff)},
         {&a->att_scratch, nthr * attn_scratch_floats(T, c->n_head / c->n_kv_head, m->head_dim)},
     };
     size_t total = 0;
@@ -399,9 +408,10 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
         float *act = a->act + (size_t)l * N * ff, *xo = x + N * d;
 
         rmsnorm_forward(p, ln1, ln1_rstd, x, W->attn_norm, n, d, c->norm_eps);
-        matmul_forward(p, qraw, ln1, W->wq, n, d, dq, 0.0f);
-        matmul_forward(p, kraw, ln1, W->wk, n, d, dkv, 0.0f);
-        matmul_forward(p, v, ln1, W->wv, n, d, dkv, 0.0f);
+        /* wq, wk, wv are one (dq + 2 dkv) x d matrix: one product */
+        matmul_forward(p, a->fused, ln1, W->wq, n, d, dq + 2 * dkv, 0.0f);
+        cols_split(p, (float *const[]){qraw, kraw, v}, (const int[]){dq, dkv, dkv}, 3, a->fused,
+                   n);
         if (c->qk_norm) {
             rmsnorm_forward(p, q, a->q_rstd + (size_t)l * N * nh, qraw, W->q_norm, n * nh, hd,
                             c->norm_eps);
@@ -418,8 +428,8 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
         matmul_forward(p, mid, att, W->wo, n, dq, d, 1.0f);
 
         rmsnorm_forward(p, ln2, a->ln2_rstd + (size_t)l * N, mid, W->mlp_norm, n, d, c->norm_eps);
-        matmul_forward(p, gate, ln2, W->w_gate, n, d, ff, 0.0f);
-        matmul_forward(p, up, ln2, W->w_up, n, d, ff, 0.0f);
+        matmul_forward(p, a->fused, ln2, W->w_gate, n, d, 2 * ff, 0.0f); /* gate | up */
+        cols_split(p, (float *const[]){gate, up}, (const int[]){ff, ff}, 2, a->fused, n);
         swiglu_forward(p, act, gate, up, N * ff);
         memcpy(xo, mid, N * d * sizeof(float));
         matmul_forward(p, xo, act, W->w_down, n, ff, d, 1.0f);
@@ -539,8 +549,8 @@ int model_backward(model *m, const float *dlogp, char *err)
         /* MLP branch; d_res holds dL/dres[l+1] = dL/d(mlp out) */
         matmul_backward(p, a->d_act, G->w_down, a->d_res, act, W->w_down, n, ff, d, 0.0f);
         swiglu_backward(p, a->d_gate, a->d_up, a->d_act, gate, up, N * ff);
-        matmul_backward(p, a->d_ln, G->w_gate, a->d_gate, ln2, W->w_gate, n, d, ff, 0.0f);
-        matmul_backward(p, a->d_ln, G->w_up, a->d_up, ln2, W->w_up, n, d, ff, 1.0f);
+        cols_join(p, a->fused, (float *const[]){a->d_gate, a->d_up}, (const int[]){ff, ff}, 2, n);
+        matmul_backward(p, a->d_ln, G->w_gate, a->fused, ln2, W->w_gate, n, d, 2 * ff, 0.0f);
         rmsnorm_backward(p, a->d_res, G->mlp_norm, a->d_ln, mid, W->mlp_norm,
                          a->ln2_rstd + (size_t)l * N, n, d);
 
@@ -561,9 +571,9 @@ int model_backward(model *m, const float *dlogp, char *err)
             rmsnorm_backward(p, dkraw, G->k_norm, a->d_k, kraw, W->k_norm,
                              a->k_rstd + (size_t)l * N * nkv, n * nkv, hd);
         }
-        matmul_backward(p, a->d_ln, G->wq, dqraw, ln1, W->wq, n, d, dq, 0.0f);
-        matmul_backward(p, a->d_ln, G->wk, dkraw, ln1, W->wk, n, d, dkv, 1.0f);
-        matmul_backward(p, a->d_ln, G->wv, a->d_v, ln1, W->wv, n, d, dkv, 1.0f);
+        cols_join(p, a->fused, (float *const[]){dqraw, dkraw, a->d_v},
+                  (const int[]){dq, dkv, dkv}, 3, n);
+        matmul_backward(p, a->d_ln, G->wq, a->fused, ln1, W->wq, n, d, dq + 2 * dkv, 0.0f);
         rmsnorm_backward(p, a->d_res, G->attn_norm, a->d_ln, x, W->attn_norm, ln1_rstd, n, d);
     }
     embed_backward(m->gwte, a->d_res, a->tokens, n, d);

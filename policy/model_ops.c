@@ -210,6 +210,51 @@ static void parallel_range(mpool *p, int n, int min_chunk, range_fn fn, void *ar
     mpool_run(p, chunks, range_task, &c);
 }
 
+/* ---- column blocks ----------------------------------------------------------- */
+
+typedef struct cols_args {
+    float *const *parts;
+    const int *widths;
+    int n_parts, total;
+    float *fused;
+    int join;
+} cols_args;
+
+static void cols_rows(void *va, int lo, int hi, int thread)
+{
+    (void)thread;
+    cols_args *a = va;
+    for (int i = lo; i < hi; i++) {
+        float *row = a->fused + (size_t)i * a->total;
+        for (int k = 0, off = 0; k < a->n_parts; off += a->widths[k], k++) {
+            float *part = a->parts[k] + (size_t)i * a->widths[k];
+            if (a->join)
+                memcpy(row + off, part, sizeof(float) * (size_t)a->widths[k]);
+            else
+                memcpy(part, row + off, sizeof(float) * (size_t)a->widths[k]);
+        }
+    }
+}
+
+void cols_split(mpool *p, float *const *parts, const int *widths, int n_parts, const float *fused,
+                int N)
+{
+    int total = 0;
+    for (int k = 0; k < n_parts; k++)
+        total += widths[k];
+    cols_args a = {parts, widths, n_parts, total, (float *)fused, 0};
+    parallel_range(p, N, 256, cols_rows, &a);
+}
+
+void cols_join(mpool *p, float *fused, float *const *parts, const int *widths, int n_parts, int N)
+{
+    int total = 0;
+    for (int k = 0; k < n_parts; k++)
+        total += widths[k];
+    cols_args a = {parts, widths, n_parts, total, fused, 1};
+    parallel_range(p, N, 256, cols_rows, &a);
+}
+
 /* ---- embedding ------------------------------------------------------------ */
 
 void embed_forward(float *out, const int *tokens, const float *wte, int N, int C)

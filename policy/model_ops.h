@@ -65,6 +65,14 @@ void matmul_forward(mpool *p, float *out, const float *inp, const float *W, int 
 void matmul_backward(mpool *p, float *dinp, float *dW, const float *dout, const float *inp,
                      const float *W, int N, int C, int OC, float dinp_beta);
 
+/* A row-major N x (w0 + w1 + ...) matrix <-> separate N x w_k matrices.
+ * Weights stored one after another (wq, wk, wv; w_gate, w_up) form one
+ * matrix, so their products are a single sgemm into a fused output, split
+ * here (and the gradients joined before the fused backward). */
+void cols_split(mpool *p, float *const *parts, const int *widths, int n_parts, const float *fused,
+                int N);
+void cols_join(mpool *p, float *fused, float *const *parts, const int *widths, int n_parts, int N);
+
 /* Rotary embedding in place on x[N x n_head x hd], row i at position
  * pos[i]; pairs (j, j + hd/2) rotate by pos * theta^(-2j/hd) (the
  * "rotate half" convention of Hugging Face models). cos/sin tables are

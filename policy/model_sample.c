@@ -41,7 +41,7 @@ typedef struct run {
 
 typedef struct infer_ws {
     int cap_rows, cap_ctx;
-    float *x, *ln, *q, *k, *v, *att, *gate, *up, *rstd, *h, *logits, *lse, *lp;
+    float *x, *ln, *q, *k, *v, *att, *gate, *up, *rstd, *h, *logits, *lse, *lp, *fused;
     float *att_scratch;
     int *pos, *seq, *tok, *out_rows, *no_target;
     run *runs;
@@ -81,6 +81,7 @@ static void ws_free(infer_ws *w)
     free(w->logits);
     free(w->lse);
     free(w->lp);
+    free(w->fused);
     free(w->att_scratch);
     free(w->pos);
     free(w->seq);
@@ -112,6 +113,7 @@ static int ws_alloc(infer_ws *w, const model *m, int rows, int ctx, char *err)
     w->logits = malloc(R * (size_t)c->vocab * sizeof(float));
     w->lse = malloc(R * sizeof(float));
     w->lp = malloc(R * sizeof(float));
+    w->fused = malloc(R * (dq + 2 * dkv > 2 * ff ? dq + 2 * dkv : 2 * ff) * sizeof(float));
     w->att_scratch =
         malloc((size_t)mpool_threads(m->pool) * ATT_BQ * (size_t)ctx * sizeof(float));
     w->pos = malloc(R * sizeof(int));
@@ -121,7 +123,7 @@ static int ws_alloc(infer_ws *w, const model *m, int rows, int ctx, char *err)
     w->no_target = malloc(R * sizeof(int));
     w->runs = malloc(R * sizeof(run));
     if (!w->x || !w->ln || !w->q || !w->k || !w->v || !w->att || !w->gate || !w->up || !w->rstd ||
-        !w->h || !w->logits || !w->lse || !w->lp || !w->att_scratch || !w->pos || !w->seq ||
+        !w->h || !w->logits || !w->lse || !w->lp || !w->fused || !w->att_scratch || !w->pos || !w->seq ||
         !w->tok || !w->out_rows || !w->no_target || !w->runs) {
         ws_free(w);
         return rl_err(err, RL_ENOMEM, "model_sample: out of memory for %d rows", rows);
@@ -203,9 +205,9 @@ static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out,
     for (int l = 0; l < c->n_layer; l++) {
         const model_layer *W = &m->layer[l];
         rmsnorm_forward(p, w->ln, w->rstd, w->x, W->attn_norm, n, d, c->norm_eps);
-        matmul_forward(p, w->q, w->ln, W->wq, n, d, dq, 0.0f);
-        matmul_forward(p, w->k, w->ln, W->wk, n, d, dkv, 0.0f);
-        matmul_forward(p, w->v, w->ln, W->wv, n, d, dkv, 0.0f);
+        matmul_forward(p, w->fused, w->ln, W->wq, n, d, dq + 2 * dkv, 0.0f); /* q | k | v */
+        cols_split(p, (float *const[]){w->q, w->k, w->v}, (const int[]){dq, dkv, dkv}, 3,
+                   w->fused, n);
         if (c->qk_norm) {
             rmsnorm_forward(p, w->q, w->rstd, w->q, W->q_norm, n * nh, hd, c->norm_eps);
             rmsnorm_forward(p, w->k, w->rstd, w->k, W->k_norm, n * nkv, hd, c->norm_eps);
@@ -222,8 +224,8 @@ static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out,
         mpool_run(p, n_runs * nkv, iatt_task, &ac);
         matmul_forward(p, w->x, w->att, W->wo, n, dq, d, 1.0f);
         rmsnorm_forward(p, w->ln, w->rstd, w->x, W->mlp_norm, n, d, c->norm_eps);
-        matmul_forward(p, w->gate, w->ln, W->w_gate, n, d, ff, 0.0f);
-        matmul_forward(p, w->up, w->ln, W->w_up, n, d, ff, 0.0f);
+        matmul_forward(p, w->fused, w->ln, W->w_gate, n, d, 2 * ff, 0.0f); /* gate | up */
+        cols_split(p, (float *const[]){w->gate, w->up}, (const int[]){ff, ff}, 2, w->fused, n);
         swiglu_forward(p, w->gate, w->gate, w->up, (size_t)n * ff);
         matmul_forward(p, w->x, w->gate, W->w_down, n, ff, d, 1.0f);
     }
