@@ -27,6 +27,12 @@
  * frameworks). Temperature <= 0 means greedy sampling and logprobs at
  * temperature 1. Score and train at the temperature you sampled at, and the
  * on-policy importance ratio is 1 (tested to 1e-4).
+ *
+ * Threads: each model runs its matrix products and attention on its own
+ * pool (model_opts.n_threads, default: the online CPUs) and sets OpenBLAS
+ * to one thread per call (a process-wide setting). Checkpoints are
+ * safetensors files (model_io.c); bench/st_read.py reads them with
+ * Python's standard library, since Debian 12 packages no safetensors.
  */
 #ifndef RL_MODEL_H
 #define RL_MODEL_H
