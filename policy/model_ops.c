@@ -127,6 +127,12 @@ static void vswiglu_bwd(float *dgate, float *dup, const float *dout, const float
     DISPATCH(vswiglu_bwd, dgate, dup, dout, gate, up, n);
 }
 
+void attn_decode(float *out, const float *q, const float *Kt, int ldk, const float *V, int ldv,
+                 int nk, int hd, int hpg, float scale, float *S)
+{
+    DISPATCH(vattn_decode, out, q, Kt, ldk, V, ldv, nk, hd, hpg, scale, S);
+}
+
 static void vnorm_bwd(float *dx, float *dw, const float *w, const float *dy, const float *x,
                       float r, float k, int n)
 {

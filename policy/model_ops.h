@@ -119,6 +119,13 @@ void attention_backward(mpool *p, float *dq, float *dk, float *dv, const float *
                         const float *v, int B, int T, int n_head, int n_kv, int hd,
                         float *scratch);
 
+/* Decoding attention of one query row: the hpg heads q[hpg x hd] sharing
+ * a kv head, against nk cached keys stored transposed (Kt: hd rows of
+ * ldk) and values stored as rows (V: nk rows of ldv). S: hpg x nk
+ * scratch. out: hpg x hd. */
+void attn_decode(float *out, const float *q, const float *Kt, int ldk, const float *V, int ldv,
+                 int nk, int hd, int hpg, float scale, float *S);
+
 /* ---- sampling (model_sample.c) ------------------------------------------ */
 
 #define MODEL_TOPP_SCRATCH 2048 /* doubles of scratch for model_draw_token */

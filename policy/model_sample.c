@@ -30,9 +30,13 @@
  * (a single longer sequence is scored alone). */
 #define SCORE_TOKENS 4096
 
+/* Keys are stored transposed (n_layer x n_kv x head_dim x cap): a decoding
+ * step then scores a query against many keys with vertical multiply-adds
+ * (attn_decode), and prefill multiplies by them without a transpose.
+ * Values are rows (n_layer x cap x dkv). */
 typedef struct kv_cache {
-    int cap;     /* positions held */
-    float *k, *v; /* n_layer x cap x dkv each */
+    int cap;      /* positions held */
+    float *k, *v;
 } kv_cache;
 
 typedef struct run {
@@ -152,30 +156,26 @@ static void iatt_task(void *vctx, int task, int thread)
     const run *r = &w->runs[task / nkv];
     int g = task % nkv;
     const kv_cache *kc = &c->cache[r->seq];
-    const float *K = kc->k + (size_t)c->layer * kc->cap * ks + (size_t)g * hd;
+    const float *Kt = kc->k + ((size_t)c->layer * nkv + g) * hd * kc->cap;
     const float *V = kc->v + (size_t)c->layer * kc->cap * ks + (size_t)g * hd;
     float *S = w->att_scratch + (size_t)thread * ATT_BQ * w->cap_ctx;
     float scale = 1.0f / sqrtf((float)hd);
-    if (r->r1 - r->r0 < 4) {
-        /* decoding: a row or two per sequence; matrix-vector products
-         * avoid sgemm's packing of the whole cache on every call */
-        for (int h = g * hpg; h < (g + 1) * hpg; h++)
-            for (int i = r->r0; i < r->r1; i++) {
-                int nk = w->pos[i] + 1;
-                cblas_sgemv(CblasRowMajor, CblasNoTrans, nk, hd, scale, K, ks,
-                            w->q + (size_t)i * qs + (size_t)h * hd, 1, 0.0f, S, 1);
-                softmax_row(S, nk, nk);
-                cblas_sgemv(CblasRowMajor, CblasTrans, nk, hd, 1.0f, V, ks, S, 1, 0.0f,
-                            w->att + (size_t)i * qs + (size_t)h * hd, 1);
-            }
+    if (r->r1 - r->r0 < 4 && hpg <= ATT_BQ) {
+        /* decoding: a row or two per sequence; the query heads sharing
+         * this kv head sit side by side in the row */
+        for (int i = r->r0; i < r->r1; i++) {
+            size_t off = (size_t)i * qs + (size_t)g * hpg * hd;
+            attn_decode(w->att + off, w->q + off, Kt, kc->cap, V, ks, w->pos[i] + 1, hd, hpg,
+                        scale, S);
+        }
         return;
     }
     for (int h = g * hpg; h < (g + 1) * hpg; h++)
         for (int i0 = r->r0; i0 < r->r1; i0 += ATT_BQ) {
             int i1 = i0 + ATT_BQ < r->r1 ? i0 + ATT_BQ : r->r1, n = i1 - i0;
             int nk = w->pos[i1 - 1] + 1;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, nk, hd, scale,
-                        w->q + (size_t)i0 * qs + (size_t)h * hd, qs, K, ks, 0.0f, S, nk);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, nk, hd, scale,
+                        w->q + (size_t)i0 * qs + (size_t)h * hd, qs, Kt, kc->cap, 0.0f, S, nk);
             for (int i = 0; i < n; i++)
                 softmax_row(S + (size_t)i * nk, w->pos[i0 + i] + 1, nk);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd, nk, 1.0f, S, nk, V, ks,
@@ -217,8 +217,10 @@ static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out,
         for (int i = 0; i < n; i++) {
             kv_cache *kc = &cache[w->seq[i]];
             size_t off = ((size_t)l * kc->cap + (size_t)w->pos[i]) * dkv;
-            memcpy(kc->k + off, w->k + (size_t)i * dkv, (size_t)dkv * sizeof(float));
             memcpy(kc->v + off, w->v + (size_t)i * dkv, (size_t)dkv * sizeof(float));
+            float *kt = kc->k + (size_t)l * dkv * kc->cap + (size_t)w->pos[i];
+            for (int e = 0; e < dkv; e++) /* e = g * hd + d: row e of the transposed keys */
+                kt[(size_t)e * kc->cap] = w->k[(size_t)i * dkv + e];
         }
         iatt_ctx ac = {.m = m, .w = w, .cache = cache, .layer = l, .n_runs = n_runs};
         mpool_run(p, n_runs * nkv, iatt_task, &ac);

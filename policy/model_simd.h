@@ -272,6 +272,79 @@ VATTR static void FN(vswiglu_bwd)(float *dgate, float *dup, const float *dout, c
     }
 }
 
+/* Attention of one query row for the hpg query heads q[hpg x hd] that
+ * share a kv head, over nk cached positions: keys transposed (Kt is
+ * hd x ldk: Kt[d * ldk + j] is dimension d of key j), values as rows
+ * (V[j * ldv + d]). Scores are built VW keys at a time with plain
+ * multiply-adds (no horizontal sums), then softmax, then the weighted sum
+ * of values. S is hpg x nk scratch; out is hpg x hd. */
+VATTR static void FN(vattn_decode)(float *out, const float *q, const float *Kt, int ldk,
+                                   const float *V, int ldv, int nk, int hd, int hpg, float scale,
+                                   float *S)
+{
+    for (int k = 0; k < hpg; k++) {
+        const float *qk = q + (size_t)k * hd;
+        float *s = S + (size_t)k * nk;
+        int j = 0;
+        /* four key blocks at once: independent chains of multiply-adds */
+        for (; j + 4 * VW <= nk; j += 4 * VW) {
+            VF a0 = FN(vset)(0.0f), a1 = a0, a2 = a0, a3 = a0;
+            for (int d = 0; d < hd; d++) {
+                const float *row = Kt + (size_t)d * ldk + j;
+                VF qd = FN(vset)(qk[d]);
+                a0 += qd * FN(vload)(row);
+                a1 += qd * FN(vload)(row + VW);
+                a2 += qd * FN(vload)(row + 2 * VW);
+                a3 += qd * FN(vload)(row + 3 * VW);
+            }
+            VF sc = FN(vset)(scale);
+            FN(vstore)(s + j, a0 * sc);
+            FN(vstore)(s + j + VW, a1 * sc);
+            FN(vstore)(s + j + 2 * VW, a2 * sc);
+            FN(vstore)(s + j + 3 * VW, a3 * sc);
+        }
+        for (; j + VW <= nk; j += VW) {
+            VF acc = FN(vset)(0.0f);
+            for (int d = 0; d < hd; d++)
+                acc += FN(vset)(qk[d]) * FN(vload)(Kt + (size_t)d * ldk + j);
+            FN(vstore)(s + j, acc * FN(vset)(scale));
+        }
+        for (; j < nk; j++) {
+            float a = 0.0f;
+            for (int d = 0; d < hd; d++)
+                a += qk[d] * Kt[(size_t)d * ldk + j];
+            s[j] = a * scale;
+        }
+    }
+    for (int k = 0; k < hpg; k++)
+        softmax_row(S + (size_t)k * nk, nk, nk);
+    for (int k = 0; k < hpg; k++) {
+        const float *s = S + (size_t)k * nk;
+        float *o = out + (size_t)k * hd;
+        int c = 0;
+        for (; c + VW <= hd; c += VW) {
+            VF a0 = FN(vset)(0.0f), a1 = a0, a2 = a0, a3 = a0;
+            const float *vc = V + c;
+            int j = 0;
+            for (; j + 4 <= nk; j += 4) {
+                a0 += FN(vset)(s[j]) * FN(vload)(vc + (size_t)j * ldv);
+                a1 += FN(vset)(s[j + 1]) * FN(vload)(vc + (size_t)(j + 1) * ldv);
+                a2 += FN(vset)(s[j + 2]) * FN(vload)(vc + (size_t)(j + 2) * ldv);
+                a3 += FN(vset)(s[j + 3]) * FN(vload)(vc + (size_t)(j + 3) * ldv);
+            }
+            for (; j < nk; j++)
+                a0 += FN(vset)(s[j]) * FN(vload)(vc + (size_t)j * ldv);
+            FN(vstore)(o + c, (a0 + a1) + (a2 + a3));
+        }
+        for (; c < hd; c++) {
+            float a = 0.0f;
+            for (int j = 0; j < nk; j++)
+                a += s[j] * V[(size_t)j * ldv + c];
+            o[c] = a;
+        }
+    }
+}
+
 #undef FLUSH
 #undef FN
 #undef CAT
