@@ -42,7 +42,7 @@
 #define TRAIN_B 4
 #define TRAIN_T 1024
 #define TRAIN_STEPS 3
-#define TORCH_TRAIN_STEPS 2
+#define TORCH_TRAIN_STEPS 1 /* PyTorch takes ~10 s a step here: keep make bench short */
 #define GEN_BATCH 8
 #define GEN_PROMPT 32
 #define GEN_NEW 128
