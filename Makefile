@@ -112,6 +112,7 @@ run: deps
 	$(BIN)/harness run --task leapyear
 
 bench: deps
+	@sh scripts/install-bench-deps.sh || echo "bench: PyTorch baselines unavailable (python3-torch not installed)" >&2
 	@$(MAKE) --no-print-directory all $(BENCHES)
 	@for b in $(BENCHES); do RL_BIN=$(BIN) RL_BUILD=$(BUILD) $$b || exit 1; done
 
