@@ -43,6 +43,22 @@ START_TEST(test_generated_sample_validates)
 }
 END_TEST
 
+/* Same seed, same tasks: two generator runs write identical files. */
+START_TEST(test_gen_is_deterministic)
+{
+    const char *b = getenv("RL_BIN");
+    char cmd[1024];
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "rm -rf /tmp/rl-gen-%d && %s/harness gen --repo leapyear --count 2 --seed 5 "
+                 "--out /tmp/rl-gen-%d --progress plain > /dev/null 2>&1", k, b && b[0] ? b : "bin", k);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    ck_assert_int_eq(system("diff -r /tmp/rl-gen-0 /tmp/rl-gen-1 > /dev/null"), 0);
+    ck_assert_int_eq(system("test $(ls /tmp/rl-gen-0/leapyear | wc -l) -eq 2"), 0);
+    ck_assert_int_eq(system("rm -rf /tmp/rl-gen-0 /tmp/rl-gen-1"), 0);
+}
+END_TEST
+
 Suite *corpus_suite(void)
 {
     Suite *s = suite_create("corpus");
@@ -50,6 +66,7 @@ Suite *corpus_suite(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_hand_written_tasks_validate);
     tcase_add_test(tc, test_generated_sample_validates);
+    tcase_add_test(tc, test_gen_is_deterministic);
     suite_add_tcase(s, tc);
     return s;
 }
