@@ -247,13 +247,10 @@ static void bench_one(const char *name, ws_tree *t, char *clone, int with_delete
     fflush(stdout);
 }
 
-int main(void)
+/* One file system: both sides work in a fresh folder under td. */
+static void bench_fs(const char *td, const char *suffix)
 {
-    /* $TMPDIR picks the file system (default /tmp). */
-    const char *td = getenv("TMPDIR");
     char tmp[512];
-    if (!td || !*td || strlen(td) > 256)
-        td = "/tmp";
     snprintf(tmp, sizeof tmp, "%s/rl-bench-reset-XXXXXX", td);
     if (!mkdtemp(tmp))
         die("mkdtemp", "failed");
@@ -283,12 +280,28 @@ int main(void)
     if (system(cmd) != 0)
         die("git init of the baseline clone", clone);
 
-    bench_one("reset", t, clone, 0);
+    char name[64];
+    snprintf(name, sizeof name, "reset%s", suffix);
+    bench_one(name, t, clone, 0);
     /* A deleted tracked file must be created again: a new inode, which
      * on a busy ext4 costs more than everything else together. */
-    bench_one("reset_with_delete", t, clone, 1);
+    snprintf(name, sizeof name, "reset_with_delete%s", suffix);
+    bench_one(name, t, clone, 1);
     ws_free(t);
     fs_remove_tree(tmp, err);
+}
+
+/* The work trees' file system decides the wall time: the disk ($TMPDIR,
+ * default /tmp, like build/ws) and tmpfs (/dev/shm, where RL_WS_ROOT can
+ * point), each against the git CLI on the same file system. */
+int main(void)
+{
+    const char *td = getenv("TMPDIR");
+    if (!td || !*td || strlen(td) > 256)
+        td = "/tmp";
+    bench_fs(td, "");
+    if (access("/dev/shm", W_OK) == 0)
+        bench_fs("/dev/shm", "_tmpfs");
     for (int i = 0; i < NFILES; i++)
         free(g_content[i]);
     return 0;
