@@ -472,4 +472,32 @@
 /* Parameter spans (tensors) given to the optimizer. */
 #define RL_OPT_SPANS_MAX 4096
 
+/* ---- grpo: sft/traj --------------------------------------------------- */
+
+/* One trajectory record (a JSONL line): with history=drop every turn
+ * carries its whole context and ids, ~100 KB per episode; 64 MiB only
+ * stops a corrupt file from being parsed into memory. */
+#define RL_TRAJ_LINE_MAX (64u << 20)
+/* Tokens of one sample before truncation to the model context: contexts
+ * are capped by the template (RL_TPL_TEXT_MAX bytes, >= 1 byte a token
+ * for plain text); a record past this is refused, not built. */
+#define RL_TRAJ_TOKENS_MAX (1u << 22)
+/* Turns of one record: the episode's own hard cap. */
+#define RL_TRAJ_TURNS_MAX RL_EP_HARD_TURNS
+/* Samples held in memory by one trainer: 4M samples of a few thousand
+ * tokens would not fit in memory anyway; a bound keeps a runaway file
+ * from growing the index without limit. */
+#define RL_TRAJ_SAMPLES_MAX (1u << 22)
+
+/* SFT config file (a few fields) and the data files of one run. */
+#define RL_SFT_CONFIG_MAX (1u << 20)
+#define RL_SFT_DATA_FILES_MAX 64
+/* Tokens of one forward/backward (B x T, padding included) when the
+ * config gives none: 8192 tokens of the ~5 M-parameter model keep about
+ * 1 GB of activations (model.h: ~130 KB a token); a step's batch is
+ * split into as many such micro-batches as needed. */
+#define RL_SFT_MICRO_TOKENS 8192
+/* Steps of one run: far beyond what 2 cores train in a day. */
+#define RL_SFT_STEPS_MAX 10000000L
+
 #endif

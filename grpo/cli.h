@@ -8,5 +8,6 @@
  * tokenizer of the built-in policy (grpo/cmd_tokenizer.c). */
 int cmd_tokenizer(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
+int cmd_sft(int argc, char **argv); /* grpo/cmd_sft.c */
 
 #endif

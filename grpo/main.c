@@ -14,6 +14,7 @@ typedef struct command {
 static const command COMMANDS[] = {
     {"tokenizer", cmd_tokenizer, "train the BPE tokenizer (--vocab N --out FILE)"},
     {"generate", cmd_generate, "sample text from a model checkpoint"},
+    {"sft", cmd_sft, "supervised fine-tuning on trajectories (--data F --config C --out CKPT)"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,680 @@
+/* traj.c - trajectory records to training samples (see traj.h). */
+#include "grpo/traj.h"
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/limits.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void traj_opts_default(traj_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->min_reward = -INFINITY;
+    o->use_ids = 1;
+}
+
+void traj_set_init(traj_set *s) { memset(s, 0, sizeof *s); }
+
+void traj_sample_free(traj_sample *x)
+{
+    free(x->tokens);
+    free(x->mask);
+    free(x->behav_logp);
+    free(x->task);
+    free(x->group);
+    free(x->policy);
+}
+
+void traj_set_free(traj_set *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        traj_sample_free(&s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- a sequence under construction ---------------------------------------- */
+
+typedef struct seq {
+    int32_t *tok;
+    unsigned char *mask;
+    float *lp;
+    size_t n, cap;
+} seq;
+
+static void seq_free(seq *q)
+{
+    free(q->tok);
+    free(q->mask);
+    free(q->lp);
+    memset(q, 0, sizeof *q);
+}
+
+static int seq_reserve(seq *q, size_t more, const char *where, char *err)
+{
+    if (q->n + more <= q->cap)
+        return 0;
+    if (q->n + more > RL_TRAJ_TOKENS_MAX)
+        return rl_err(err, RL_ELIMIT, "%s: sequence of more than %u tokens", where, RL_TRAJ_TOKENS_MAX);
+    size_t cap = (q->n + more) * 2 + 256;
+    if (cap > RL_TRAJ_TOKENS_MAX)
+        cap = RL_TRAJ_TOKENS_MAX;
+    int32_t *t = realloc(q->tok, cap * sizeof *t);
+    if (t)
+        q->tok = t;
+    unsigned char *m = realloc(q->mask, cap);
+    if (m)
+        q->mask = m;
+    float *l = realloc(q->lp, cap * sizeof *l);
+    if (l)
+        q->lp = l;
+    if (!t || !m || !l)
+        return rl_err(err, RL_ENOMEM, "%s: out of memory", where);
+    q->cap = cap;
+    return 0;
+}
+
+/* Appends ids with one mask value; logprobs may be NULL (NaN). */
+static int seq_push(seq *q, const int32_t *ids, const float *lp, size_t n, int mask, const char *where,
+                    char *err)
+{
+    int rc = seq_reserve(q, n, where, err);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        q->tok[q->n + i] = ids[i];
+        q->mask[q->n + i] = (unsigned char)mask;
+        q->lp[q->n + i] = lp && mask ? lp[i] : NAN;
+    }
+    q->n += n;
+    return 0;
+}
+
+static int seq_encode(seq *q, const tok_t *tok, const char *text, size_t len, tok_mode mode, int mask,
+                      const char *where, char *err)
+{
+    if (!len)
+        return 0;
+    int32_t *ids = NULL;
+    size_t n = 0;
+    char terr[RL_ERR_MAX];
+    if (tok_encode(&ids, &n, tok, text, len, mode, terr) < 0)
+        return rl_err(err, RL_EINVAL, "%s: %s", where, terr);
+    int rc = seq_push(q, ids, NULL, n, mask, where, err);
+    free(ids);
+    return rc;
+}
+
+/* ---- reading the record ----------------------------------------------------- */
+
+typedef struct rturn {
+    const char *text;      /* context "text" form, or NULL */
+    size_t text_len;
+    int prefix;            /* context {"prefix_turn"}: that turn, else -1 */
+    const char *append;
+    size_t append_len;
+    const char *gen;
+    size_t gen_len;
+    const cJSON *ctx_ids;  /* context_ids as a full array, or NULL */
+    int ids_prefix;        /* context_ids {"prefix_turn"}: that turn, else -1 */
+    const cJSON *append_ids;
+    const cJSON *ids, *logprobs;
+    const cJSON *segs;
+    int truncated;
+} rturn;
+
+static const cJSON *item(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+
+static int get_prefix(const cJSON *o, size_t k)
+{
+    const cJSON *p = item(o, "prefix_turn");
+    if (!cJSON_IsNumber(p) || p->valuedouble != (double)(long)p->valuedouble)
+        return -2;
+    /* the harness always chains to the previous turn; anything else is
+     * not a record it wrote */
+    return p->valuedouble == (double)k - 1 ? (int)k - 1 : -2;
+}
+
+static int read_turn(rturn *t, const cJSON *j, size_t k, const char *where, char *err)
+{
+    memset(t, 0, sizeof *t);
+    t->prefix = t->ids_prefix = -1;
+    const cJSON *ctx = item(j, "context"), *g = item(j, "generated");
+    if (!cJSON_IsObject(ctx) || !cJSON_IsString(g))
+        return rl_err(err, RL_EPARSE, "%s: turn %zu: expected \"context\" (object) and \"generated\" (string)", where, k);
+    t->gen = g->valuestring;
+    t->gen_len = strlen(g->valuestring);
+    const cJSON *tx = item(ctx, "text");
+    if (cJSON_IsString(tx)) {
+        t->text = tx->valuestring;
+        t->text_len = strlen(tx->valuestring);
+    } else {
+        const cJSON *ap = item(ctx, "append");
+        t->prefix = get_prefix(ctx, k);
+        if (t->prefix < 0 || !cJSON_IsString(ap))
+            return rl_err(err, RL_EPARSE,
+                          "%s: turn %zu: context: expected {\"text\"} or {\"prefix_turn\": %zu, \"append\"}", where, k,
+                          k ? k - 1 : 0);
+        t->append = ap->valuestring;
+        t->append_len = strlen(ap->valuestring);
+    }
+    const cJSON *ci = item(j, "context_ids");
+    if (cJSON_IsArray(ci)) {
+        t->ctx_ids = ci;
+    } else if (cJSON_IsObject(ci)) {
+        t->ids_prefix = get_prefix(ci, k);
+        t->append_ids = item(ci, "append_ids");
+        if (t->ids_prefix < 0 || !cJSON_IsArray(t->append_ids))
+            return rl_err(err, RL_EPARSE,
+                          "%s: turn %zu: context_ids: expected an array or {\"prefix_turn\": %zu, \"append_ids\"}", where,
+                          k, k ? k - 1 : 0);
+    } else if (ci && !cJSON_IsNull(ci)) {
+        return rl_err(err, RL_EPARSE, "%s: turn %zu: context_ids: expected an array or an object", where, k);
+    }
+    t->ids = item(j, "ids");
+    t->logprobs = item(j, "logprobs");
+    if (t->ids && cJSON_IsNull(t->ids))
+        t->ids = NULL;
+    if (t->ids && !cJSON_IsArray(t->ids))
+        return rl_err(err, RL_EPARSE, "%s: turn %zu: ids: expected an array", where, k);
+    if (t->logprobs && cJSON_IsNull(t->logprobs))
+        t->logprobs = NULL;
+    if (t->logprobs && (!cJSON_IsArray(t->logprobs) || !t->ids ||
+                        cJSON_GetArraySize(t->logprobs) != cJSON_GetArraySize(t->ids)))
+        return rl_err(err, RL_EPARSE, "%s: turn %zu: logprobs: expected an array as long as ids", where, k);
+    t->segs = item(j, "segments");
+    if (!cJSON_IsArray(t->segs))
+        return rl_err(err, RL_EPARSE, "%s: turn %zu: segments: expected an array", where, k);
+    t->truncated = cJSON_IsTrue(item(j, "truncated"));
+    return 0;
+}
+
+/* A JSON array of token ids into a new int32 array. */
+static int ids_from_json(int32_t **out, size_t *n, const cJSON *a, int vocab, const char *what, const char *where,
+                         char *err)
+{
+    *out = NULL;
+    *n = 0;
+    size_t cnt = (size_t)cJSON_GetArraySize(a);
+    if (cnt > RL_TRAJ_TOKENS_MAX)
+        return rl_err(err, RL_ELIMIT, "%s: %s: more than %u ids", where, what, RL_TRAJ_TOKENS_MAX);
+    int32_t *v = malloc((cnt ? cnt : 1) * sizeof *v);
+    if (!v)
+        return rl_err(err, RL_ENOMEM, "%s: out of memory", where);
+    size_t i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, a)
+    {
+        double d = cJSON_IsNumber(e) ? e->valuedouble : -1;
+        if (!(d >= 0 && d < vocab) || d != (double)(int32_t)d) {
+            free(v);
+            return rl_err(err, RL_EPARSE, "%s: %s[%zu]: expected a token id in 0..%d", where, what, i, vocab - 1);
+        }
+        v[i++] = (int32_t)d;
+    }
+    *out = v;
+    *n = i;
+    return 0;
+}
+
+static int floats_from_json(float **out, const cJSON *a, const char *where, char *err)
+{
+    size_t cnt = (size_t)cJSON_GetArraySize(a), i = 0;
+    float *v = malloc((cnt ? cnt : 1) * sizeof *v);
+    if (!v)
+        return rl_err(err, RL_ENOMEM, "%s: out of memory", where);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, a)
+    {
+        if (!cJSON_IsNumber(e) || !(e->valuedouble <= 0)) {
+            free(v);
+            return rl_err(err, RL_EPARSE, "%s: logprobs[%zu]: expected a number <= 0", where, i);
+        }
+        v[i++] = (float)e->valuedouble;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Appends a JSON id array with one mask value (and logprobs if given). */
+static int push_json_ids(seq *q, const cJSON *ids, const cJSON *lps, int mask, int vocab, const char *what,
+                         const char *where, char *err)
+{
+    int32_t *v;
+    size_t n;
+    float *lp = NULL;
+    int rc = ids_from_json(&v, &n, ids, vocab, what, where, err);
+    if (rc < 0)
+        return rc;
+    if (lps && (rc = floats_from_json(&lp, lps, where, err)) < 0) {
+        free(v);
+        return rc;
+    }
+    rc = seq_push(q, v, lp, n, mask, where, err);
+    free(v);
+    free(lp);
+    return rc;
+}
+
+/* ---- the text path: tokenize segments like the harness ---------------------- */
+
+typedef enum { SEG_PLAIN, SEG_SPECIAL, SEG_POLICY } seg_kind;
+
+static int seg_kind_of(const char *origin)
+{
+    if (!strcmp(origin, "assistant"))
+        return SEG_POLICY;
+    if (!strcmp(origin, "template"))
+        return SEG_SPECIAL;
+    if (!strcmp(origin, "system") || !strcmp(origin, "tools") || !strcmp(origin, "user") || !strcmp(origin, "tool"))
+        return SEG_PLAIN;
+    return -1;
+}
+
+/* Encodes text[0..len) segment by segment. policy_mask: whether assistant
+ * segments are trained on (keep) or history (drop). */
+static int encode_context(seq *q, const tok_t *tok, const char *text, size_t len, const cJSON *segs, int policy_mask,
+                          size_t k, const char *where, char *err)
+{
+    size_t at = 0, i = 0;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, segs)
+    {
+        const cJSON *off = cJSON_GetArrayItem(s, 0), *ln = cJSON_GetArrayItem(s, 1), *org = cJSON_GetArrayItem(s, 2);
+        int kind = cJSON_IsString(org) ? seg_kind_of(org->valuestring) : -1;
+        if (!cJSON_IsArray(s) || !cJSON_IsNumber(off) || !cJSON_IsNumber(ln) || kind < 0 || off->valuedouble != (double)at ||
+            !(ln->valuedouble >= 0 && ln->valuedouble <= (double)(len - at)))
+            return rl_err(err, RL_EPARSE,
+                          "%s: turn %zu: segments[%zu]: expected [offset, length, origin] continuing at byte %zu of %zu", where,
+                          k, i, at, len);
+        size_t n = (size_t)ln->valuedouble;
+        int rc = seq_encode(q, tok, text + at, n, kind == SEG_PLAIN ? TOK_SPECIAL_PLAIN : TOK_SPECIAL_ALLOW,
+                            kind == SEG_POLICY && policy_mask, where, err);
+        if (rc < 0)
+            return rc;
+        at += n;
+        i++;
+    }
+    if (at != len)
+        return rl_err(err, RL_EPARSE, "%s: turn %zu: segments cover %zu of %zu context bytes", where, k, at, len);
+    return 0;
+}
+
+/* The generated text of a turn and, unless it was cut at a length limit,
+ * the stop token the policy wrote: all policy tokens. */
+static int encode_generated(seq *q, const tok_t *tok, const rturn *t, const char *where, char *err)
+{
+    int rc = seq_encode(q, tok, t->gen, t->gen_len, TOK_SPECIAL_ALLOW, 1, where, err);
+    if (rc < 0 || t->truncated)
+        return rc;
+    int32_t end = tok_special_id(tok, "<|im_end|>");
+    if (end < 0)
+        return rl_err(err, RL_EINVAL, "%s: the tokenizer has no <|im_end|> token", where);
+    return seq_push(q, &end, NULL, 1, 1, where, err);
+}
+
+/* The recorded full context ids of a turn must be what we encoded. */
+static int check_same(const seq *q, size_t from, const cJSON *ctx_ids, int vocab, size_t k, const char *where,
+                      char *err)
+{
+    int32_t *v;
+    size_t n;
+    int rc = ids_from_json(&v, &n, ctx_ids, vocab, "context_ids", where, err);
+    if (rc < 0)
+        return rc;
+    size_t have = q->n - from, i = 0;
+    while (i < n && i < have && v[i] == q->tok[from + i])
+        i++;
+    free(v);
+    if (i == n && n == have)
+        return 0;
+    return rl_err(err, RL_EINVAL,
+                  "%s: turn %zu: the recorded context ids differ from this tokenizer's encoding at token %zu "
+                  "(%zu recorded, %zu encoded): not the tokenizer the record was made with",
+                  where, k, i, n, have);
+}
+
+/* Text of every keep-mode context rebuilt from prefix references into
+ * buf (the last one): text[k] = text[k-1] + generated[k-1] + append[k]. */
+static int last_context_text(char **out, size_t *len, const rturn *t, size_t nt, const char *where, char *err)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < nt; k++) {
+        if (t[k].text)
+            total = t[k].text_len;
+        else
+            total += t[k - 1].gen_len + t[k].append_len;
+    }
+    char *b = malloc(total + 1);
+    if (!b)
+        return rl_err(err, RL_ENOMEM, "%s: out of memory", where);
+    size_t n = 0;
+    for (size_t k = 0; k < nt; k++) {
+        if (t[k].text) {
+            memcpy(b, t[k].text, t[k].text_len);
+            n = t[k].text_len;
+        } else {
+            memcpy(b + n, t[k - 1].gen, t[k - 1].gen_len);
+            n += t[k - 1].gen_len;
+            memcpy(b + n, t[k].append, t[k].append_len);
+            n += t[k].append_len;
+        }
+    }
+    b[n] = '\0';
+    *out = b;
+    *len = n;
+    return 0;
+}
+
+/* ---- building samples ------------------------------------------------------- */
+
+typedef struct rec_info {
+    double reward;
+    const char *task, *key, *policy;
+    double temperature;
+    uint64_t seed;
+    int n_turns;
+    size_t index;
+} rec_info;
+
+static char *dup_or_empty(const char *s) { return strdup(s ? s : ""); }
+
+/* Cuts, checks and stores a finished sequence (ownership moves to s). */
+static int finish_sample(traj_set *s, seq *q, const rec_info *ri, int turn, int from_ids, const traj_opts *o,
+                         const char *where, char *err)
+{
+    size_t first = q->n, n_policy = 0;
+    for (size_t i = 0; i < q->n; i++)
+        if (q->mask[i]) {
+            n_policy++;
+            if (first == q->n)
+                first = i;
+        }
+    /* the first token is never predicted: a policy token there is useless */
+    if (first == 0) {
+        q->mask[0] = 0;
+        q->lp[0] = NAN;
+        n_policy--;
+    }
+    if (!n_policy) {
+        s->st.skipped_empty++;
+        seq_free(q);
+        return 0;
+    }
+    size_t cut = 0;
+    if (o->max_len && q->n > o->max_len) {
+        cut = q->n - o->max_len;
+        /* the token before the first policy token must stay: it predicts it */
+        if (cut >= first) {
+            s->st.skipped_long++;
+            seq_free(q);
+            return 0;
+        }
+        memmove(q->tok, q->tok + cut, (q->n - cut) * sizeof *q->tok);
+        memmove(q->mask, q->mask + cut, q->n - cut);
+        memmove(q->lp, q->lp + cut, (q->n - cut) * sizeof *q->lp);
+        q->n -= cut;
+        s->st.cut++;
+    }
+    if (s->n == s->cap) {
+        if (s->n >= RL_TRAJ_SAMPLES_MAX) {
+            seq_free(q);
+            return rl_err(err, RL_ELIMIT, "%s: more than %u samples", where, RL_TRAJ_SAMPLES_MAX);
+        }
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        traj_sample *v = realloc(s->v, cap * sizeof *v);
+        if (!v) {
+            seq_free(q);
+            return rl_err(err, RL_ENOMEM, "%s: out of memory", where);
+        }
+        s->v = v;
+        s->cap = cap;
+    }
+    traj_sample *x = &s->v[s->n];
+    memset(x, 0, sizeof *x);
+    x->tokens = q->tok;
+    x->mask = q->mask;
+    x->behav_logp = q->lp;
+    x->n = q->n;
+    x->n_policy = n_policy;
+    x->cut = cut;
+    x->reward = ri->reward;
+    x->task = dup_or_empty(ri->task);
+    x->policy = dup_or_empty(ri->policy);
+    x->temperature = ri->temperature;
+    x->seed = ri->seed;
+    x->turn = turn;
+    x->n_turns = ri->n_turns;
+    x->record = ri->index;
+    /* group: the key without its seed (task + config digest or run) */
+    const char *key = ri->key ? ri->key : ri->task;
+    const char *sd = key ? strstr(key, "#seed=") : NULL;
+    x->group = key ? strndup(key, sd ? (size_t)(sd - key) : strlen(key)) : strdup("");
+    memset(q, 0, sizeof *q);
+    if (!x->task || !x->policy || !x->group) {
+        traj_sample_free(x);
+        return rl_err(err, RL_ENOMEM, "%s: out of memory", where);
+    }
+    s->n++;
+    s->st.samples++;
+    s->st.from_ids += from_ids != 0;
+    s->st.tokens += x->n;
+    s->st.policy_tokens += x->n_policy;
+    return 0;
+}
+
+static int vocab_of(const traj_opts *o) { return o->tok ? tok_vocab_size(o->tok) : RL_TOK_VOCAB_MAX; }
+
+static int need_tok(const traj_opts *o, const char *where, char *err)
+{
+    return o->tok ? 0
+                  : rl_err(err, RL_EINVAL, "%s: a record without token ids needs a tokenizer to build samples", where);
+}
+
+/* keep: every turn has ids and context ids chained to the previous turn */
+static int keep_has_ids(const rturn *t, size_t nt)
+{
+    for (size_t k = 0; k < nt; k++) {
+        if (!t[k].ids || !t[k].logprobs)
+            return 0;
+        if (k == 0 ? !t[k].ctx_ids : t[k].ids_prefix != (int)k - 1)
+            return 0;
+    }
+    return 1;
+}
+
+static int build_keep(traj_set *s, const rturn *t, size_t nt, const rec_info *ri, const traj_opts *o, const char *where,
+                      char *err)
+{
+    seq q = {0};
+    int rc = 0, vocab = vocab_of(o);
+    if (o->use_ids && keep_has_ids(t, nt)) {
+        for (size_t k = 0; k < nt && rc == 0; k++) {
+            rc = k == 0 ? push_json_ids(&q, t[0].ctx_ids, NULL, 0, vocab, "context_ids", where, err)
+                        : push_json_ids(&q, t[k].append_ids, NULL, 0, vocab, "append_ids", where, err);
+            if (rc == 0)
+                rc = push_json_ids(&q, t[k].ids, t[k].logprobs, 1, vocab, "ids", where, err);
+        }
+        if (rc < 0) {
+            seq_free(&q);
+            return rc;
+        }
+        return finish_sample(s, &q, ri, -1, 1, o, where, err);
+    }
+    if ((rc = need_tok(o, where, err)) < 0)
+        return rc;
+    const rturn *last = &t[nt - 1];
+    char *text = NULL;
+    size_t len = 0;
+    if ((rc = last_context_text(&text, &len, t, nt, where, err)) < 0)
+        return rc;
+    rc = encode_context(&q, o->tok, text, len, last->segs, 1, nt - 1, where, err);
+    free(text);
+    if (rc == 0 && last->ctx_ids)
+        rc = check_same(&q, 0, last->ctx_ids, vocab, nt - 1, where, err);
+    if (rc == 0)
+        rc = encode_generated(&q, o->tok, last, where, err);
+    if (rc < 0) {
+        seq_free(&q);
+        return rc;
+    }
+    return finish_sample(s, &q, ri, -1, 0, o, where, err);
+}
+
+static int build_drop(traj_set *s, const rturn *t, size_t nt, const rec_info *ri, const traj_opts *o, const char *where,
+                      char *err)
+{
+    int vocab = vocab_of(o);
+    for (size_t k = 0; k < nt; k++) {
+        const rturn *u = &t[k];
+        seq q = {0};
+        int rc = 0, from_ids = 0;
+        if (!u->text)
+            return rl_err(err, RL_EPARSE, "%s: turn %zu: history drop: expected the context as {\"text\"}", where, k);
+        if (o->use_ids && u->ctx_ids) {
+            rc = push_json_ids(&q, u->ctx_ids, NULL, 0, vocab, "context_ids", where, err);
+        } else if ((rc = need_tok(o, where, err)) == 0) {
+            rc = encode_context(&q, o->tok, u->text, u->text_len, u->segs, 0, k, where, err);
+            if (rc == 0 && u->ctx_ids)
+                rc = check_same(&q, 0, u->ctx_ids, vocab, k, where, err);
+        }
+        if (rc == 0 && o->use_ids && u->ids && u->logprobs) {
+            rc = push_json_ids(&q, u->ids, u->logprobs, 1, vocab, "ids", where, err);
+            from_ids = 1;
+        } else if (rc == 0 && (rc = need_tok(o, where, err)) == 0) {
+            rc = encode_generated(&q, o->tok, u, where, err);
+        }
+        if (rc < 0) {
+            seq_free(&q);
+            return rc;
+        }
+        if ((rc = finish_sample(s, &q, ri, (int)k, from_ids, o, where, err)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int traj_add_record(traj_set *s, const cJSON *rec, size_t index, const traj_opts *o, const char *where, char *err)
+{
+    if (!cJSON_IsObject(rec))
+        return rl_err(err, RL_EPARSE, "%s: expected a trajectory record (JSON object)", where);
+    s->st.records++;
+    const cJSON *turns = item(rec, "turns"), *cfg = item(rec, "config"), *rw = item(rec, "reward");
+    const cJSON *task = item(rec, "task"), *key = item(rec, "key");
+    if (!cJSON_IsArray(turns) || !cJSON_IsNumber(rw) || !cJSON_IsString(task))
+        return rl_err(err, RL_EPARSE, "%s: expected \"task\" (string), \"reward\" (number) and \"turns\" (array)", where);
+    if (rw->valuedouble < o->min_reward) {
+        s->st.skipped_reward++;
+        return 0;
+    }
+    size_t nt = (size_t)cJSON_GetArraySize(turns);
+    if (nt == 0) {
+        s->st.skipped_empty++; /* an error record: nothing was generated */
+        return 0;
+    }
+    if (nt > RL_TRAJ_TURNS_MAX)
+        return rl_err(err, RL_ELIMIT, "%s: %zu turns, at most %d", where, nt, RL_TRAJ_TURNS_MAX);
+    const cJSON *hist = item(cfg, "history"), *pol = item(cfg, "policy"), *temp = item(cfg, "temperature");
+    const cJSON *seed = item(cfg, "seed");
+    if (!cJSON_IsString(hist) || (strcmp(hist->valuestring, "keep") && strcmp(hist->valuestring, "drop")))
+        return rl_err(err, RL_EPARSE, "%s: config.history: expected \"keep\" or \"drop\"", where);
+    rec_info ri = {.reward = rw->valuedouble,
+                   .task = task->valuestring,
+                   .key = cJSON_IsString(key) ? key->valuestring : NULL,
+                   .policy = cJSON_IsString(pol) ? pol->valuestring : NULL,
+                   .temperature = cJSON_IsNumber(temp) ? temp->valuedouble : 1.0,
+                   .seed = cJSON_IsNumber(seed) && seed->valuedouble >= 0 ? (uint64_t)seed->valuedouble : 0,
+                   .n_turns = (int)nt,
+                   .index = index};
+    rturn *t = calloc(nt, sizeof *t);
+    if (!t)
+        return rl_err(err, RL_ENOMEM, "%s: out of memory", where);
+    int rc = 0;
+    size_t k = 0;
+    const cJSON *j;
+    cJSON_ArrayForEach(j, turns)
+    {
+        if ((rc = read_turn(&t[k], j, k, where, err)) < 0)
+            break;
+        if (k == 0 && !t[0].text) {
+            rc = rl_err(err, RL_EPARSE, "%s: turn 0: expected the context as {\"text\"}", where);
+            break;
+        }
+        k++;
+    }
+    if (rc == 0)
+        rc = !strcmp(hist->valuestring, "keep") ? build_keep(s, t, nt, &ri, o, where, err)
+                                                : build_drop(s, t, nt, &ri, o, where, err);
+    free(t);
+    return rc;
+}
+
+/* Reads one line into b (without its newline). 1: a line, 0: end of file,
+ * RL_ELIMIT: longer than the cap (the rest is not read into memory). */
+static int read_line(FILE *f, buf_t *b)
+{
+    buf_clear(b);
+    char chunk[1 << 16];
+    while (fgets(chunk, sizeof chunk, f)) {
+        size_t n = strlen(chunk);
+        int eol = n && chunk[n - 1] == '\n';
+        if (buf_append(b, chunk, n - eol) < 0)
+            return RL_ELIMIT;
+        if (eol)
+            return 1;
+    }
+    return b->len ? 1 : 0;
+}
+
+int traj_load_file(traj_set *s, const char *path, const traj_opts *o, char *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return rl_err(err, errno == ENOENT ? RL_ENOENT : RL_EIO, "%s: cannot open: %s", path, strerror(errno));
+    buf_t line;
+    buf_init(&line, RL_TRAJ_LINE_MAX);
+    size_t lineno = 0;
+    int rc = 0, got;
+    while (rc == 0 && (got = read_line(f, &line)) != 0) {
+        lineno++;
+        char where[512];
+        snprintf(where, sizeof where, "%.400s:%zu", path, lineno);
+        if (got < 0) {
+            rc = rl_err(err, RL_ELIMIT, "%s: record longer than %u bytes", where, RL_TRAJ_LINE_MAX);
+            break;
+        }
+        const char *p = buf_str(&line);
+        if (!p[strspn(p, " \t\r")])
+            continue;
+        cJSON *rec = cJSON_ParseWithLength(line.data, line.len);
+        if (!rec) {
+            rc = rl_err(err, RL_EPARSE, "%s: not a JSON record (expected one trajectory object per line)", where);
+            break;
+        }
+        rc = traj_add_record(s, rec, s->st.records, o, where, err);
+        cJSON_Delete(rec);
+    }
+    if (rc == 0 && ferror(f))
+        rc = rl_err(err, RL_EIO, "%s: read error", path);
+    buf_free(&line);
+    fclose(f);
+    return rc;
+}
+
+size_t traj_sample_targets(const traj_sample *s, int *tokens, int *targets, size_t T)
+{
+    size_t set = 0;
+    for (size_t t = 0; t < T; t++) {
+        tokens[t] = t < s->n ? s->tokens[t] : 0;
+        int m = t + 1 < s->n && s->mask[t + 1];
+        targets[t] = m ? s->tokens[t + 1] : -1;
+        set += m;
+    }
+    return set;
+}

@@ -1,0 +1,283 @@
+/* test_sft.c - supervised fine-tuning: a tiny model on a tiny data set
+ * lowers its loss, deterministically; config validation; the `grpo sft`
+ * command's exit codes and one-line errors. */
+#include "grpo/sft.h"
+#include "policy/model.h"
+#include "policy/tokenizer.h"
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/fsutil.h"
+
+#include <cJSON.h>
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[64], tokpath[128], data[128], cfgpath[128];
+
+/* One keep-mode record of a scripted policy: a question and its answer. */
+static char *record(int i)
+{
+    char user[64], gen[128], ctx[256];
+    snprintf(user, sizeof user, "what is %d plus %d?", i, i);
+    snprintf(gen, sizeof gen, "<think>\nadd them\n</think>\n\nthe answer is %d", 2 * i);
+    int a = snprintf(ctx, sizeof ctx, "<|im_start|>user\n");
+    int b = snprintf(ctx + a, sizeof ctx - (size_t)a, "%s", user);
+    int c = snprintf(ctx + a + b, sizeof ctx - (size_t)(a + b), "<|im_end|>\n<|im_start|>assistant\n");
+    cJSON *r = cJSON_CreateObject();
+    char key[64];
+    snprintf(key, sizeof key, "add%d#cfg=1#seed=1", i);
+    cJSON_AddStringToObject(r, "key", key);
+    cJSON_AddStringToObject(r, "task", "add");
+    cJSON *cf = cJSON_AddObjectToObject(r, "config");
+    cJSON_AddStringToObject(cf, "history", "keep");
+    cJSON_AddNumberToObject(r, "reward", 1);
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(t, "context"), "text", ctx);
+    cJSON_AddStringToObject(t, "generated", gen);
+    double segs[3][2] = {{0, a}, {a, b}, {a + b, c}};
+    const char *org[3] = {"template", "user", "template"};
+    cJSON *sa = cJSON_AddArrayToObject(t, "segments");
+    for (int k = 0; k < 3; k++) {
+        cJSON *s = cJSON_CreateDoubleArray(segs[k], 2);
+        cJSON_AddItemToArray(s, cJSON_CreateString(org[k]));
+        cJSON_AddItemToArray(sa, s);
+    }
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(r, "turns"), t);
+    char *out = cJSON_PrintUnformatted(r);
+    cJSON_Delete(r);
+    return out;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    char err[RL_ERR_MAX];
+    ck_assert_int_eq(fs_write_atomic(path, text, strlen(text), err), 0);
+}
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/rl-sft-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(tokpath, sizeof tokpath, "%s/tok.json", dir);
+    snprintf(data, sizeof data, "%s/data.jsonl", dir);
+    snprintf(cfgpath, sizeof cfgpath, "%s/sft.json", dir);
+    static const char text[] = "<|im_start|>user\nwhat is 1 plus 1?<|im_end|>\n<|im_start|>assistant\n<think>\n"
+                               "add them\n</think>\n\nthe answer is 2";
+    tok_train_opts o = tok_train_opts_default();
+    o.vocab_size = 300;
+    char err[RL_ERR_MAX];
+    tok_t *tok;
+    ck_assert_int_eq(tok_train(&tok, text, sizeof text - 1, &o, err), 0);
+    ck_assert_int_eq(tok_save(tok, tokpath, err), 0);
+    tok_free(tok);
+    for (int i = 1; i <= 6; i++) {
+        char *r = record(i);
+        ck_assert_int_eq(fs_append_record(data, r, strlen(r), err), 0);
+        free(r);
+    }
+    char cfg[1024];
+    snprintf(cfg, sizeof cfg,
+             "{\"model\": {\"d_model\": 32, \"n_layer\": 2, \"n_head\": 2, \"n_kv_head\": 1, \"d_ff\": 64, "
+             "\"max_seq\": 128},\n \"tokenizer\": \"%s\", \"steps\": 40, \"batch\": 4, \"lr\": 0.003, "
+             "\"warmup\": 4, \"seed\": 9, \"threads\": 1, \"micro_tokens\": 64, \"eval_data\": [\"%s\"], "
+             "\"eval_every\": 20, \"min_reward\": 1}\n",
+             tokpath, data);
+    write_file(cfgpath, cfg);
+}
+
+static void teardown(void) { fs_remove_tree(dir, NULL); }
+
+static char *slurp(const char *path, size_t *len)
+{
+    char *s, err[RL_ERR_MAX];
+    ck_assert_msg(fs_read_file(&s, len, path, 1 << 26, err) == 0, "%s", err);
+    return s;
+}
+
+START_TEST(test_sft_lowers_loss)
+{
+    sft_config c;
+    sft_config_default(&c);
+    char err[RL_ERR_MAX];
+    ck_assert_msg(sft_config_load(&c, cfgpath, err) == 0, "%s", err);
+    const char *files[1] = {data};
+    char out1[160], out2[160], metrics[160];
+    snprintf(out1, sizeof out1, "%s/a.safetensors", dir);
+    snprintf(out2, sizeof out2, "%s/b.safetensors", dir);
+    snprintf(metrics, sizeof metrics, "%s/m.jsonl", dir);
+    sft_io io = {.progress = NULL, .metrics = metrics};
+    sft_result r1, r2;
+    ck_assert_msg(sft_run(&r1, &c, files, 1, out1, &io, err) == 0, "%s", err);
+    ck_assert_int_eq(r1.steps, 40);
+    ck_assert_uint_eq(r1.train_samples, 6);
+    ck_assert_msg(r1.last_loss < 0.5 * r1.first_loss, "loss %g -> %g", r1.first_loss, r1.last_loss);
+    ck_assert(isfinite(r1.eval_loss) && r1.eval_loss < 0.5 * r1.first_loss);
+    ck_assert(r1.tokens_per_s > 0);
+    /* one metrics line per step */
+    size_t len;
+    char *m = slurp(metrics, &len);
+    size_t lines = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += m[i] == '\n';
+    ck_assert_uint_eq(lines, 40);
+    ck_assert_ptr_nonnull(strstr(m, "\"eval_loss\""));
+    free(m);
+    /* the checkpoint names its tokenizer and the step */
+    model *mod;
+    model_meta meta;
+    ck_assert_int_eq(model_load(&mod, &meta, out1, NULL, err), 0);
+    ck_assert_str_eq(meta.tokenizer, tokpath);
+    ck_assert_int_eq(meta.step, 40);
+    char hash[17];
+    ck_assert_int_eq(model_file_hash(hash, tokpath, err), 0);
+    ck_assert_str_eq(meta.tokenizer_hash, hash);
+    model_free(mod);
+    /* deterministic given the seed */
+    io.metrics = NULL;
+    ck_assert_int_eq(sft_run(&r2, &c, files, 1, out2, &io, err), 0);
+    size_t l1, l2;
+    char *b1 = slurp(out1, &l1), *b2 = slurp(out2, &l2);
+    ck_assert_uint_eq(l1, l2);
+    ck_assert_msg(memcmp(b1, b2, l1) == 0, "two runs with one seed wrote different checkpoints");
+    free(b1);
+    free(b2);
+    /* continuing from the checkpoint ("init") starts where it ended */
+    sft_config c2;
+    sft_config_default(&c2);
+    char cfg[512];
+    snprintf(cfg, sizeof cfg, "{\"init\": \"%s\", \"steps\": 2, \"batch\": 4, \"threads\": 1}", out1);
+    ck_assert_msg(sft_config_parse(&c2, cfg, strlen(cfg), "init.json", err) == 0, "%s", err);
+    sft_result r3;
+    ck_assert_msg(sft_run(&r3, &c2, files, 1, out2, &io, err) == 0, "%s", err);
+    ck_assert_msg(r3.first_loss < 0.5 * r1.first_loss, "init: loss %g", r3.first_loss);
+    sft_config_free(&c2);
+    sft_config_free(&c);
+}
+END_TEST
+
+static int parse(const char *json, char *err)
+{
+    sft_config c;
+    sft_config_default(&c);
+    int rc = sft_config_parse(&c, json, strlen(json), "cfg.json", err);
+    sft_config_free(&c);
+    return rc;
+}
+
+START_TEST(test_config_errors)
+{
+    char err[RL_ERR_MAX];
+    ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"steps\": 3}", err), 0);
+    ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"steps\": 3, \"learning_rate\": 1}", err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "unknown field \"learning_rate\""));
+    ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"steps\": 3, \"model\": {\"layers\": 2}}", err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "\"layers\""));
+    ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"steps\": \"3\"}", err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "\"steps\""));
+    ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"steps\": 3, \"batch\": 0}", err), RL_EINVAL);
+    ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"steps\": 2.5}", err), RL_EINVAL);
+    ck_assert_int_eq(parse("{\"steps\": 3}", err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "tokenizer"));
+    ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\"}", err), 0); /* epochs default to 1 */
+    ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"epochs\": 0}", err), RL_EINVAL);
+    ck_assert_int_eq(parse("{\"init\": \"a\", \"model\": {}, \"steps\": 1}", err), RL_EINVAL);
+    ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"steps\": 1, \"steps\": 2}", err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "twice"));
+    ck_assert_int_eq(parse("[1, 2]", err), RL_EPARSE);
+    ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"eval_data\": [1]}", err), RL_EINVAL);
+    ck_assert_ptr_null(strchr(err, '\n'));
+}
+END_TEST
+
+/* Runs a command; returns its exit status and its stderr (caller frees). */
+static int run(const char *args, char **errout)
+{
+    const char *bin = getenv("RL_BIN") ? getenv("RL_BIN") : "bin";
+    char cmd[2048], errf[160];
+    snprintf(errf, sizeof errf, "%s/stderr.txt", dir);
+    snprintf(cmd, sizeof cmd, "%s/grpo sft %s >/dev/null 2>%s", bin, args, errf);
+    int st = system(cmd);
+    size_t len;
+    *errout = slurp(errf, &len);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static size_t count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+START_TEST(test_cli)
+{
+    char args[1024], *e;
+    /* usage */
+    ck_assert_int_eq(run("--config x.json", &e), 2);
+    ck_assert_uint_eq(count_lines(e), 1);
+    free(e);
+    ck_assert_int_eq(run("--bogus 1", &e), 2);
+    free(e);
+    /* a bad config file: one line naming it, exit 2 */
+    char bad[160];
+    snprintf(bad, sizeof bad, "%s/bad.json", dir);
+    write_file(bad, "{\"tokenizer\": \"t.json\", \"steps\": 3, \"wd\": 0.1}");
+    snprintf(args, sizeof args, "--data %s --config %s --out %s/o.safetensors", data, bad, dir);
+    ck_assert_int_eq(run(args, &e), 2);
+    ck_assert_uint_eq(count_lines(e), 1);
+    ck_assert_ptr_nonnull(strstr(e, "bad.json"));
+    ck_assert_ptr_nonnull(strstr(e, "\"wd\""));
+    free(e);
+    /* a bad data file: one line naming file and line, exit 1 */
+    char junk[160];
+    snprintf(junk, sizeof junk, "%s/junk.jsonl", dir);
+    char *good = record(1);
+    buf_t b;
+    buf_init(&b, 0);
+    buf_printf(&b, "%s\nnot json at all\n", good);
+    write_file(junk, buf_str(&b));
+    buf_free(&b);
+    free(good);
+    snprintf(args, sizeof args, "--data %s --config %s --out %s/o.safetensors --quiet", junk, cfgpath, dir);
+    ck_assert_int_eq(run(args, &e), 1);
+    ck_assert_uint_eq(count_lines(e), 1);
+    ck_assert_msg(strstr(e, "junk.jsonl:2:") != NULL, "%s", e);
+    free(e);
+    /* a missing data file */
+    snprintf(args, sizeof args, "--data %s/none.jsonl --config %s --out %s/o.safetensors --quiet", dir, cfgpath, dir);
+    ck_assert_int_eq(run(args, &e), 1);
+    ck_assert_uint_eq(count_lines(e), 1);
+    free(e);
+    /* a good run: progress lines, a checkpoint */
+    snprintf(args, sizeof args, "--data %s,%s --config %s --out %s/o.safetensors", data, data, cfgpath, dir);
+    ck_assert_int_eq(run(args, &e), 0);
+    ck_assert_ptr_nonnull(strstr(e, "step 40/40 loss"));
+    ck_assert_ptr_nonnull(strstr(e, "tok/s"));
+    ck_assert_ptr_nonnull(strstr(e, "eta"));
+    ck_assert_ptr_nonnull(strstr(e, "12 samples"));
+    free(e);
+    char ck[160];
+    snprintf(ck, sizeof ck, "%s/o.safetensors", dir);
+    ck_assert_int_eq(access(ck, R_OK), 0);
+}
+END_TEST
+
+Suite *sft_suite(void)
+{
+    Suite *s = suite_create("sft");
+    TCase *tc = tcase_create("sft");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_sft_lowers_loss);
+    tcase_add_test(tc, test_config_errors);
+    tcase_add_test(tc, test_cli);
+    suite_add_tcase(s, tc);
+    return s;
+}
