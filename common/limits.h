@@ -455,6 +455,15 @@
 /* Search hits parsed from one observation (the tool shows at most 100). */
 #define RL_SEARCH_HITS_MAX 200
 
+/* Kept edits stacked (a look-again task needs two); attempts on top of
+ * the innermost kept edit before it is undone as a wrong turn (an edit
+ * that silences one failing test by disabling a branch, say). */
+#define RL_SEARCH_KEEP_MAX 4
+#define RL_SEARCH_BACKTRACK_TRIES 10
+
+/* Lines remembered where an attempt flipped a failing test to passing. */
+#define RL_SEARCH_HOT_MAX 32
+
 /* Levels followed from the failing test: 0 called by the test, 1 called
  * by those (searched in other files), 2 and 3 only within files read. */
 #define RL_SEARCH_LEVEL_MAX 3

@@ -80,6 +80,7 @@ typedef struct sr_test {
     char key[SR_NAME_MAX];      /* the name searched for */
     char *msg;
     int searched, located, read;
+    int fixed;                  /* passes in the best state so far */
     int file;                   /* test file index once located */
     int line;                   /* line of its definition */
     char (*refs)[SR_NAME_MAX];  /* names its body calls */
@@ -131,8 +132,25 @@ typedef struct search {
     int tries, kept;
     sr_cand applied;          /* the candidate under evaluation */
     int applied_ok;
-    sr_cand revert;           /* to undo in the next message */
-    int need_revert;
+    sr_cand revert[RL_SEARCH_KEEP_MAX + 1]; /* to undo in the next message, in order */
+    int nrevert;
+    /* Kept edits, innermost last: each with the result before it and the
+     * size of the tried list when it was kept (backtracking restores
+     * both). */
+    struct {
+        sr_cand cand;
+        sr_result prev;
+        size_t tried_mark;
+    } kept_stack[RL_SEARCH_KEEP_MAX];
+    int nkept;
+    int since_keep;           /* tries since the innermost kept edit */
+    /* Outcomes abandoned by backtracking: (failing set before, after). An
+     * attempt that leads to the same place again is not kept. */
+    uint64_t dead_from[RL_SEARCH_HOT_MAX], dead_to[RL_SEARCH_HOT_MAX];
+    size_t ndead;
+    char *hot_path[RL_SEARCH_HOT_MAX];
+    int hot_line[RL_SEARCH_HOT_MAX];
+    size_t nhot;
     int done;                 /* every test passes */
     int name_searches;        /* search calls for names so far */
     int blind_edits;          /* blind mode: edits sent */
@@ -249,7 +267,14 @@ static void state_clear(search *s)
     free(s->cands);
     free(s->tried);
     sr_cand_free(&s->applied);
-    sr_cand_free(&s->revert);
+    for (int i = 0; i < s->nrevert; i++)
+        sr_cand_free(&s->revert[i]);
+    for (int i = 0; i < s->nkept; i++) {
+        sr_cand_free(&s->kept_stack[i].cand);
+        sr_result_free(&s->kept_stack[i].prev);
+    }
+    for (size_t i = 0; i < s->nhot; i++)
+        free(s->hot_path[i]);
     uint64_t seed = s->seed;
     memset(s, 0, sizeof *s);
     s->seed = seed;
@@ -602,8 +627,13 @@ static size_t analyze(search *s, want *w, size_t wmax)
     size_t nsets = s->verify && s->ntests ? s->ntests : 1;
     char (*names)[SR_NAME_MAX] = malloc(RL_SEARCH_NAMES_MAX * sizeof *names);
     int *levels = malloc(RL_SEARCH_NAMES_MAX * sizeof *levels);
+    size_t nfixed = 0;
+    for (size_t k = 0; k < s->ntests; k++)
+        nfixed += s->tests[k].fixed != 0;
     for (size_t k = 0; names && levels && k < nsets; k++) {
         lvl L = {names, levels, 0, RL_SEARCH_NAMES_MAX};
+        if (s->verify && s->ntests && s->tests[k].fixed && nfixed < s->ntests)
+            continue;
         if (s->verify && s->ntests) {
             test_seeds(s, &L, &s->tests[k]);
         } else {
@@ -822,6 +852,86 @@ static void names_list(char *out, size_t n, const sr_result *r, size_t max)
     }
 }
 
+/* Identity of a result's failing set (order-free). */
+static uint64_t result_sig(const sr_result *r)
+{
+    uint64_t h = (uint64_t)r->failed * 0x9e3779b97f4a7c15ULL;
+    for (size_t i = 0; i < r->nfail; i++)
+        h ^= sr_hash(r->fail[i].name, strlen(r->fail[i].name), 7);
+    return h;
+}
+
+static int dead_end(const search *s, const sr_result *from, const sr_result *to)
+{
+    uint64_t a = result_sig(from), b = result_sig(to);
+    for (size_t i = 0; i < s->ndead; i++)
+        if (s->dead_from[i] == a && s->dead_to[i] == b)
+            return 1;
+    return 0;
+}
+
+static void revert_push(search *s, const sr_cand *c)
+{
+    if (s->nrevert > RL_SEARCH_KEEP_MAX || cand_copy(&s->revert[s->nrevert], c) < 0) {
+        s->files[c->file].stale = 1; /* cannot undo it: read the truth */
+        return;
+    }
+    s->nrevert++;
+}
+
+/* A test counts as fixed once the best state passes it: the analysis
+ * then follows only what still fails. */
+static void tests_mark_fixed(search *s)
+{
+    if (s->best.cut)
+        return;
+    for (size_t i = 0; i < s->ntests; i++)
+        s->tests[i].fixed = !sr_result_has(&s->best, s->tests[i].name);
+}
+
+/* An attempt that made a failing test pass (even if it broke others or
+ * left the count unchanged) touched code on the failure's path. */
+static void hot_add(search *s, const sr_result *r)
+{
+    if (!r->parsed || !r->ran || r->cut || s->best.cut || s->nhot >= RL_SEARCH_HOT_MAX)
+        return;
+    int fixed_one = 0;
+    for (size_t i = 0; i < s->best.nfail && !fixed_one; i++)
+        fixed_one = !sr_result_has(r, s->best.fail[i].name);
+    if (!fixed_one || !(s->hot_path[s->nhot] = strdup(s->files[s->applied.file].path)))
+        return;
+    s->hot_line[s->nhot++] = s->applied.line;
+    s->dirty = 1;
+}
+
+/* The innermost kept edit led nowhere for RL_SEARCH_BACKTRACK_TRIES
+ * attempts: undo it, go back to the result before it, and make the
+ * attempts tried on top of it available again (they may work without
+ * it). The kept edit itself stays tried. */
+static void backtrack(search *s)
+{
+    int k = s->nkept - 1;
+    char note[200];
+    snprintf(note, sizeof note, " Nothing helped on top of %.120s; I undo it and go back.",
+             s->kept_stack[k].cand.desc);
+    size_t l = strlen(s->last_note);
+    snprintf(s->last_note + l, sizeof s->last_note - l, "%s", note);
+    revert_push(s, &s->kept_stack[k].cand);
+    if (s->ndead < RL_SEARCH_HOT_MAX) {
+        s->dead_from[s->ndead] = result_sig(&s->kept_stack[k].prev);
+        s->dead_to[s->ndead++] = result_sig(&s->best);
+    }
+    sr_cand_free(&s->kept_stack[k].cand);
+    sr_result_free(&s->best);
+    s->best = s->kept_stack[k].prev;
+    if (s->kept_stack[k].tried_mark < s->ntried)
+        s->ntried = s->kept_stack[k].tried_mark;
+    s->nkept--;
+    s->since_keep = 0;
+    tests_mark_fixed(s);
+    s->dirty = 1;
+}
+
 static void on_run(search *s, const char *obs)
 {
     sr_result r;
@@ -855,6 +965,15 @@ static void on_run(search *s, const char *obs)
         s->kept++;
         return;
     }
+    if (improved(&s->best, &r) && dead_end(s, &s->best, &r)) {
+        snprintf(s->last_note, sizeof s->last_note,
+                 "%s leads to the same failures as an edit I already abandoned; I revert it.", s->applied.desc);
+        revert_push(s, &s->applied);
+        sr_result_free(&r);
+        if (s->nkept && ++s->since_keep >= RL_SEARCH_BACKTRACK_TRIES)
+            backtrack(s);
+        return;
+    }
     if (improved(&s->best, &r)) {
         names_list(fl, sizeof fl, &r, 4);
         snprintf(s->last_note, sizeof s->last_note,
@@ -862,13 +981,22 @@ static void on_run(search *s, const char *obs)
                  s->applied.desc, s->best.failed, r.failed, fl);
         for (size_t i = 0; i < r.nfail; i++)
             hints_add(s, r.fail[i].msg);
-        sr_result_free(&s->best);
+        tried_add(s, s->applied.rkey);
+        if (s->nkept < RL_SEARCH_KEEP_MAX && cand_copy(&s->kept_stack[s->nkept].cand, &s->applied) == 0) {
+            s->kept_stack[s->nkept].prev = s->best;
+            s->kept_stack[s->nkept].tried_mark = s->ntried;
+            s->nkept++;
+        } else {
+            sr_result_free(&s->best);
+        }
         s->best = r;
         s->kept++;
-        tried_add(s, s->applied.rkey);
+        s->since_keep = 0;
+        tests_mark_fixed(s);
         s->dirty = 1;
         return;
     }
+    hot_add(s, &r);
     if (!r.parsed || !r.ran)
         snprintf(s->last_note, sizeof s->last_note, "%s broke the build or the run; I revert it.",
                  s->applied.desc);
@@ -879,10 +1007,10 @@ static void on_run(search *s, const char *obs)
     else
         snprintf(s->last_note, sizeof s->last_note, "%s did not help (%ld failing); I revert it.",
                  s->applied.desc, r.failed);
-    sr_cand_free(&s->revert);
-    if (cand_copy(&s->revert, &s->applied) == 0)
-        s->need_revert = 1;
+    revert_push(s, &s->applied);
     sr_result_free(&r);
+    if (s->nkept && ++s->since_keep >= RL_SEARCH_BACKTRACK_TRIES)
+        backtrack(s);
 }
 
 /* Replaces the unique old block with the new one in the file we track. */
@@ -958,7 +1086,6 @@ static void on_response(search *s, const pend *p, const char *obs)
         /* our copy was reverted when the call was sent */
         if (!edited(obs) && p->ref >= 0 && p->ref < RL_SEARCH_FILES_MAX)
             s->files[p->ref].stale = 1;
-        sr_cand_free(&s->revert);
         s->dirty = 1;
         break;
     case K_SUBMIT:
@@ -1195,7 +1322,7 @@ static void rank(search *s)
         sr_cand_free(&s->cands[i]);
     s->ncands = 0;
     sr_rank_in in = {buf_str(&s->hints), s->problem, s->seed, (const char *const *)s->loc_path,
-                     s->loc_line, s->nloc};
+                     s->loc_line, s->nloc, (const char *const *)s->hot_path, s->hot_line, s->nhot};
     for (int f = 0; f < RL_SEARCH_FILES_MAX; f++) {
         sr_file *fl = &s->files[f];
         if (!fl->path || fl->is_test || fl->stale || !sr_file_complete(fl))
@@ -1205,6 +1332,14 @@ static void rank(search *s)
     }
     sr_cands_sort(s->cands, s->ncands);
     s->dirty = 0;
+    if (getenv("SEARCH_DEBUG")) { /* DEBUG: remove */
+        for (int f = 0; f < RL_SEARCH_FILES_MAX; f++)
+            for (size_t d = 0; d < s->ndefs[f]; d++)
+                if (s->defs[f][d].level < SR_LEVEL_NONE)
+                    fprintf(stderr, "DEF %s %s L%d reach %d\n", s->files[f].path, s->defs[f][d].name, s->defs[f][d].level, s->defs[f][d].reach);
+        for (size_t i = 0; i < s->ncands && i < 400; i++)
+            fprintf(stderr, "CAND %3zu %3d %s%s\n", i, s->cands[i].score, s->cands[i].desc, tried_has(s, s->cands[i].key) ? " [tried]" : "");
+    }
 }
 
 static const sr_cand *next_cand(search *s)
@@ -1219,13 +1354,15 @@ static const sr_cand *next_cand(search *s)
 
 static void flush_revert(search *s, reply *r)
 {
-    if (!s->need_revert)
-        return;
-    s->need_revert = 0;
-    call_edit(s, r, s->revert.file, s->revert.new_block, s->revert.old_block, K_REVERT);
-    /* The next candidate is ranked on the reverted text: apply the revert
-     * to our copy now; a failed revert marks the file stale. */
-    local_edit(s, s->revert.file, s->revert.new_block, s->revert.old_block);
+    for (int i = 0; i < s->nrevert; i++) {
+        sr_cand *c = &s->revert[i];
+        call_edit(s, r, c->file, c->new_block, c->old_block, K_REVERT);
+        /* The next candidate is ranked on the reverted text: apply the
+         * revert to our copy now; a failed revert marks the file stale. */
+        local_edit(s, c->file, c->new_block, c->old_block);
+        sr_cand_free(c);
+    }
+    s->nrevert = 0;
 }
 
 static void submit(search *s, reply *r)

@@ -163,6 +163,7 @@ typedef struct sr_cand {
     int score;
     uint64_t jitter;     /* seed-dependent order within a score */
     int level;
+    uint64_t fn;         /* identity of the enclosing function */
 } sr_cand;
 
 void sr_cand_free(sr_cand *c);
@@ -176,6 +177,10 @@ typedef struct sr_rank_in {
     const char *const *loc_path;
     const int *loc_line;
     size_t nloc;
+    /* lines where an attempt changed the outcome of a failing test */
+    const char *const *hot_path;
+    const int *hot_line;
+    size_t nhot;
 } sr_rank_in;
 
 /* Candidates for one complete file with its definitions (levels set).
@@ -183,7 +188,9 @@ typedef struct sr_rank_in {
  * at max. */
 size_t sr_cands_for_file(sr_cand **v, size_t n, size_t *cap, size_t max, int file_index,
                          const sr_file *f, const sr_def *defs, size_t ndefs, const sr_rank_in *in);
-/* Sorts by score (high first), then jitter. */
+/* Sorts by score (high first), then jitter; a function's k-th candidate
+ * loses k points first, so that one large function does not take the
+ * whole budget before its neighbours get a turn. */
 void sr_cands_sort(sr_cand *v, size_t n);
 /* Seed-dependent 64-bit hash (splitmix64 of a ^ b). */
 uint64_t sr_mix(uint64_t a, uint64_t b);

@@ -167,7 +167,7 @@ static const sr_def *def_at(const cand_in *ci, int line)
 
 static int level_points(int level)
 {
-    static const int P[] = {40, 30, 20, 12};
+    static const int P[] = {40, 35, 30, 20};
     if (level < 0)
         return 0;
     return level <= RL_SEARCH_LEVEL_MAX ? P[level] : 0;
@@ -209,6 +209,82 @@ static int hint_points(const cand_in *ci, size_t ls, size_t le)
     return pts;
 }
 
+/* The number a change replaces appears in the failure text. */
+static int old_number_shown(const cand_in *ci, const rep *r)
+{
+    size_t n = r->e - r->s;
+    if (n == 0 || n >= 32 || !isdigit((unsigned char)ci->text[r->s]))
+        return 0;
+    char w[32];
+    memcpy(w, ci->text + r->s, n);
+    w[n] = 0;
+    return sr_has_word(ci->rk->hint_text, w);
+}
+
+/* A change that brings in a value or a name the failure shows (63 where
+ * the test expected 63, '\r' for a problem about carriage returns). */
+static int intro_points(const cand_in *ci, const rep *r, size_t nr)
+{
+    const char *h = ci->rk->hint_text;
+    if (!h)
+        return 0;
+    for (size_t i = 0; i < nr; i++) {
+        const char *p = r[i].repl;
+        size_t ol = r[i].e - r[i].s;
+        while (*p) {
+            if (isalnum((unsigned char)*p) || *p == '_' || *p == '\\') {
+                size_t k = *p == '\\' ? 2 : 0;
+                while (p[k] && (isalnum((unsigned char)p[k]) || p[k] == '_'))
+                    k++;
+                if (*p == '\\' && !p[1])
+                    break;
+                char w[SR_NAME_MAX];
+                if (k >= 2 && k < SR_NAME_MAX && !(k == 1 && (*p == '0' || *p == '1'))) {
+                    memcpy(w, p, k);
+                    w[k] = 0;
+                    int common = !strcmp(w, "0") || !strcmp(w, "1") || sr_name_ignored(w);
+                    int fresh = !memmem(ci->text + r[i].s, ol, w, k);
+                    int shown = w[0] == '\\' ? strstr(h, w) != NULL : sr_has_word(h, w);
+                    /* a number: the failure must show the old value too
+                     * (got 62, expected 63), else any date or count in the
+                     * message would vote */
+                    if (isdigit((unsigned char)w[0]) && !old_number_shown(ci, &r[i]))
+                        shown = 0;
+                    if (fresh && shown && (!common || w[0] == '\\' || isdigit((unsigned char)w[0])))
+                        return 4;
+                } else if (k == 1 && isdigit((unsigned char)*p) && *p > '1') {
+                    w[0] = *p;
+                    w[1] = 0;
+                    if (!memmem(ci->text + r[i].s, ol, w, 1) && sr_has_word(h, w) && old_number_shown(ci, &r[i]))
+                        return 4;
+                }
+                p += k ? k : 1;
+            } else {
+                p++;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Places where an earlier attempt changed the outcome of a failing test:
+ * the defect is likely near (mutation-based fault localisation). */
+static int hot_points(const cand_in *ci, int line, const sr_def *d)
+{
+    int best = 0;
+    for (size_t i = 0; i < ci->rk->nhot; i++) {
+        if (strcmp(ci->rk->hot_path[i], ci->path))
+            continue;
+        int l = ci->rk->hot_line[i], p = 0;
+        if (d && l >= d->start && l <= d->end)
+            p = 5;
+        if (l >= line - 2 && l <= line + 2)
+            p += 4;
+        best = p > best ? p : best;
+    }
+    return best;
+}
+
 static int loc_points(const cand_in *ci, int line, const sr_def *d)
 {
     int best = 0;
@@ -231,7 +307,8 @@ typedef struct cands {
 
 /* Builds the candidate of reps (a change of one or a few nearby spots):
  * the edit block, its identity and its score. */
-static void add_cand(cands *C, const cand_in *ci, const rep *r, size_t nr, int prior, const char *what)
+/* extra: points the caller computed (consistency with siblings). */
+static void add_cand_x(cands *C, const cand_in *ci, const rep *r, size_t nr, int prior, int extra, const char *what)
 {
     if (C->n >= C->max || nr == 0)
         return;
@@ -244,7 +321,10 @@ static void add_cand(cands *C, const cand_in *ci, const rep *r, size_t nr, int p
         return;
     }
     /* Changed lines, then grown until both sides are unique. */
-    size_t a = line_start(ci->text, r[0].s), b = line_end(ci->text, ci->len, r[nr - 1].e > r[nr - 1].s ? r[nr - 1].e - 1 : r[nr - 1].e);
+    /* The block ends at the end of the line holding the end of the last
+     * change (past it when the change removes a whole line): b >= e, so
+     * the new side b + delta is never before a. */
+    size_t a = line_start(ci->text, r[0].s), b = line_end(ci->text, ci->len, r[nr - 1].e);
     long delta = (long)nlen - (long)ci->len;
     size_t a0 = a, b0 = b;
     int grow = 0, ok = 0;
@@ -286,14 +366,24 @@ static void add_cand(cands *C, const cand_in *ci, const rep *r, size_t nr, int p
     if (d && d->level <= RL_SEARCH_LEVEL_MAX && d->reach > 1)
         pts += 4 * (d->reach - 1 < 3 ? d->reach - 1 : 3);
     size_t ls = line_start(ci->text, r[0].s), le = line_end(ci->text, ci->len, r[0].s);
-    pts += prior + hint_points(ci, ls, le) + loc_points(ci, c.line, d);
+    pts += prior + extra + hint_points(ci, ls, le) + loc_points(ci, c.line, d) + intro_points(ci, r, nr) +
+           hot_points(ci, c.line, d);
+    c.fn = d ? sr_mix(hp, (uint64_t)d->start) : hp;
     c.score = pts;
     c.jitter = sr_mix(ci->rk->seed, c.key);
+    /* The changed line as it would read, so that two changes of one line
+     * are told apart in the reasoning. */
+    size_t nls = line_start(nt, r[0].s), nle = line_end(nt, nlen, nls);
+    while (nls < nle && isspace((unsigned char)nt[nls]))
+        nls++;
+    int shown = (int)(nle - nls < 70 ? nle - nls : 70);
     char desc[512];
     if (d)
-        snprintf(desc, sizeof desc, "%s in %s() at %s:%d", what, d->name, ci->path, c.line);
+        snprintf(desc, sizeof desc, "%s in %s() at %s:%d (\"%.*s%s\")", what, d->name, ci->path, c.line, shown,
+                 nt + nls, nle - nls > 70 ? "..." : "");
     else
-        snprintf(desc, sizeof desc, "%s at %s:%d", what, ci->path, c.line);
+        snprintf(desc, sizeof desc, "%s at %s:%d (\"%.*s%s\")", what, ci->path, c.line, shown, nt + nls,
+                 nle - nls > 70 ? "..." : "");
     c.desc = strdup(desc);
     free(nt);
     if (!c.old_block || !c.new_block || !c.desc) {
@@ -313,10 +403,15 @@ static void add_cand(cands *C, const cand_in *ci, const rep *r, size_t nr, int p
     (*C->v)[C->n++] = c;
 }
 
+static void add_cand(cands *C, const cand_in *ci, const rep *r, size_t nr, int prior, const char *what)
+{
+    add_cand_x(C, ci, r, nr, prior, 0, what);
+}
+
 /* ---- priors -------------------------------------------------------------- */
 
 enum {
-    PRI_FLIP_BOUNDARY = 12, PRI_SYM_FLIP = 11, PRI_FLIP_EQ = 9, PRI_LOOP_BOUND = 9, PRI_CONST = 8,
+    PRI_FLIP_BOUNDARY = 12, PRI_SYM_FLIP = 10, PRI_FLIP_EQ = 9, PRI_LOOP_BOUND = 8, PRI_CONST = 5,
     PRI_ARITH = 7, PRI_SWAP_ARGS = 7, PRI_FLIP_BOOL = 6, PRI_DISJUNCT = 6, PRI_LEN_STEP = 5,
     PRI_WRONG_RETURN = 5, PRI_MEMBER = 4, PRI_SIBLING = 4, PRI_DROP_COND = 4, PRI_NEGATE = 3,
     PRI_SWAP_CMP = 2, PRI_DROP_STMT = 1,
@@ -349,6 +444,189 @@ static int site_prior(const mut_site *s, const char *text)
     }
 }
 
+/* ---- consistency with sibling comparisons ------------------------------- */
+
+static int tis(const char *t, const sr_tok *k, const char *s)
+{
+    size_t n = strlen(s);
+    return k->e - k->s == n && !memcmp(t + k->s, s, n);
+}
+
+
+/* An ordering comparison, oriented "operand OP bound" (a literal on the
+ * left is moved to the right and the operator mirrored). */
+typedef struct cmp {
+    size_t tok;               /* the operator token */
+    char lkey[SR_NAME_MAX];   /* "c", "rb->len", "" when not a plain operand */
+    char rkey[SR_NAME_MAX];
+    int rlit;                 /* the bound is a literal */
+    int dir;                  /* -1: < or <=, +1: > or >= */
+    int strict;               /* < or > */
+} cmp;
+
+static int is_lit(const sr_tok *k) { return k->kind == SR_T_NUM || k->kind == SR_T_CHAR || k->kind == SR_T_STR; }
+
+/* Operand key of token i, extended over member access (a->b.c). */
+static void operand_key(char *out, const char *t, const sr_tok *k, size_t nt, size_t i, int backward)
+{
+    out[0] = 0;
+    if (i >= nt || (k[i].kind != SR_T_IDENT && !is_lit(&k[i])))
+        return;
+    size_t a = i, b = i;
+    if (k[i].kind == SR_T_IDENT) {
+        if (backward)
+            while (a >= 2 && (tis(t, &k[a - 1], "->") || tis(t, &k[a - 1], ".")) && k[a - 2].kind == SR_T_IDENT)
+                a -= 2;
+        else
+            while (b + 2 < nt && (tis(t, &k[b + 1], "->") || tis(t, &k[b + 1], ".")) && k[b + 2].kind == SR_T_IDENT)
+                b += 2;
+        if (!backward && b + 1 < nt && (tis(t, &k[b + 1], "(") || tis(t, &k[b + 1], "[")))
+            return; /* a call or an index: not a plain operand */
+        if (backward && a >= 1 && tis(t, &k[a - 1], "]"))
+            return;
+    }
+    size_t n = k[b].e - k[a].s;
+    if (n >= SR_NAME_MAX)
+        return;
+    memcpy(out, t + k[a].s, n);
+    out[n] = 0;
+}
+
+static size_t find_cmps(cmp **out, const char *t, const sr_tok *k, size_t nt)
+{
+    size_t n = 0, cap = 0;
+    cmp *v = NULL;
+    for (size_t i = 1; i + 1 < nt; i++) {
+        int lt = tis(t, &k[i], "<") || tis(t, &k[i], "<="), gt = tis(t, &k[i], ">") || tis(t, &k[i], ">=");
+        if (!lt && !gt)
+            continue;
+        cmp c = {0};
+        c.tok = i;
+        c.dir = lt ? -1 : 1;
+        c.strict = k[i].e - k[i].s == 1;
+        operand_key(c.lkey, t, k, nt, i - 1, 1);
+        operand_key(c.rkey, t, k, nt, i + 1, 0);
+        int llit = is_lit(&k[i - 1]), rlit = is_lit(&k[i + 1]);
+        if (llit && !rlit) {
+            char tmp[SR_NAME_MAX];
+            memcpy(tmp, c.lkey, sizeof tmp);
+            memcpy(c.lkey, c.rkey, sizeof tmp);
+            memcpy(c.rkey, tmp, sizeof tmp);
+            c.dir = -c.dir;
+            rlit = 1;
+        }
+        c.rlit = rlit;
+        if (!c.lkey[0] && !c.rkey[0])
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 32;
+            cmp *nv = realloc(v, nc * sizeof *nv);
+            if (!nv)
+                break;
+            v = nv;
+            cap = nc;
+        }
+        v[n++] = c;
+    }
+    *out = v;
+    return n;
+}
+
+/* Points for flipping the comparison at token o to strict/non-strict:
+ * code that compares the same operand (or against the same bound) the
+ * same way elsewhere suggests the odd one out is the defect. */
+static int consistency_points(const cand_in *ci, const sr_tok *k, const cmp *cs, size_t nc, size_t o, int new_strict)
+{
+    const cmp *me = NULL;
+    for (size_t i = 0; i < nc && !me; i++)
+        if (cs[i].tok == o)
+            me = &cs[i];
+    if (!me)
+        return 0;
+    const sr_def *dm = def_at(ci, k[o].line);
+    int pro = 0, con = 0;
+    for (size_t i = 0; i < nc; i++) {
+        const cmp *c = &cs[i];
+        if (c == me || c->dir != me->dir)
+            continue;
+        int same = (me->lkey[0] && !strcmp(c->lkey, me->lkey)) ||
+                   (me->rkey[0] && !me->rlit && !strcmp(c->rkey, me->rkey));
+        if (!same)
+            continue;
+        int w = def_at(ci, k[c->tok].line) == dm ? 2 : 1;
+        if (c->strict == new_strict)
+            pro += w;
+        else
+            con += w;
+    }
+    return pro > con ? 6 : con > pro ? -3 : 0;
+}
+
+/* The argument text of the call whose '(' is token o, with reps applied
+ * and whitespace removed. */
+static char *call_text(const cand_in *ci, const sr_tok *k, size_t nt, size_t o, const rep *r, size_t nr)
+{
+    int depth = 0;
+    size_t close = nt;
+    for (size_t j = o; j < nt && close == nt; j++) {
+        if (tis(ci->text, &k[j], "("))
+            depth++;
+        else if (tis(ci->text, &k[j], ")") && --depth == 0)
+            close = j;
+    }
+    if (close == nt || k[close].e - k[o].s > 1000)
+        return NULL;
+    size_t a = k[o].s, b = k[close].e;
+    char *out = malloc(2 * (b - a) + 256);
+    if (!out)
+        return NULL;
+    size_t w = 0;
+    for (size_t i = a; i < b;) {
+        const rep *hit = NULL;
+        for (size_t q = 0; q < nr; q++)
+            if (r[q].s == i && r[q].e <= b)
+                hit = &r[q];
+        if (hit) {
+            for (const char *p = hit->repl; *p && w < 2 * (b - a) + 200; p++)
+                if (!isspace((unsigned char)*p))
+                    out[w++] = *p;
+            i = hit->e > i ? hit->e : i + 1;
+            continue;
+        }
+        if (!isspace((unsigned char)ci->text[i]))
+            out[w++] = ci->text[i];
+        i++;
+    }
+    out[w] = 0;
+    return out;
+}
+
+/* A swap that makes a call read like another call of the same function
+ * (make_date(out, y, d, m) when the other branch has make_date(out, y, m,
+ * d)) is likely the repair; one that breaks such a likeness is not. */
+static int call_points(const cand_in *ci, const sr_tok *k, size_t nt, size_t o, const rep *r, size_t nr)
+{
+    if (o == 0 || k[o - 1].kind != SR_T_IDENT)
+        return 0;
+    char *mine = call_text(ci, k, nt, o, r, nr), *orig = call_text(ci, k, nt, o, NULL, 0);
+    int pts = 0;
+    for (size_t j = 1; mine && orig && j < nt; j++) {
+        if (j == o || !tis(ci->text, &k[j], "(") || k[j - 1].kind != SR_T_IDENT ||
+            k[j - 1].e - k[j - 1].s != k[o - 1].e - k[o - 1].s ||
+            memcmp(ci->text + k[j - 1].s, ci->text + k[o - 1].s, k[o - 1].e - k[o - 1].s))
+            continue;
+        char *other = call_text(ci, k, nt, j, NULL, 0);
+        if (other && !strcmp(other, mine))
+            pts = 8;
+        else if (other && !strcmp(other, orig) && pts == 0)
+            pts = -2;
+        free(other);
+    }
+    free(mine);
+    free(orig);
+    return pts;
+}
+
 /* mutate's description without its location (we add ours). */
 static void site_what(char *out, size_t n, const mut_site *s)
 {
@@ -360,12 +638,6 @@ static void site_what(char *out, size_t n, const mut_site *s)
 }
 
 /* ---- kinds of our own --------------------------------------------------- */
-
-static int tis(const char *t, const sr_tok *k, const char *s)
-{
-    size_t n = strlen(s);
-    return k->e - k->s == n && !memcmp(t + k->s, s, n);
-}
 
 static int tok_in_def(const sr_tok *k, const sr_def *d)
 {
@@ -379,8 +651,8 @@ static void gen_sym_flips(cands *C, const cand_in *ci, const mut_list *ml)
 {
     for (size_t i = 0; i < ml->n; i++) {
         const mut_site *s = &ml->v[i];
-        if (s->kind != MUT_FLIP_CMP)
-            continue;
+        if (s->kind != MUT_FLIP_CMP || !strchr("<>", ci->text[s->start]))
+            continue; /* ordering comparisons: bounds on both sides */
         rep r[8];
         size_t nr = 0;
         int first = 1;
@@ -451,7 +723,9 @@ static int same_decl(const cand_in *ci, const sr_def *d, const char *a, const ch
             char line[400];
             memcpy(line, p, n);
             line[n] = 0;
-            int hdr = l == d->start;
+            /* Python parameters carry no type: a shared header is a hint;
+             * a C header mixes types (char *out, size_t n). */
+            int hdr = l == d->start && ci->defs && strstr(ci->path, ".py");
             int decl = !hdr && line[n ? n - 1 : 0] == ';' && !strchr(line, '(') && !strchr(line, '=');
             if ((hdr || decl) && sr_has_word(line, a) && sr_has_word(line, b))
                 return 1;
@@ -492,7 +766,8 @@ static void gen_swap_adjacent(cands *C, const cand_in *ci, const sr_tok *k, size
             char what[200];
             snprintf(what, sizeof what, "swap the arguments %s and %s of %.*s()", a, b,
                      (int)(k[o - 1].e - k[o - 1].s), t + k[o - 1].s);
-            add_cand(C, ci, r, 2, PRI_SWAP_ARGS - 1 + (same_decl(ci, d, a, b) ? 3 : 0), what);
+            add_cand_x(C, ci, r, 2, PRI_SWAP_ARGS - 1 + (same_decl(ci, d, a, b) ? 3 : 0),
+                       call_points(ci, k, nt, o, r, 2), what);
         }
     }
 }
@@ -517,7 +792,7 @@ static void gen_member(cands *C, const cand_in *ci, const sr_tok *k, size_t nt)
         char done[16][SR_NAME_MAX];
         int ndone = 0;
         for (size_t j = 0; j + 2 < nt && ndone < 16; j++) {
-            if (!tok_in_def(&k[j], d) || k[j].kind != SR_T_IDENT || k[j + 2].kind != SR_T_IDENT ||
+            if (!tok_in_def(&k[j], d) || k[j].line > k[i].line || k[j].kind != SR_T_IDENT || k[j + 2].kind != SR_T_IDENT ||
                 !(tis(t, &k[j + 1], "->") || tis(t, &k[j + 1], ".")))
                 continue;
             if (j > 0 && (tis(t, &k[j - 1], ".") || tis(t, &k[j - 1], "->")))
@@ -528,7 +803,7 @@ static void gen_member(cands *C, const cand_in *ci, const sr_tok *k, size_t nt)
             char base[SR_NAME_MAX];
             memcpy(base, t + k[j].s, bl);
             base[bl] = 0;
-            if (isupper((unsigned char)base[0]) || !strcmp(base, "self") || sr_name_ignored(base))
+            if (isupper((unsigned char)base[0]) || !strcmp(base, "self") || (bl > 1 && sr_name_ignored(base)))
                 continue; /* modules and classes are not values */
             int dup = 0;
             for (int q = 0; q < ndone; q++)
@@ -542,7 +817,19 @@ static void gen_member(cands *C, const cand_in *ci, const sr_tok *k, size_t nt)
             rep r = {k[i].s, k[i + 2].e, repl};
             char what[300];
             snprintf(what, sizeof what, "read %s instead of %.*s", repl, (int)(k[i + 2].e - k[i].s), t + k[i].s);
-            add_cand(C, ci, &r, 1, PRI_MEMBER, what);
+            /* Members read on the same line from the other variable make
+             * the line consistent (f(d->year, r.month) -> f(r.year, r.month)). */
+            int with_new = 0, with_old = 0;
+            for (size_t q = 0; q + 2 < nt; q++) {
+                if (q == i || k[q].line != k[i].line || k[q].kind != SR_T_IDENT ||
+                    !(tis(t, &k[q + 1], "->") || tis(t, &k[q + 1], ".")))
+                    continue;
+                if (k[q].e - k[q].s == bl && !memcmp(t + k[q].s, base, bl))
+                    with_new++;
+                else if (k[q].e - k[q].s == k[i].e - k[i].s && !memcmp(t + k[q].s, t + k[i].s, k[i].e - k[i].s))
+                    with_old++;
+            }
+            add_cand_x(C, ci, &r, 1, PRI_MEMBER, with_new > with_old ? 6 : 0, what);
         }
     }
 }
@@ -710,6 +997,10 @@ size_t sr_cands_for_file(sr_cand **v, size_t n, size_t *cap, size_t max, int fil
     cand_in ci = {f->path, text, len, defs, ndefs, in, file_index};
     mut_list ml = {0};
     char err[RL_ERR_MAX];
+    sr_tok *k;
+    size_t nt = sr_tokenize(&k, text, len, f->lang, RL_SEARCH_TOKENS_MAX);
+    cmp *cs;
+    size_t ncs = find_cmps(&cs, text, k, nt);
     if (mut_enumerate(&ml, text, len, f->lang, in->seed, err) == 0) {
         for (size_t i = 0; i < ml.n; i++) {
             const mut_site *s = &ml.v[i];
@@ -718,12 +1009,24 @@ size_t sr_cands_for_file(sr_cand **v, size_t n, size_t *cap, size_t max, int fil
             char what[200];
             site_what(what, sizeof what, s);
             rep r = {s->start, s->end, s->repl};
-            add_cand(&C, &ci, &r, 1, site_prior(s, text), what);
+            int prior = site_prior(s, text), extra = 0;
+            if (prior == PRI_FLIP_BOUNDARY)
+                for (size_t j = 0; j < nt; j++)
+                    if (k[j].s == s->start) {
+                        extra = consistency_points(&ci, k, cs, ncs, j, strlen(s->repl) == 1);
+                        break;
+                    }
+            if (s->kind == MUT_SWAP_ARGS)
+                for (size_t j = 1; j < nt; j++)
+                    if (k[j].s == s->start && tis(text, &k[j - 1], "(")) {
+                        extra = call_points(&ci, k, nt, j - 1, &r, 1);
+                        break;
+                    }
+            add_cand_x(&C, &ci, &r, 1, prior, extra, what);
         }
         gen_sym_flips(&C, &ci, &ml);
     }
-    sr_tok *k;
-    size_t nt = sr_tokenize(&k, text, len, f->lang, RL_SEARCH_TOKENS_MAX);
+    free(cs);
     gen_swap_adjacent(&C, &ci, k, nt);
     gen_member(&C, &ci, k, nt);
     gen_sibling(&C, &ci, k, nt);
@@ -747,6 +1050,28 @@ static int cand_cmp(const void *a, const void *b)
 
 void sr_cands_sort(sr_cand *v, size_t n)
 {
-    if (n > 1)
+    if (n < 2)
+        return;
+    qsort(v, n, sizeof *v, cand_cmp);
+    /* The k-th candidate of a function loses k points (capped), then the
+     * order is made again: big functions share the budget. */
+    uint64_t *fn = malloc(n * sizeof *fn);
+    int *cnt = malloc(n * sizeof *cnt);
+    size_t nf = 0;
+    if (fn && cnt) {
+        for (size_t i = 0; i < n; i++) {
+            size_t j = 0;
+            while (j < nf && fn[j] != v[i].fn)
+                j++;
+            if (j == nf) {
+                fn[nf] = v[i].fn;
+                cnt[nf++] = 0;
+            }
+            v[i].score -= cnt[j] < 12 ? cnt[j] : 12;
+            cnt[j]++;
+        }
         qsort(v, n, sizeof *v, cand_cmp);
+    }
+    free(fn);
+    free(cnt);
 }

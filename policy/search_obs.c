@@ -135,9 +135,12 @@ int sr_result_has(const sr_result *r, const char *name)
     return 0;
 }
 
+/* The observation budget's marker, "[... N bytes (L lines) cut ...]"
+ * (harness/tools.c). A test message cut by the summary says "[... N bytes
+ * cut ...]" without the line count: that one is part of the message. */
 static int is_cut_marker(const char *l, size_t n)
 {
-    return n >= 5 && !memcmp(l, "[... ", 5) && memmem(l, n, " cut ...]", 9);
+    return n >= 5 && !memcmp(l, "[... ", 5) && memmem(l, n, " lines) cut ...]", 16);
 }
 
 /* "fail NAME: msg" (also error / missing): returns the name length and
