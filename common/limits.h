@@ -394,6 +394,87 @@
 
 /* A trajectory file replayed by `replay:FILE`: same bound as a batch. */
 #define RL_REPLAY_FILE_MAX (2048u << 20)
+
+/* -- search policy (policy/search*) -- */
+
+/* Turns after which search submits whatever it has: under the default
+ * episode limit (RL_EP_DEFAULT_TURNS, 50) so that it ends by its own
+ * submit, and the bound of an "unlimited" episode (the brief: ~60). */
+#define RL_SEARCH_TURNS_MAX 48
+
+/* Candidate repairs tried (one edit + test run each) before giving up.
+ * Investigation takes 5-10 turns; the rest of the turn budget goes to
+ * candidates. */
+#define RL_SEARCH_TRIES_MAX 38
+
+/* Candidates kept per ranking: a 400-line file has a few hundred mutation
+ * sites; the budget above tries only the best few dozen. */
+#define RL_SEARCH_CANDS_MAX 4000
+
+/* Files tracked per episode: task repositories have under 20. */
+#define RL_SEARCH_FILES_MAX 32
+
+/* Failing tests followed (searched and read); the rest only count. A
+ * failure in many tests is usually one defect seen many times. */
+#define RL_SEARCH_TESTS_MAX 8
+
+/* Failing tests recorded from one run: task suites have tens. */
+#define RL_SEARCH_FAILS_MAX 256
+
+/* Names tracked (called by tests, by implicated functions): a few dozen
+ * in practice. */
+#define RL_SEARCH_NAMES_MAX 256
+
+/* Search calls for names in one episode: the functions the tests call
+ * and their helpers are a dozen; more is searching blindly. */
+#define RL_SEARCH_NAME_SEARCHES_MAX 18
+
+/* Search calls in one message: below the parser's RL_TC_CALLS_MAX (8),
+ * leaving room for a revert in front. */
+#define RL_SEARCH_CALLS_PER_TURN 6
+
+/* Lines read from a test's first line: a test body is 5-40 lines. */
+#define RL_SEARCH_TEST_LINES 60
+
+/* Lines added around a change so that old_string is unique in the file,
+ * each side; past it the candidate is dropped. */
+#define RL_SEARCH_CONTEXT_LINES 8
+
+/* Bytes of one edit block: the reply holds it twice (edit and revert)
+ * and must stay well inside a reply's token budget (RL_EP_REPLY_TOKENS). */
+#define RL_SEARCH_BLOCK_MAX 1200
+
+/* Bytes of one failure message kept (hint words come from it); the
+ * summary already cuts each at RL_TESTRUN_MSG_MAX. */
+#define RL_SEARCH_MSG_MAX 4096
+
+/* Bytes of an observation the parsers look at: the observation budget is
+ * 8 KB; anything far longer is not one of ours. */
+#define RL_SEARCH_OBS_MAX (1u << 20)
+
+/* Lines of a file tracked: read_file shows up to RL_TOOL_READ_MAX bytes,
+ * source files have a few hundred lines. */
+#define RL_SEARCH_FILE_LINES_MAX 20000
+
+/* Tokens scanned per file and definitions kept. */
+#define RL_SEARCH_TOKENS_MAX 200000
+#define RL_SEARCH_DEFS_MAX 2000
+
+/* Search hits parsed from one observation (the tool shows at most 100). */
+#define RL_SEARCH_HITS_MAX 200
+
+/* Kept edits stacked (a look-again task needs two); attempts on top of
+ * the innermost kept edit before it is undone as a wrong turn (an edit
+ * that silences one failing test by disabling a branch, say). */
+#define RL_SEARCH_KEEP_MAX 4
+#define RL_SEARCH_BACKTRACK_TRIES 10
+
+/* Lines remembered where an attempt flipped a failing test to passing. */
+#define RL_SEARCH_HOT_MAX 32
+
+/* Levels followed from the failing test: 0 called by the test, 1 called
+ * by those (searched in other files), 2 and 3 only within files read. */
+#define RL_SEARCH_LEVEL_MAX 3
 /* -- tokenizer (policy/tokenizer) -- */
 
 /* Longest pre-token piece in bytes; longer runs (minified code, base64,
