@@ -233,6 +233,7 @@ START_TEST(test_candidates_seed_order)
     ck_assert(differ);
     sr_cand *c;
     size_t nc = leap_cands(&c, 1, 0);
+    ck_assert_uint_eq(nc, na);
     for (size_t i = 0; i < na; i++)
         ck_assert(a[i].key == c[i].key);
     for (size_t i = 0; i < na; i++) {
