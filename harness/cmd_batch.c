@@ -7,6 +7,7 @@
 #include "harness/cliopt.h"
 #include "harness/experiment.h"
 #include "harness/report.h"
+#include "policy/tokenizer.h"
 #include "tasks/task.h"
 
 #include <stdio.h>
@@ -14,6 +15,8 @@
 #include <string.h>
 
 #define MAX_SEEDS 4096
+
+int cli_load_tokenizer(tok_t **out, const char *path, int required, char *err);
 
 static int run_jobs(const batch_job *jobs, size_t n, const char *dir, const batch_opts *bo_in)
 {
@@ -126,6 +129,10 @@ int cmd_batch(int argc, char **argv)
         task_set_free(&all);
         return 2;
     }
+    tok_t *tok = NULL; /* token accounting for policies without a tokenizer */
+    if (cli_load_tokenizer(&tok, NULL, 0, err) < 0)
+        fprintf(stderr, "harness batch: token accounting off: %s\n", err);
+    cfg.tok = tok;
     batch_job *jobs = calloc(chosen.n * ns + 1, sizeof *jobs);
     size_t n = 0;
     for (size_t t = 0; jobs && t < chosen.n; t++)
@@ -145,6 +152,7 @@ int cmd_batch(int argc, char **argv)
     }
     int rc = jobs ? run_jobs(jobs, n, dir, &bo) : 1;
     free(jobs);
+    tok_free(tok);
     free(chosen.v);
     task_set_free(&all);
     return rc;
@@ -202,6 +210,11 @@ int cmd_experiment(int argc, char **argv)
     batch_job *jobs;
     size_t n;
     int rc = 1;
+    tok_t *tok = NULL;
+    if (cli_load_tokenizer(&tok, NULL, 0, err) < 0)
+        fprintf(stderr, "harness experiment: token accounting off: %s\n", err);
+    for (size_t i = 0; i < e->nruns; i++)
+        e->runs[i].cfg.tok = tok;
     if (exp_jobs(&jobs, &n, e, &all, policy, err) < 0) {
         fprintf(stderr, "harness experiment: %s: %s\n", file, err);
     } else {
@@ -215,5 +228,6 @@ int cmd_experiment(int argc, char **argv)
     }
     task_set_free(&all);
     exp_free(e);
+    tok_free(tok);
     return rc;
 }
