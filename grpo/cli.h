@@ -7,5 +7,6 @@
 /* grpo tokenizer --vocab N --out FILE [--input PATH ...]: trains the BPE
  * tokenizer of the built-in policy (grpo/cmd_tokenizer.c). */
 int cmd_tokenizer(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
 
 #endif

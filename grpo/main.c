@@ -1,0 +1,43 @@
+/* main.c - the `grpo` command: one binary, one subcommand per file
+ * (grpo/cmd_*.c). To add one: declare it in grpo/cli.h and add a row. */
+#include "grpo/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+} command;
+
+static const command COMMANDS[] = {
+    {"tokenizer", cmd_tokenizer, "train the BPE tokenizer (--vocab N --out FILE)"},
+    {"generate", cmd_generate, "sample text from a model checkpoint"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: grpo COMMAND [ARGS...]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].help);
+    fprintf(f, "\n'grpo COMMAND --help' describes a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (!strcmp(argv[1], COMMANDS[i].name))
+            return COMMANDS[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "grpo: unknown command '%s' (expected one of the commands in 'grpo --help')\n",
+            argv[1]);
+    return 2;
+}

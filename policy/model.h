@@ -1,0 +1,195 @@
+/* model.h - the built-in policy: a small Qwen3-style decoder in fp32 C.
+ *
+ * Architecture (one block, repeated n_layer times):
+ *   x -> RMSNorm -> q,k,v projections -> per-head RMSNorm of q and k
+ *     -> rotary embeddings -> causal grouped-query attention -> o projection
+ *     -> + x
+ *   x -> RMSNorm -> SwiGLU MLP (down(silu(gate(x)) * up(x))) -> + x
+ * then a final RMSNorm and logits = h @ wte^T (embedding tied with the head).
+ *
+ * Parameters, gradients and activations live in flat float buffers (llm.c
+ * style); each tensor is a view into them (see model_tensor). Weights use
+ * PyTorch's nn.Linear layout (out_features x in_features) and Hugging Face
+ * Qwen3 names, so a checkpoint reads the same in Python.
+ *
+ * The training interface is per-token log-probabilities: model_forward
+ * computes logp_t = log softmax(logits_t / temperature)[target_t] for every
+ * position of a B x T batch, model_backward takes dLoss/dlogp_t for every
+ * position and accumulates parameter gradients. Cross-entropy (SFT), the
+ * PPO/GRPO clipped objective and a KL penalty are all just different
+ * per-token coefficients. A position whose coefficient is 0 (or whose target
+ * is < 0) contributes exactly zero gradient.
+ *
+ * Log-probabilities everywhere (sampling, scoring, training) are of the
+ * tempered distribution softmax(logits / temperature) -- the distribution a
+ * token is actually drawn from, before top-p truncation (top-p only removes
+ * the tail; the logprob of a kept token is not renormalized, as in common RL
+ * frameworks). Temperature <= 0 means greedy sampling and logprobs at
+ * temperature 1. Score and train at the temperature you sampled at, and the
+ * on-policy importance ratio is 1 (tested to 1e-4).
+ *
+ * Threads: each model runs its matrix products and attention on its own
+ * pool (model_opts.n_threads, default: the online CPUs) and sets OpenBLAS
+ * to one thread per call (a process-wide setting). Checkpoints are
+ * safetensors files (model_io.c); bench/st_read.py reads them with
+ * Python's standard library, since Debian 12 packages no safetensors.
+ */
+#ifndef RL_MODEL_H
+#define RL_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct model_config {
+    int vocab;       /* token ids are 0 .. vocab-1 */
+    int d_model;     /* residual width */
+    int n_layer;
+    int n_head;      /* query heads; head_dim = d_model / n_head */
+    int n_kv_head;   /* key/value heads (grouped-query attention) */
+    int d_ff;        /* SwiGLU hidden width */
+    int max_seq;     /* longest sequence (positions 0 .. max_seq-1) */
+    int qk_norm;     /* 1: Qwen3 per-head RMSNorm of q and k */
+    float rope_theta;
+    float norm_eps;
+} model_config;
+
+/* d 256, 6 layers, 8 query / 4 kv heads, SwiGLU 768, vocab 4096, context
+ * 4096, theta 1e6: 5.8 M parameters. */
+void model_config_default(model_config *c);
+/* 0 if every field is in range and consistent, else RL_EINVAL + message. */
+int model_config_check(const model_config *c, char *err);
+/* Number of parameters of a (checked) config. */
+size_t model_config_params(const model_config *c);
+
+/* One named tensor: a view into the flat parameter (and gradient) buffer. */
+typedef struct model_tensor {
+    char name[64];   /* Hugging Face Qwen3 name, e.g. model.layers.0.mlp.up_proj.weight */
+    int ndim;        /* 1 or 2 */
+    int shape[2];
+    size_t offset;   /* in floats, into params / grads */
+    size_t numel;
+    int is_norm;     /* RMSNorm gain (no weight decay) */
+    int is_embed;    /* the tied embedding / output head */
+} model_tensor;
+
+typedef struct model_layer {
+    float *attn_norm, *wq, *wk, *wv, *wo, *q_norm, *k_norm;
+    float *mlp_norm, *w_gate, *w_up, *w_down;
+} model_layer;
+
+typedef struct model_acts model_acts; /* training activations (model.c) */
+typedef struct mpool mpool;           /* thread pool (model_pool.c) */
+
+typedef struct model {
+    model_config cfg;
+    int head_dim;
+    size_t n_params;
+    float *params;
+    float *grads;        /* NULL until model_zero_grad or model_backward */
+    model_layer *layer;  /* views into params, one per layer */
+    model_layer *glayer; /* the same views into grads (when allocated) */
+    float *wte, *final_norm;
+    float *gwte, *gfinal_norm;
+    int n_tensors;
+    model_tensor *tensors;
+    float *rope_cos, *rope_sin; /* max_seq x head_dim/2 */
+    model_acts *acts;
+    mpool *pool;
+} model;
+
+/* A model is not thread-safe: one caller at a time (it owns a thread pool
+ * and the activation buffers). model_score reuses the training buffers, so
+ * call it before model_forward or after model_backward, not in between. */
+typedef struct model_opts {
+    int n_threads; /* 0: the number of online CPUs (capped) */
+} model_opts;
+
+void model_opts_default(model_opts *o);
+
+/* A model with zeroed parameters (use model_random_init or model_load). */
+int model_new(model **out, const model_config *cfg, const model_opts *opts, char *err);
+void model_free(model *m);
+
+/* Normal(0, 0.02) for matrices, residual output projections (o, down)
+ * scaled by 1/sqrt(2 n_layer), norm gains 1. Deterministic in seed. */
+void model_random_init(model *m, uint64_t seed);
+
+/* Allocates (if needed) and zeroes the gradient buffer. */
+int model_zero_grad(model *m, char *err);
+
+/* Training forward over a B x T batch (row-major tokens[b*T + t]).
+ * targets[b*T + t] is the token whose logprob is wanted at position t
+ * (normally tokens[b*T + t + 1]); a negative target marks a position
+ * that is ignored (padding, the last position): its logp and entropy are 0.
+ * Sequences shorter than T are right-padded (causal attention keeps
+ * padding from affecting earlier positions).
+ * Writes logp[B*T]; entropy[B*T] if non-NULL (entropy of the tempered
+ * distribution, no gradient). Keeps the activations for model_backward. */
+int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
+                  float temperature, float *logp, float *entropy, char *err);
+
+/* Accumulates into m->grads the gradient of sum_t dlogp[t] * logp_t for
+ * the batch of the last model_forward. Allocates grads if needed (zeroed). */
+int model_backward(model *m, const float *dlogp, char *err);
+
+/* ---- sampling and scoring (model_sample.c) ---------------------------- */
+
+typedef struct model_sample_opts {
+    float temperature;   /* <= 0: greedy */
+    float top_p;         /* 1: no truncation */
+    uint64_t seed;       /* sequence i draws from its own stream of seed */
+    int max_new;         /* new tokens per sequence */
+    const int *stop_ids; /* generation of a sequence ends after one of these */
+    int n_stop;
+} model_sample_opts;
+
+void model_sample_opts_default(model_sample_opts *o);
+
+enum { MODEL_STOP_LENGTH = 0, MODEL_STOP_TOKEN = 1, MODEL_STOP_CONTEXT = 2 };
+
+typedef struct model_sample_out {
+    int *tokens;     /* n new tokens (the stop token included) */
+    float *logprobs; /* logprob of each, see the header comment */
+    int n;
+    int stop;        /* MODEL_STOP_* */
+} model_sample_out;
+
+/* Samples continuations of n_seq prompts (different lengths allowed) with
+ * a KV cache, decoding all unfinished sequences together. out[i] is filled
+ * (free with model_sample_out_free). Deterministic given the seed,
+ * independent of thread count. */
+int model_sample(model *m, model_sample_out *out, const int *const *prompts,
+                 const int *prompt_lens, int n_seq, const model_sample_opts *o,
+                 char *err);
+void model_sample_out_free(model_sample_out *o);
+
+/* Teacher-forced scoring: for each sequence i of tokens seqs[i][0..lens[i]),
+ * logp[i][t] = log p(seqs[i][t+1] | seqs[i][0..t]) at the temperature, for
+ * t < lens[i]-1 (logp[i] has room for lens[i]-1 values). Batched. */
+int model_score(model *m, float *const *logp, const int *const *seqs, const int *lens,
+                int n_seq, float temperature, char *err);
+
+/* ---- checkpoints (model_io.c) ------------------------------------------ */
+
+typedef struct model_meta {
+    char tokenizer[1024];      /* path of the tokenizer file ("" if none) */
+    char tokenizer_hash[64];   /* fnv1a64 of its bytes, 16 hex digits */
+    long step;                 /* optimizer step; -1 if unknown */
+} model_meta;
+
+void model_meta_default(model_meta *meta);
+
+/* Writes a safetensors file (temp file + rename) with every tensor in F32
+ * and __metadata__ = the config, the tokenizer reference and the step. */
+int model_save(const model *m, const char *path, const model_meta *meta, char *err);
+
+/* Reads a checkpoint written by model_save (or anything of the same
+ * layout); every defect is a one-line error, never a crash. meta may be
+ * NULL. */
+int model_load(model **out, model_meta *meta, const char *path, const model_opts *opts,
+               char *err);
+
+/* fnv1a64 of a file's bytes as 16 hex digits (for model_meta). */
+int model_file_hash(char out[17], const char *path, char *err);
+
+#endif
