@@ -8,5 +8,9 @@
  * tokenizer of the built-in policy (grpo/cmd_tokenizer.c). */
 int cmd_tokenizer(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
+/* grpo train --config FILE [--resume DIR] (grpo/cmd_train.c). */
+int cmd_train(int argc, char **argv);
+/* grpo flywheel --config FILE [--resume DIR] (grpo/cmd_flywheel.c). */
+int cmd_flywheel(int argc, char **argv);
 
 #endif

@@ -1647,3 +1647,10 @@ void grpo_weights_changed(grpo_trainer *t)
     if (t->as)
         as_publish(t->as, t->m, t->step + 1);
 }
+
+int grpo_checkpoint(grpo_trainer *t, char *err)
+{
+    if (t->last_ckpt == t->step)
+        return 0;
+    return grpo_ckpt_write(t, t->last_recs, t->n_last, err);
+}
