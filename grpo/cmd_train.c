@@ -1,7 +1,7 @@
 /* cmd_train.c - `grpo train`: GRPO from the 0/1 test reward.
  *
  *   grpo train --config FILE [--resume DIR] [--out DIR] [--stop-after N]
- *              [--report | --no-report | --report-only] [--quiet]
+ *              [--no-report | --report-only] [--quiet] [--check]
  *
  * Starts a run in the config's `out` directory (or --out), or continues
  * the run of --resume DIR (a run directory or one of its checkpoints)
@@ -10,6 +10,7 @@
  * config's steps). When the run reaches its last step and the config has
  * final.sets, the experiment report is written (SFT vs RL on each held-out
  * set); --report-only writes it for a finished run without training.
+ * --check validates the config and prints it with every default filled in.
  */
 #include "grpo/cli.h"
 
@@ -25,7 +26,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: grpo train --config FILE [--resume DIR] [--out DIR] [--stop-after N]\n"
-            "                  [--no-report | --report-only] [--quiet]\n"
+            "                  [--no-report | --report-only] [--quiet] [--check]\n"
             "\n"
             "GRPO on the train split from the tests' 0/1 reward (docs in grpo/grpo.h).\n"
             "  --config FILE    trainer config (JSON; unknown fields are errors)\n"
@@ -34,14 +35,15 @@ static void usage(FILE *f)
             "  --stop-after N   stop after step N with a checkpoint (resume later)\n"
             "  --no-report      skip the final SFT-vs-RL report\n"
             "  --report-only    only write the report of a finished run (needs --resume)\n"
-            "  --quiet          no per-step line on stderr\n");
+            "  --quiet          no per-step line on stderr\n"
+            "  --check          validate the config, print it with defaults, exit\n");
 }
 
 int cmd_train(int argc, char **argv)
 {
     const char *config = NULL, *resume = NULL, *out = NULL;
     long stop_after = 0;
-    int no_report = 0, report_only = 0, quiet = 0;
+    int no_report = 0, report_only = 0, quiet = 0, check = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -53,6 +55,8 @@ int cmd_train(int argc, char **argv)
             report_only = 1;
         } else if (!strcmp(a, "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(a, "--check")) {
+            check = 1;
         } else if (v && !strcmp(a, "--config")) {
             config = argv[++i];
         } else if (v && !strcmp(a, "--resume")) {
@@ -93,6 +97,14 @@ int cmd_train(int argc, char **argv)
     }
     if (quiet)
         cfg.quiet = 1;
+    if (check) {
+        char *json = grpo_config_to_json(&cfg);
+        if (!json)
+            return 1;
+        printf("%s\n", json);
+        free(json);
+        return 0;
+    }
     grpo_trainer *t;
     if (grpo_open(&t, &cfg, resume, NULL, err) < 0) {
         fprintf(stderr, "grpo train: %s\n", err);

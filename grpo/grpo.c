@@ -484,6 +484,7 @@ static int train_groups(grpo_trainer *t, grpo_group **gs, size_t ng, grpo_step_m
     grpo_loss_stats_init(&sm->loss);
     int any = 0;
     for (int pass = 0; pass < c->updates_per_step; pass++) {
+        sm->passes = pass + 1;
         if ((rc = model_zero_grad(t->m, err)) < 0)
             goto done;
         double loss = 0;
@@ -669,8 +670,10 @@ static cJSON *metrics_json(const grpo_step_metrics *sm)
     cJSON_AddNumberToObject(o, "policy_tokens_mean", sm->policy_tokens_mean);
     cJSON_AddNumberToObject(o, "turns_mean", sm->turns_mean);
     cJSON_AddNumberToObject(o, "identical_share", sm->identical_share);
-    cJSON_AddNumberToObject(o, "loss", L->loss / (L->tokens ? 1 : 1));
-    cJSON_AddNumberToObject(o, "pg_loss", L->pg);
+    /* sums over the update passes: report one pass's worth */
+    double passes = sm->passes > 0 ? sm->passes : 1;
+    cJSON_AddNumberToObject(o, "loss", L->loss / passes);
+    cJSON_AddNumberToObject(o, "pg_loss", L->pg / passes);
     if (L->has_kl)
         cJSON_AddNumberToObject(o, "kl", L->kl_sum / tok);
     else
@@ -1622,7 +1625,7 @@ int grpo_sft(double *loss, grpo_trainer *t, char *const *records, size_t n, int 
                 b.w[p] = q->targets[p] >= 0 ? 1.0f / (float)q->n_policy : 0.0f;
             }
             if ((rc = model_zero_grad(t->m, err)) < 0 ||
-                (rc = model_forward(t->m, b.tok, b.tgt, 1, q->n, (float)t->cfg.temperature, b.logp, NULL, err)) < 0)
+                (rc = model_forward(t->m, b.tok, b.tgt, 1, q->n, 1.0f, b.logp, NULL, err)) < 0)
                 goto done;
             nll += grpo_ce_tokens(b.coef, b.logp, b.w, (size_t)q->n) * q->n_policy;
             ntok += (size_t)q->n_policy;

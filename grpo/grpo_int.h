@@ -46,6 +46,7 @@ typedef struct grpo_step_metrics {
     grpo_loss_stats loss;
     size_t seqs, trained_tokens, forward_tokens, stale_dropped, skipped_long, skipped_records;
     int updated;         /* 0: no gradient signal, optimizer skipped */
+    int passes;          /* update passes done (loss sums over them) */
     double step_s, rollout_s, train_s, util;
     long gen_tokens;
     double gen_s;
