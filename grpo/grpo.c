@@ -611,7 +611,7 @@ static int hist_push(grpo_trainer *t, const grpo_step_metrics *sm)
 
 /* The warnings of issue 7: reward up while pass rate or tool success is
  * not (the reward is being gamed), responses collapsing, KL jumping. */
-static void warnings(const grpo_trainer *t, cJSON *arr, buf_t *line)
+void grpo_warnings(const grpo_trainer *t, cJSON *arr, buf_t *line)
 {
     size_t n = t->h_n, W = (size_t)t->cfg.warn_window;
     char w[256];
@@ -727,7 +727,7 @@ static int log_step(grpo_trainer *t, grpo_step_metrics *sm, char *err)
                sm->tool_success, sm->format_error_rate, sm->policy_tokens_mean, L->has_kl ? L->kl_sum / tok : 0.0,
                L->tokens ? (double)L->clipped / tok : 0.0, L->has_ent ? L->ent_sum / tok : 0.0, sm->turns_mean,
                sm->identical_share, sm->step_s, sm->rollout_s, sm->train_s, sm->util);
-    warnings(t, warn, &line);
+    grpo_warnings(t, warn, &line);
     int rc = grpo_log_event(t, o, err);
     cJSON_Delete(o);
     if (!t->cfg.quiet)

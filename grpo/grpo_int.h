@@ -100,6 +100,10 @@ void grpo_traj_parse(grpo_traj *tr, const cJSON *rec);
 typedef void (*grpo_ep_fn)(void *user, size_t task_index, int seed_index, char *rec, double reward);
 int grpo_run_episodes(grpo_trainer *t, policy *pol, const task *const *tasks, size_t n_tasks, int seeds,
                       uint64_t seed0, double temperature, grpo_ep_fn fn, void *user, char *err);
+/* Warnings from the metric history (h_*): appended to arr as strings and
+ * to line as "\n  warning: ..." lines. */
+struct buf;
+void grpo_warnings(const grpo_trainer *t, cJSON *arr, struct buf *line);
 /* The weights changed outside a step (rollback, SFT): the asynchronous
  * sampler picks them up. */
 void grpo_weights_changed(grpo_trainer *t);

@@ -107,15 +107,9 @@ static int fill_response(const live *L, pol_response *r, const model_sample_out 
     return rc < 0 ? rc : 0;
 }
 
-static int live_generate(policy *p, pol_response *resp, const pol_request *req, size_t n, char *err)
+/* One model_sample call for up to RL_MODEL_SAMPLE_BATCH_MAX requests. */
+static int generate_chunk(live *L, pol_response *resp, const pol_request *req, size_t n, char *err)
 {
-    live *L = p->impl;
-    memset(resp, 0, n * sizeof *resp);
-    if (n == 0)
-        return 0;
-    if (n > RL_MODEL_SAMPLE_BATCH_MAX)
-        return rl_err(err, RL_ELIMIT, "policy live: %zu requests in one call, expected at most %d", n,
-                      RL_MODEL_SAMPLE_BATCH_MAX);
     double t0 = now_s();
     int max_seq = L->m->cfg.max_seq;
     int **ids = calloc(n, sizeof *ids), **owned = calloc(n, sizeof *owned);
@@ -199,6 +193,22 @@ done:
     free(out);
     L->seconds += now_s() - t0;
     return rc;
+}
+
+static int live_generate(policy *p, pol_response *resp, const pol_request *req, size_t n, char *err)
+{
+    live *L = p->impl;
+    memset(resp, 0, n * sizeof *resp);
+    for (size_t i = 0; i < n; i += RL_MODEL_SAMPLE_BATCH_MAX) {
+        size_t k = n - i < RL_MODEL_SAMPLE_BATCH_MAX ? n - i : RL_MODEL_SAMPLE_BATCH_MAX;
+        int rc = generate_chunk(L, resp + i, req + i, k, err);
+        if (rc < 0) {
+            for (size_t j = 0; j < i; j++)
+                pol_response_free(&resp[j]);
+            return rc;
+        }
+    }
+    return 0;
 }
 
 static void live_free(policy *p) { free(p->impl); }

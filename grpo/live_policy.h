@@ -4,7 +4,8 @@
  * The `model:CKPT` policy (policy/model_policy.c) loads its weights from a
  * file; the trainer instead samples from the very weights it is training:
  * every pol_generate call uses whatever m->params hold at that moment.
- * Requests of one call are sampled as one batch (model_sample, KV cache).
+ * Requests of one call are sampled as one batch (model_sample, KV cache;
+ * calls of more than RL_MODEL_SAMPLE_BATCH_MAX requests in several).
  *
  * Prompts are req.context_ids when given, else the context text encoded
  * with special tokens allowed (the rendered template). Generation stops

@@ -19,6 +19,7 @@
 #include "policy/model.h"
 #include "policy/tokenizer.h"
 
+#include "common/buf.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 
@@ -160,6 +161,61 @@ START_TEST(test_sample_bad_records)
         ck_assert_msg(rc == cases[i].rc && strstr(err, cases[i].msg), "case %zu: rc %d, err '%s'", i, rc, err);
         grpo_seqs_free(&S);
     }
+}
+END_TEST
+
+
+/* ---- warnings --------------------------------------------------------------------- */
+
+/* Runs the warning rules on a history of n steps; returns how many fired
+ * and whether one contains `what`. */
+static int warn_on(const double *reward, const double *pass, const double *tool, const double *tokens,
+                   const double *kl, size_t n, const char *what, int *found)
+{
+    grpo_trainer t;
+    memset(&t, 0, sizeof t);
+    grpo_config_default(&t.cfg);
+    t.cfg.warn_window = 3;
+    t.h_reward = (double *)reward;
+    t.h_pass = (double *)pass;
+    t.h_tool = (double *)tool;
+    t.h_tokens = (double *)tokens;
+    t.h_kl = (double *)kl;
+    t.h_n = n;
+    cJSON *arr = cJSON_CreateArray();
+    buf_t line;
+    buf_init(&line, 1 << 16);
+    grpo_warnings(&t, arr, &line);
+    int k = cJSON_GetArraySize(arr);
+    *found = what && strstr(buf_str(&line), what) != NULL;
+    buf_free(&line);
+    cJSON_Delete(arr);
+    return k;
+}
+
+START_TEST(test_warnings)
+{
+    double flat[6] = {0.3, 0.3, 0.3, 0.3, 0.3, 0.3}, up[6] = {0.1, 0.1, 0.1, 0.5, 0.5, 0.5};
+    double tok[6] = {200, 210, 190, 205, 200, 195}, kl[6] = {0.01, 0.01, 0.01, 0.01, 0.01, 0.012};
+    int found;
+    /* healthy: reward and pass rate rise together, nothing fires */
+    ck_assert_int_eq(warn_on(up, up, up, tok, kl, 6, NULL, &found), 0);
+    /* reward up, pass rate flat: reward hacking */
+    ck_assert_int_eq(warn_on(up, flat, up, tok, kl, 6, "the pass rate", &found), 1);
+    ck_assert(found);
+    /* reward up, tool success flat */
+    ck_assert_int_eq(warn_on(up, up, flat, tok, kl, 6, "tool success", &found), 1);
+    ck_assert(found);
+    /* responses collapse to a fraction of their length */
+    double shrink[6] = {200, 210, 190, 205, 200, 40};
+    ck_assert_int_eq(warn_on(up, up, up, shrink, kl, 6, "collapsed", &found), 1);
+    ck_assert(found);
+    /* KL jumps */
+    double jump[6] = {0.01, 0.01, 0.01, 0.01, 0.01, 0.2};
+    ck_assert_int_eq(warn_on(up, up, up, tok, jump, 6, "KL jumped", &found), 1);
+    ck_assert(found);
+    /* too little history: no verdict */
+    ck_assert_int_eq(warn_on(up, flat, flat, shrink, jump, 2, NULL, &found), 0);
 }
 END_TEST
 
@@ -669,6 +725,7 @@ Suite *grpo_suite(void)
     tcase_add_test(tc, test_sample_drop_per_turn);
     tcase_add_test(tc, test_sample_bad_records);
     tcase_add_test(tc, test_config_strict);
+    tcase_add_test(tc, test_warnings);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_live_policy);
     suite_add_tcase(s, tc);
