@@ -1217,7 +1217,8 @@ int grpo_train(grpo_trainer *t, long until, char *err)
         if ((rc = log_step(t, &sm, err)) < 0)
             return rc;
         t->cmp_wall[as] += sm.step_s;
-        t->cmp_util[as] += sm.util;
+        t->cmp_busy[as] += sm.util * sm.step_s;
+        t->cmp_eps[as] += (double)sm.episodes;
         t->cmp_steps[as]++;
         int evaluated = 0;
         char **erecs = NULL;
@@ -1234,22 +1235,31 @@ int grpo_train(grpo_trainer *t, long until, char *err)
             return rc;
     }
     if (t->cmp_steps[0] && t->cmp_steps[1]) {
-        double w0 = t->cmp_wall[0] / (double)t->cmp_steps[0], w1 = t->cmp_wall[1] / (double)t->cmp_steps[1];
-        double u0 = t->cmp_util[0] / (double)t->cmp_steps[0], u1 = t->cmp_util[1] / (double)t->cmp_steps[1];
+        /* per mode: wall time per step, slot utilization (time-weighted),
+         * and episodes trained on per second -- async steps may train on
+         * fewer groups than sync ones, so the last is the fair figure */
+        double w[2], u[2], eps[2];
+        for (int k = 0; k < 2; k++) {
+            w[k] = t->cmp_wall[k] / (double)t->cmp_steps[k];
+            u[k] = t->cmp_wall[k] > 0 ? t->cmp_busy[k] / t->cmp_wall[k] : 0;
+            eps[k] = t->cmp_wall[k] > 0 ? t->cmp_eps[k] / t->cmp_wall[k] : 0;
+        }
         if (!t->cfg.quiet)
             fprintf(stderr,
-                    "rollout modes: sync %ld steps, %.1f s/step, slot utilization %.2f; async (lambda %.2f) %ld steps, "
-                    "%.1f s/step, utilization %.2f\n",
-                    t->cmp_steps[0], w0, u0, t->cfg.lambda, t->cmp_steps[1], w1, u1);
+                    "rollout modes: sync %ld steps, %.1f s/step, slot utilization %.2f, %.3f episodes/s; "
+                    "async (lambda %.2f) %ld steps, %.1f s/step, utilization %.2f, %.3f episodes/s\n",
+                    t->cmp_steps[0], w[0], u[0], eps[0], t->cfg.lambda, t->cmp_steps[1], w[1], u[1], eps[1]);
         cJSON *e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "event", "compare");
-        cJSON_AddNumberToObject(e, "sync_steps", (double)t->cmp_steps[0]);
-        cJSON_AddNumberToObject(e, "sync_step_s", w0);
-        cJSON_AddNumberToObject(e, "sync_util", u0);
-        cJSON_AddNumberToObject(e, "async_steps", (double)t->cmp_steps[1]);
-        cJSON_AddNumberToObject(e, "async_step_s", w1);
-        cJSON_AddNumberToObject(e, "async_util", u1);
         cJSON_AddNumberToObject(e, "lambda", t->cfg.lambda);
+        const char *name[2] = {"sync", "async"};
+        for (int k = 0; k < 2; k++) {
+            cJSON *m = cJSON_AddObjectToObject(e, name[k]);
+            cJSON_AddNumberToObject(m, "steps", (double)t->cmp_steps[k]);
+            cJSON_AddNumberToObject(m, "step_s", w[k]);
+            cJSON_AddNumberToObject(m, "util", u[k]);
+            cJSON_AddNumberToObject(m, "episodes_per_s", eps[k]);
+        }
         int rc = grpo_log_event(t, e, err);
         cJSON_Delete(e);
         if (rc < 0)
@@ -1462,7 +1472,8 @@ int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir
     if (resume_dir) {
         if ((rc = grpo_ckpt_resolve(t->run_dir, sizeof t->run_dir, ckpt, sizeof ckpt, resume_dir, err)) < 0)
             goto fail;
-        /* the run's own config must be the one given */
+        /* the run's own config must be the one given, except for what does
+         * not change training: where things go, reports, the flywheel */
         char path[GRPO_PATH_MAX + 32], what[256];
         snprintf(path, sizeof path, "%s/config.json", t->run_dir);
         grpo_config saved;
@@ -1470,8 +1481,7 @@ int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir
         if ((rc = grpo_config_load(&saved, path, err)) < 0)
             goto fail;
         grpo_config given = *cfg;
-        snprintf(given.out, sizeof given.out, "%s", saved.out);
-        given.quiet = saved.quiet;
+        grpo_config_carry_free(&given, &saved);
         if (!grpo_config_same(&saved, &given, what, sizeof what)) {
             rc = rl_err(err, RL_EINVAL, "--resume %s: the config differs from the run's config.json at %s", resume_dir,
                         what);

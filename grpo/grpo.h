@@ -123,6 +123,9 @@ void grpo_config_default(grpo_config *c);
  * [0, 1]"). Fields not given keep their defaults. */
 int grpo_config_parse(grpo_config *c, const char *json, const char *name, char *err);
 int grpo_config_load(grpo_config *c, const char *path, char *err);
+/* Copies the fields a resumed run may change (out, quiet, warnings,
+ * flywheel, final report) from src into dst, before comparing configs. */
+void grpo_config_carry_free(grpo_config *dst, const grpo_config *src);
 /* The config as JSON (every field); caller frees. */
 char *grpo_config_to_json(const grpo_config *c);
 

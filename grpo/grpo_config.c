@@ -454,3 +454,24 @@ char *grpo_config_to_json(const grpo_config *c)
     cJSON_Delete(root);
     return s;
 }
+
+void grpo_config_carry_free(grpo_config *dst, const grpo_config *src)
+{
+    memcpy(dst->out, src->out, sizeof dst->out);
+    dst->quiet = src->quiet;
+    dst->warn_window = src->warn_window;
+    dst->warn_kl_jump = src->warn_kl_jump;
+    dst->warn_len_collapse = src->warn_len_collapse;
+    dst->fw_probe_seeds = src->fw_probe_seeds;
+    dst->fw_worst_tasks = src->fw_worst_tasks;
+    dst->fw_samples = src->fw_samples;
+    dst->fw_sft_epochs = src->fw_sft_epochs;
+    dst->fw_rounds = src->fw_rounds;
+    dst->fw_rl_steps = src->fw_rl_steps;
+    dst->fw_temperature = src->fw_temperature;
+    dst->fw_sft_lr = src->fw_sft_lr;
+    memcpy(dst->final_sets, src->final_sets, sizeof dst->final_sets);
+    dst->n_final = src->n_final;
+    memcpy(dst->results, src->results, sizeof dst->results);
+    memcpy(dst->results_name, src->results_name, sizeof dst->results_name);
+}

@@ -85,7 +85,8 @@ struct grpo_trainer {
     char **last_recs;
     size_t n_last;
     /* mode comparison */
-    double cmp_wall[2], cmp_util[2];
+    double cmp_wall[2], cmp_busy[2];  /* per mode: step seconds, util x seconds */
+    double cmp_eps[2];                /* episodes trained on */
     long cmp_steps[2];
     double t_open;
 };

@@ -32,6 +32,9 @@ typedef struct curves {
     size_t n;
     double *estep, *epass;
     size_t ne;
+    int has_cmp;           /* a "compare" event: sync vs async figures */
+    double cmp[2][3];      /* [sync, async] x [step_s, util, episodes_per_s] */
+    double lambda;
 } curves;
 
 static void curves_free(curves *c)
@@ -76,7 +79,14 @@ static int curves_read(curves *c, const char *run_dir, char *err)
             continue;
         const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
         double step = jnum_(o, "step");
-        if (cJSON_IsString(ev) && !strcmp(ev->valuestring, "eval") && isfinite(step)) {
+        if (cJSON_IsString(ev) && !strcmp(ev->valuestring, "compare")) {
+            const char *mode[2] = {"sync", "async"}, *key[3] = {"step_s", "util", "episodes_per_s"};
+            for (int m = 0; m < 2; m++)
+                for (int k = 0; k < 3; k++)
+                    c->cmp[m][k] = jnum_(cJSON_GetObjectItemCaseSensitive(o, mode[m]), key[k]);
+            c->lambda = jnum_(o, "lambda");
+            c->has_cmp = 1;
+        } else if (cJSON_IsString(ev) && !strcmp(ev->valuestring, "eval") && isfinite(step)) {
             size_t k = 0;
             while (k < c->ne && c->estep[k] != step)
                 k++;
@@ -195,8 +205,13 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
     snprintf(base, sizeof base, "%s/%s", c->results, c->results_name);
     curves cv;
     int have_curves = curves_read(&cv, t->run_dir, NULL) == 0;
-    double step_s = 0, tps = 0;
+    double step_s = 0, tps = 0, cmp[2][3] = {{0}}, lambda = 0;
     size_t nstep = 0;
+    int has_cmp = have_curves && cv.has_cmp;
+    if (has_cmp) {
+        memcpy(cmp, cv.cmp, sizeof cmp);
+        lambda = cv.lambda;
+    }
     for (size_t i = 0; have_curves && i < cv.n; i++)
         if (isfinite(cv.step_s[i]) && isfinite(cv.tps[i])) {
             step_s += cv.step_s[i];
@@ -235,6 +250,17 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
     cJSON_AddNumberToObject(tr, "mean_step_s", nstep ? step_s / (double)nstep : 0);
     cJSON_AddNumberToObject(tr, "steps_per_s", step_s > 0 ? (double)nstep / step_s : 0);
     cJSON_AddNumberToObject(tr, "train_tokens_per_s", nstep ? tps / (double)nstep : 0);
+    if (has_cmp) {
+        cJSON *r = cJSON_AddObjectToObject(o, "rollout_modes");
+        cJSON_AddNumberToObject(r, "lambda", lambda);
+        const char *mode[2] = {"sync", "async"};
+        for (int m = 0; m < 2; m++) {
+            cJSON *x = cJSON_AddObjectToObject(r, mode[m]);
+            cJSON_AddNumberToObject(x, "step_s", cmp[m][0]);
+            cJSON_AddNumberToObject(x, "slot_utilization", cmp[m][1]);
+            cJSON_AddNumberToObject(x, "episodes_per_s", cmp[m][2]);
+        }
+    }
     if (have_curves)
         curves_free(&cv);
     char *js = cJSON_Print(o);
@@ -280,6 +306,21 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
         buf_printf(&md, "| %s | %zu | %zu | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) |\n", sr[i].set->name, sr[i].tasks,
                    sr[i].n, sr[i].sft.pass_rate, l0, h0, sr[i].rl.pass_rate, l1, h1);
     }
+    buf_printf(&md, "\nSets (task selector, split): ");
+    for (int i = 0; i < ns; i++)
+        buf_printf(&md, "%s`%s` = `%s`%s%s", i ? "; " : "", sr[i].set->name, sr[i].set->tasks,
+                   sr[i].set->split[0] ? ", split " : "", sr[i].set->split);
+    buf_printf(&md, ". Each set is run with both policies on the same tasks and seeds, at temperature %.2f.\n",
+               c->eval_temperature);
+    if (nstep)
+        buf_printf(&md, "\nTraining: %.1f s per step (%.4f steps/s), %.0f tokens/s through forward + backward.\n",
+                   step_s / (double)nstep, (double)nstep / step_s, tps / (double)nstep);
+    if (has_cmp)
+        buf_printf(&md,
+                   "\nRollout modes, measured in the same run: synchronous %.1f s per step, generation-slot "
+                   "utilization %.2f, %.3f episodes/s; asynchronous (lambda %.2f) %.1f s per step, utilization %.2f, "
+                   "%.3f episodes/s.\n",
+                   cmp[0][0], cmp[0][1], cmp[0][2], lambda, cmp[1][0], cmp[1][1], cmp[1][2]);
     buf_printf(&md, "\n![SFT vs RL](%s-sets.svg)\n\n![training curves](%s-curves.svg)\n\n"
                     "![KL, clipping, entropy](%s-dynamics.svg)\n",
                c->results_name, c->results_name, c->results_name);

@@ -700,6 +700,13 @@ START_TEST(test_zero_variance_step_changes_nothing)
     ck_assert_msg(grpo_train(t, 2, err) == 0, "%s", err);
     ck_assert_int_eq(grpo_step_count(t), 2);
     ck_assert_msg(memcmp(w1, t->m->params, np * sizeof *w1) == 0, "a zero-variance step changed the weights");
+    /* the flywheel's fine-tune: cross-entropy on the policy tokens of
+     * records goes down from one pass to the next */
+    double l1, l2;
+    ck_assert_uint_eq(t->n_last, 4);
+    ck_assert_msg(grpo_sft(&l1, t, t->last_recs, t->n_last, 1, 1e-2, err) == 0, "%s", err);
+    ck_assert_msg(grpo_sft(&l2, t, t->last_recs, t->n_last, 1, 1e-2, err) == 0, "%s", err);
+    ck_assert_msg(l1 > 0 && l2 < l1, "SFT loss %g -> %g", l1, l2);
     grpo_close(t);
     cJSON *lines[4];
     int n = step_lines(lines, 4, run);
