@@ -580,5 +580,47 @@
 #define RL_SFT_MICRO_TOKENS 8192
 /* Steps of one run: far beyond what 2 cores train in a day. */
 #define RL_SFT_STEPS_MAX 10000000L
+/* -- GRPO trainer (grpo/grpo, grpo/sample, grpo/loss) -- */
+
+/* A trainer config file is a few dozen fields. */
+#define RL_GRPO_CONFIG_MAX (1u << 20)
+/* G (trajectories per task) and tasks per step: GRPO groups are 4-64,
+ * a step a few dozen groups; the caps stop a typo from queueing 10^9
+ * episodes. */
+#define RL_GRPO_GROUP_MAX 256
+#define RL_GRPO_TASKS_PER_STEP_MAX 1024
+/* Steps of one run (cosine schedule length). */
+#define RL_GRPO_STEPS_MAX 10000000L
+/* Tokens one record may resolve to over all its turns' contexts (history
+ * drop repeats the prompt every turn): 400 turns of a 32k context would be
+ * 13 M; 16 M ints is 64 MB, far above a real episode, and bounds what a
+ * corrupt prefix chain can make us allocate. */
+#define RL_GRPO_RECORD_TOKENS_MAX (16u << 20)
+/* Turns of one record: the episode's own hard cap. */
+#define RL_GRPO_TURNS_MAX RL_EP_HARD_TURNS
+/* A record's JSON text: same bound as a trajectory file line. */
+#define RL_GRPO_RECORD_MAX (256u << 20)
+/* Tokens in one training micro-batch (B x T): the model's cap. */
+#define RL_GRPO_MICRO_TOKENS_MAX RL_MODEL_BATCH_TOKENS_MAX
+/* Extra groups dynamic sampling may draw in one step, per planned group:
+ * DAPO resamples until the batch is full; a cap keeps a policy that
+ * solves everything (or nothing) from sampling forever. */
+#define RL_GRPO_RESAMPLE_FACTOR_MAX 16
+/* state.json of a checkpoint and the run's best.json: a few numbers. */
+#define RL_GRPO_STATE_MAX (1u << 20)
+/* Failures listed in a checkpoint's behaviour profile. */
+#define RL_GRPO_PROFILE_TOP 10
+/* Distinct failure keys and tool names counted for a profile: a few
+ * hundred in practice; past the cap new keys go to "other". */
+#define RL_GRPO_PROFILE_KEYS_MAX 4096
+/* Evaluation episodes per held-out set and checkpoint. */
+#define RL_GRPO_EVAL_EPISODES_MAX 100000
+/* Checkpoints kept besides the best: each is model + 2x optimizer
+ * state (~70 MB for the default model). */
+#define RL_GRPO_KEEP_MAX 1000
+/* Steps of training curves kept in memory for the SVGs. */
+#define RL_GRPO_CURVE_MAX 1000000
+/* Rejection-sampled SFT file of one flywheel round. */
+#define RL_GRPO_SFT_FILE_MAX (1024u << 20)
 
 #endif

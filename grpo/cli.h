@@ -9,5 +9,9 @@
 int cmd_tokenizer(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_sft(int argc, char **argv); /* grpo/cmd_sft.c */
+/* grpo train --config FILE [--resume DIR] (grpo/cmd_train.c). */
+int cmd_train(int argc, char **argv);
+/* grpo flywheel --config FILE [--resume DIR] (grpo/cmd_flywheel.c). */
+int cmd_flywheel(int argc, char **argv);
 
 #endif

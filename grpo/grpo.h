@@ -1,0 +1,209 @@
+/* grpo.h - the GRPO trainer: masked GRPO from the 0/1 test reward.
+ *
+ * One step: draw tasks from the train split, run G episodes of each
+ * through harness/rollout with the live policy (the weights being
+ * trained), score them (the tests decide), compute group advantages
+ * (harness/stats), turn the records into sequences (grpo/sample), and take
+ * one AdamW step on the PPO-clip + KL objective (grpo/loss) over the
+ * policy-written tokens only.
+ *
+ * A run lives in a directory:
+ *   config.json          the config it was started with
+ *   reference.safetensors the frozen reference model (when kl_coef > 0)
+ *   metrics.jsonl        one line per step (and "eval" / "event" lines)
+ *   ckpt/step-NNNNNNNN/  model.safetensors, optim.safetensors, state.json,
+ *                        profile.json (behaviour profile), eval.jsonl
+ *   ckpt/latest          name of the newest complete checkpoint
+ *   ckpt/best            name of the checkpoint with the best evaluation
+ * A checkpoint directory is written under a temporary name and renamed,
+ * so a killed run always resumes from a complete one; resuming restores
+ * weights, optimizer moments, step, data position and RNG, and (in the
+ * synchronous mode) continues exactly as if it had not stopped.
+ *
+ * Rollout modes: "sync" (the learner waits for every episode of the step),
+ * "async" (a rollout thread keeps sampling with a copy of the weights; the
+ * learner trains once a fraction lambda of the step's episodes are done,
+ * on the groups complete by then; the rest continue and their tokens carry
+ * the version that sampled them) and "compare" (sync for the first half of
+ * the steps, async after, both measured in the same run).
+ */
+#ifndef RL_GRPO_H
+#define RL_GRPO_H
+
+#include "grpo/loss.h"
+#include "grpo/optim.h"
+#include "harness/episode.h"
+#include "harness/stats.h"
+#include "policy/model.h"
+
+#include <cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GRPO_PATH_MAX 1024
+#define GRPO_SEL_MAX 512
+#define GRPO_FINAL_SETS_MAX 8
+
+typedef enum grpo_mode { GRPO_SYNC = 0, GRPO_ASYNC, GRPO_COMPARE } grpo_mode;
+
+typedef struct grpo_final_set {
+    char name[64];
+    char tasks[GRPO_SEL_MAX];   /* task selector */
+    char split[16];             /* "" or "train" / "heldout": keeps only that split */
+    int episodes;               /* at least this many (tasks x seeds) */
+} grpo_final_set;
+
+typedef struct grpo_config {
+    /* where things are */
+    char init[GRPO_PATH_MAX];        /* starting checkpoint; "" = random init from `model` */
+    char tokenizer[GRPO_PATH_MAX];   /* "" = the one the checkpoint names */
+    char out[GRPO_PATH_MAX];         /* run directory */
+    char tasks_dir[GRPO_PATH_MAX], repos_dir[GRPO_PATH_MAX], prompts_dir[GRPO_PATH_MAX];
+    char ws_root[GRPO_PATH_MAX];     /* "" = the workspace default */
+    char train_tasks[GRPO_SEL_MAX];  /* "split:train" */
+    model_config model;              /* random init only */
+    long init_seed;
+    /* steps and groups */
+    long seed;
+    long steps;
+    int group_size;                  /* G: 8 */
+    int tasks_per_step;              /* 8 */
+    /* episodes */
+    char prompt[256];
+    int think, history_keep, max_turns, max_context_tokens, max_reply_tokens, max_wall_s;
+    long obs_budget;
+    double temperature, top_p;
+    ep_shaping shaping;              /* reward.shaped: off = 0/1 tests */
+    /* advantages */
+    stats_std std_mode;
+    double adv_eps, adv_clip;        /* 1e-6, 2.0 */
+    int dynamic_sampling;            /* DAPO: replace zero-variance groups */
+    int max_extra_groups;            /* per step */
+    /* loss and optimizer */
+    grpo_loss_opts loss;
+    int updates_per_step;            /* PPO epochs over one batch: 1 */
+    opt_config optim;
+    int decay_embed;                 /* weight decay on the tied embedding */
+    int micro_batch_tokens;          /* B*T of one forward: 4096 */
+    int threads;                     /* model threads, 0 = online CPUs */
+    /* rollout */
+    grpo_mode mode;
+    double lambda;                   /* async: train once this share is done */
+    int max_active;                  /* 0: tasks_per_step * G */
+    int tool_threads;                /* 0: online CPUs */
+    long compare_sync_steps;         /* compare: sync steps first (0: steps / 2) */
+    /* evaluation, checkpoints, rollback */
+    long eval_every;                 /* 0: never */
+    char eval_tasks[GRPO_SEL_MAX];   /* "split:heldout" */
+    int eval_seeds;
+    double eval_temperature;
+    double rollback_drop;            /* roll back when eval pass rate < best - this */
+    long ckpt_every;
+    int ckpt_keep;
+    /* warnings */
+    int warn_window;
+    double warn_kl_jump;             /* KL above this factor of its recent mean */
+    double warn_len_collapse;        /* policy tokens below this share of the recent max */
+    /* flywheel */
+    int fw_probe_seeds, fw_worst_tasks, fw_samples, fw_sft_epochs, fw_rounds;
+    long fw_rl_steps;
+    double fw_temperature, fw_sft_lr;
+    /* final evaluation (the experiment report) */
+    grpo_final_set final_sets[GRPO_FINAL_SETS_MAX];
+    int n_final;
+    char results[GRPO_PATH_MAX];     /* where the report goes ("results") */
+    char results_name[128];          /* "grpo-experiment" */
+    int quiet;                       /* no terminal line (tests) */
+} grpo_config;
+
+void grpo_config_default(grpo_config *c);
+
+/* Strict: unknown fields, wrong types and out-of-range values are errors
+ * naming the field ("config.json: loss.eps_low: expected a number in
+ * [0, 1]"). Fields not given keep their defaults. */
+int grpo_config_parse(grpo_config *c, const char *json, const char *name, char *err);
+int grpo_config_load(grpo_config *c, const char *path, char *err);
+/* Copies the fields a resumed run may change (out, quiet, warnings,
+ * flywheel, final report) from src into dst, before comparing configs. */
+void grpo_config_carry_free(grpo_config *dst, const grpo_config *src);
+/* The config as JSON (every field); caller frees. */
+char *grpo_config_to_json(const grpo_config *c);
+
+/* ---- the trainer ------------------------------------------------------------ */
+
+typedef struct grpo_trainer grpo_trainer;
+
+/* Optional hooks (tests, synthetic rewards). */
+typedef struct grpo_hooks {
+    /* Replaces a finished episode's reward (record parsed). */
+    double (*reward)(void *user, const cJSON *record, double reward);
+    void *user;
+} grpo_hooks;
+
+/* Starts a run in cfg->out (which must not hold a run yet), or resumes the
+ * run of resume_dir (a run directory or one of its checkpoint
+ * directories) when it is non-NULL; cfg must then equal the run's config. */
+int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir, const grpo_hooks *hooks,
+              char *err);
+void grpo_close(grpo_trainer *t);
+
+/* Trains until `until` optimizer steps are done (cfg.steps when <= 0).
+ * Checkpoints at every ckpt_every and at the end. */
+int grpo_train(grpo_trainer *t, long until, char *err);
+
+/* Steps done so far, and the trainer's model (for tests and tools). */
+long grpo_step_count(const grpo_trainer *t);
+model *grpo_model(grpo_trainer *t);
+const char *grpo_run_dir(const grpo_trainer *t);
+
+/* Writes a checkpoint now (no-op if the latest is this step). */
+int grpo_checkpoint(grpo_trainer *t, char *err);
+
+/* ---- evaluation and episodes -------------------------------------------------- */
+
+typedef struct grpo_eval_result {
+    size_t episodes, passed;
+    double pass_rate, tool_success, mean_turns, mean_policy_tokens;
+} grpo_eval_result;
+
+/* Runs the tasks of selector x seeds 1..seeds with model m (the trainer's
+ * if NULL) at temperature; appends records to out_jsonl if non-NULL. */
+int grpo_evaluate(grpo_eval_result *res, grpo_trainer *t, model *m, const char *selector, int seeds,
+                  double temperature, const char *out_jsonl, char *err);
+
+/* Collected episodes (records as JSON text) with their rewards. */
+typedef struct grpo_episodes {
+    char **rec;
+    double *reward;
+    const char **task;   /* instance ids (borrowed from the task set) */
+    size_t n;
+} grpo_episodes;
+
+void grpo_episodes_free(grpo_episodes *e);
+
+/* Runs `seeds` episodes of each task of selector with the current weights
+ * at temperature, seeds starting at seed0. */
+int grpo_collect(grpo_episodes *out, grpo_trainer *t, const char *selector, int seeds, uint64_t seed0,
+                 double temperature, char *err);
+
+/* Supervised fine-tuning of the trainer's model on the policy tokens of
+ * records (cross-entropy, token mean), epochs passes at a constant lr,
+ * with a fresh AdamW whose moments are then dropped. Returns the mean
+ * NLL of the last epoch in *loss. */
+int grpo_sft(double *loss, grpo_trainer *t, char *const *records, size_t n, int epochs, double lr, char *err);
+
+/* Appends an event line ({"event": kind, ...fields}) to metrics.jsonl. */
+int grpo_log_event(grpo_trainer *t, cJSON *fields, char *err);
+
+/* ---- the experiment report (grpo_report.c) ------------------------------------- */
+
+/* Evaluates the starting checkpoint (SFT) and the trainer's current model
+ * (RL) on every final set, then writes <results>/<name>.json (sets with
+ * name, n, sft, rl and Wilson intervals), <name>.md and the SVGs
+ * (training curves, SFT vs RL). */
+int grpo_final_report(grpo_trainer *t, char *err);
+
+/* Training curves (SVG) from the run's metrics.jsonl. */
+int grpo_write_curves(const char *run_dir, const char *svg_path, char *err);
+
+#endif

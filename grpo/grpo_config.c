@@ -1,0 +1,477 @@
+/* grpo_config.c - the trainer's JSON config: defaults and strict parsing.
+ *
+ * Fields are described once, in a table of dotted names ("loss.eps_low"):
+ * the parser walks the JSON objects and looks every member up in it, so an
+ * unknown field, a wrong type or a value out of range is an error naming
+ * the field; the writer prints the same table back (config.json of a run,
+ * and the comparison a resume makes).
+ */
+#include "grpo/grpo.h"
+
+#include "common/err.h"
+#include "common/fsutil.h"
+#include "common/limits.h"
+#include "tasks/task.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void grpo_config_default(grpo_config *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->out, sizeof c->out, "runs/grpo");
+    snprintf(c->tasks_dir, sizeof c->tasks_dir, "tasks");
+    snprintf(c->repos_dir, sizeof c->repos_dir, "repos");
+    snprintf(c->prompts_dir, sizeof c->prompts_dir, "prompts");
+    snprintf(c->train_tasks, sizeof c->train_tasks, "split:train");
+    model_config_default(&c->model);
+    c->init_seed = 1;
+    c->seed = 1;
+    c->steps = 100;
+    c->group_size = 8;
+    c->tasks_per_step = 8;
+    snprintf(c->prompt, sizeof c->prompt, "v2");
+    c->think = 1;
+    c->history_keep = 1;
+    c->max_turns = 12;
+    c->max_context_tokens = 3072;
+    c->max_reply_tokens = 512;
+    c->max_wall_s = 600;
+    c->obs_budget = RL_EP_OBS_BUDGET;
+    c->temperature = 0.7;
+    c->top_p = 1.0;
+    ep_shaping_default(&c->shaping);
+    c->std_mode = STATS_STD_POPULATION;
+    c->adv_eps = 1e-6;
+    c->adv_clip = 2.0;
+    c->dynamic_sampling = 0;
+    c->max_extra_groups = 8;
+    grpo_loss_opts_default(&c->loss);
+    c->updates_per_step = 1;
+    opt_config_default(&c->optim);
+    c->optim.lr = 2e-6f;
+    c->optim.weight_decay = 0.0f;
+    c->optim.warmup_steps = 5;
+    c->optim.min_lr_ratio = 0.1f;
+    c->micro_batch_tokens = 4096;
+    c->mode = GRPO_SYNC;
+    c->lambda = 0.7;
+    c->eval_every = 10;
+    snprintf(c->eval_tasks, sizeof c->eval_tasks, "split:heldout");
+    c->eval_seeds = 2;
+    c->eval_temperature = 0.7;
+    c->rollback_drop = 0.15;
+    c->ckpt_every = 10;
+    c->ckpt_keep = 3;
+    c->warn_window = 5;
+    c->warn_kl_jump = 4.0;
+    c->warn_len_collapse = 0.4;
+    c->fw_probe_seeds = 2;
+    c->fw_worst_tasks = 4;
+    c->fw_samples = 8;
+    c->fw_temperature = 1.0;
+    c->fw_sft_epochs = 2;
+    c->fw_sft_lr = 1e-5;
+    c->fw_rl_steps = 5;
+    c->fw_rounds = 1;
+    snprintf(c->results, sizeof c->results, "results");
+    snprintf(c->results_name, sizeof c->results_name, "grpo-experiment");
+}
+
+/* ---- the field table ----------------------------------------------------------- */
+
+typedef enum ftype { F_INT, F_LONG, F_DBL, F_FLT, F_BOOL, F_STR, F_ENUM } ftype;
+
+typedef struct field {
+    const char *name;
+    ftype type;
+    size_t off;
+    size_t size;          /* F_STR: buffer size */
+    double lo, hi;        /* numbers: inclusive range */
+    const char *const *names; /* F_ENUM: value i is names[i] (NULL-terminated) */
+    int inv;              /* F_BOOL stored inverted / F_ENUM offset */
+} field;
+
+#define OFF(f) offsetof(grpo_config, f)
+#define STR(n, f) {n, F_STR, OFF(f), sizeof(((grpo_config *)0)->f), 0, 0, NULL, 0}
+#define INT(n, f, lo, hi) {n, F_INT, OFF(f), 0, lo, hi, NULL, 0}
+#define LNG(n, f, lo, hi) {n, F_LONG, OFF(f), 0, lo, hi, NULL, 0}
+#define DBL(n, f, lo, hi) {n, F_DBL, OFF(f), 0, lo, hi, NULL, 0}
+#define FLT(n, f, lo, hi) {n, F_FLT, OFF(f), 0, lo, hi, NULL, 0}
+#define BOOL(n, f) {n, F_BOOL, OFF(f), 0, 0, 1, NULL, 0}
+#define ENUM(n, f, names) {n, F_ENUM, OFF(f), 0, 0, 0, names, 0}
+
+static const char *const HISTORY[] = {"drop", "keep", NULL};
+static const char *const STD[] = {"population", "unbiased", "none", NULL};
+static const char *const AGG[] = {"token_mean", "seq_mean", NULL};
+static const char *const MODE[] = {"sync", "async", "compare", NULL};
+
+static const field FIELDS[] = {
+    STR("init", init),
+    STR("tokenizer", tokenizer),
+    STR("out", out),
+    STR("tasks_dir", tasks_dir),
+    STR("repos_dir", repos_dir),
+    STR("prompts_dir", prompts_dir),
+    STR("ws_root", ws_root),
+    STR("train_tasks", train_tasks),
+    INT("model.vocab", model.vocab, 1, RL_MODEL_VOCAB_MAX),
+    INT("model.d_model", model.d_model, 1, RL_MODEL_DIM_MAX),
+    INT("model.n_layer", model.n_layer, 1, RL_MODEL_LAYERS_MAX),
+    INT("model.n_head", model.n_head, 1, RL_MODEL_HEADS_MAX),
+    INT("model.n_kv_head", model.n_kv_head, 1, RL_MODEL_HEADS_MAX),
+    INT("model.d_ff", model.d_ff, 1, RL_MODEL_DIM_MAX),
+    INT("model.max_seq", model.max_seq, 2, RL_MODEL_SEQ_MAX),
+    BOOL("model.qk_norm", model.qk_norm),
+    FLT("model.rope_theta", model.rope_theta, 1, 1e9),
+    FLT("model.norm_eps", model.norm_eps, 1e-12, 1e-1),
+    LNG("init_seed", init_seed, 0, 9007199254740991.0),
+    LNG("seed", seed, 0, 9007199254740991.0),
+    LNG("steps", steps, 1, RL_GRPO_STEPS_MAX),
+    INT("group_size", group_size, 2, RL_GRPO_GROUP_MAX),
+    INT("tasks_per_step", tasks_per_step, 1, RL_GRPO_TASKS_PER_STEP_MAX),
+    STR("episode.prompt", prompt),
+    BOOL("episode.think", think),
+    ENUM("episode.history", history_keep, HISTORY),
+    INT("episode.max_turns", max_turns, 1, RL_EP_HARD_TURNS),
+    INT("episode.max_context_tokens", max_context_tokens, 16, RL_MODEL_SEQ_MAX),
+    INT("episode.max_reply_tokens", max_reply_tokens, 1, RL_MODEL_SEQ_MAX),
+    INT("episode.max_wall_s", max_wall_s, 0, 86400),
+    LNG("episode.obs_budget", obs_budget, 64, RL_TOOL_READ_MAX),
+    DBL("temperature", temperature, 0.05, 2.0),
+    DBL("top_p", top_p, 0.01, 1.0),
+    BOOL("reward.shaped", shaping.on),
+    DBL("reward.pass", shaping.pass, -100, 100),
+    DBL("reward.fail", shaping.fail, -100, 100),
+    DBL("reward.tool_ok", shaping.tool_ok, -100, 100),
+    DBL("reward.well_formed", shaping.well_formed, -100, 100),
+    DBL("reward.identical", shaping.identical, -100, 100),
+    DBL("reward.over_turn", shaping.over_turn, -100, 100),
+    INT("reward.turn_limit", shaping.turn_limit, 0, RL_EP_HARD_TURNS),
+    ENUM("advantage.std", std_mode, STD),
+    DBL("advantage.eps", adv_eps, 0, 1),
+    DBL("advantage.clip", adv_clip, 0, 1000),
+    BOOL("dynamic_sampling.on", dynamic_sampling),
+    INT("dynamic_sampling.max_extra_groups", max_extra_groups, 0, RL_GRPO_TASKS_PER_STEP_MAX * RL_GRPO_RESAMPLE_FACTOR_MAX),
+    DBL("loss.eps_low", loss.eps_low, 0, 1),
+    DBL("loss.eps_high", loss.eps_high, 0, 10),
+    DBL("loss.dual_clip", loss.dual_clip, 0, 1000),
+    DBL("loss.kl_coef", loss.kl_coef, 0, 100),
+    ENUM("loss.aggregation", loss.agg, AGG),
+    LNG("loss.max_staleness", loss.max_staleness, 0, 1000),
+    INT("loss.updates_per_step", updates_per_step, 1, 64),
+    FLT("optim.lr", optim.lr, 0, 1),
+    FLT("optim.beta1", optim.beta1, 0, 0.999999),
+    FLT("optim.beta2", optim.beta2, 0, 0.999999),
+    FLT("optim.eps", optim.eps, 1e-12, 1),
+    FLT("optim.weight_decay", optim.weight_decay, 0, 10),
+    FLT("optim.grad_clip", optim.grad_clip, 0, 1e6),
+    LNG("optim.warmup_steps", optim.warmup_steps, 0, RL_GRPO_STEPS_MAX),
+    FLT("optim.min_lr_ratio", optim.min_lr_ratio, 0, 1),
+    BOOL("optim.decay_embed", decay_embed),
+    INT("train.micro_batch_tokens", micro_batch_tokens, 16, RL_GRPO_MICRO_TOKENS_MAX),
+    INT("train.threads", threads, 0, RL_MODEL_THREADS_MAX),
+    ENUM("rollout.mode", mode, MODE),
+    DBL("rollout.lambda", lambda, 0.01, 1),
+    INT("rollout.max_active", max_active, 0, RL_ROLLOUT_ACTIVE_MAX),
+    INT("rollout.tool_threads", tool_threads, 0, RL_ROLLOUT_THREADS_MAX),
+    LNG("rollout.compare_sync_steps", compare_sync_steps, 0, RL_GRPO_STEPS_MAX),
+    LNG("eval.every", eval_every, 0, RL_GRPO_STEPS_MAX),
+    STR("eval.tasks", eval_tasks),
+    INT("eval.seeds", eval_seeds, 1, RL_EXP_MAX_SEEDS),
+    DBL("eval.temperature", eval_temperature, 0, 2),
+    DBL("eval.rollback_drop", rollback_drop, 0, 1),
+    LNG("checkpoint.every", ckpt_every, 0, RL_GRPO_STEPS_MAX),
+    INT("checkpoint.keep", ckpt_keep, 1, RL_GRPO_KEEP_MAX),
+    INT("warnings.window", warn_window, 1, 1000),
+    DBL("warnings.kl_jump", warn_kl_jump, 1, 1e6),
+    DBL("warnings.length_collapse", warn_len_collapse, 0, 1),
+    INT("flywheel.probe_seeds", fw_probe_seeds, 1, RL_EXP_MAX_SEEDS),
+    INT("flywheel.worst_tasks", fw_worst_tasks, 1, RL_GRPO_TASKS_PER_STEP_MAX),
+    INT("flywheel.samples", fw_samples, 1, RL_EXP_MAX_SEEDS),
+    DBL("flywheel.temperature", fw_temperature, 0.05, 2),
+    INT("flywheel.sft_epochs", fw_sft_epochs, 0, 1000),
+    DBL("flywheel.sft_lr", fw_sft_lr, 0, 1),
+    LNG("flywheel.rl_steps", fw_rl_steps, 0, RL_GRPO_STEPS_MAX),
+    INT("flywheel.rounds", fw_rounds, 1, 1000),
+    STR("final.results", results),
+    STR("final.name", results_name),
+    BOOL("quiet", quiet),
+};
+#define NFIELDS (sizeof FIELDS / sizeof FIELDS[0])
+
+static const field *find_field(const char *name)
+{
+    for (size_t i = 0; i < NFIELDS; i++)
+        if (!strcmp(FIELDS[i].name, name))
+            return &FIELDS[i];
+    return NULL;
+}
+
+/* 1 if some field lives under the object `prefix` ("loss" for loss.*). */
+static int is_section(const char *prefix)
+{
+    size_t n = strlen(prefix);
+    for (size_t i = 0; i < NFIELDS; i++)
+        if (!strncmp(FIELDS[i].name, prefix, n) && FIELDS[i].name[n] == '.')
+            return 1;
+    return !strcmp(prefix, "final");
+}
+
+static int set_field(grpo_config *c, const field *f, const cJSON *v, const char *name, char *err)
+{
+    char *base = (char *)c + f->off;
+    switch (f->type) {
+    case F_STR:
+        if (!cJSON_IsString(v))
+            return rl_err(err, RL_EINVAL, "%s: %s: expected a string", name, f->name);
+        if (strlen(v->valuestring) >= f->size)
+            return rl_err(err, RL_EINVAL, "%s: %s: expected at most %zu bytes", name, f->name, f->size - 1);
+        memcpy(base, v->valuestring, strlen(v->valuestring) + 1);
+        return 0;
+    case F_BOOL:
+        if (!cJSON_IsBool(v))
+            return rl_err(err, RL_EINVAL, "%s: %s: expected true or false", name, f->name);
+        *(int *)base = cJSON_IsTrue(v);
+        return 0;
+    case F_ENUM: {
+        if (cJSON_IsString(v))
+            for (int i = 0; f->names[i]; i++)
+                if (!strcmp(v->valuestring, f->names[i])) {
+                    *(int *)base = i;
+                    return 0;
+                }
+        char list[256] = "";
+        for (int i = 0; f->names[i]; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%s\"", i ? ", " : "", f->names[i]);
+        return rl_err(err, RL_EINVAL, "%s: %s: expected one of %s", name, f->name, list);
+    }
+    default:
+        break;
+    }
+    int integer = f->type == F_INT || f->type == F_LONG;
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || (integer && v->valuedouble != floor(v->valuedouble)) ||
+        v->valuedouble < f->lo || v->valuedouble > f->hi)
+        return rl_err(err, RL_EINVAL, "%s: %s: expected %s in [%g, %g]", name, f->name,
+                      integer ? "an integer" : "a number", f->lo, f->hi);
+    double d = v->valuedouble;
+    if (f->type == F_INT)
+        *(int *)base = (int)d;
+    else if (f->type == F_LONG)
+        *(long *)base = (long)d;
+    else if (f->type == F_DBL)
+        *(double *)base = d;
+    else
+        *(float *)base = (float)d;
+    return 0;
+}
+
+static int parse_final_sets(grpo_config *c, const cJSON *a, const char *name, char *err)
+{
+    if (!cJSON_IsArray(a))
+        return rl_err(err, RL_EINVAL, "%s: final.sets: expected an array of {name, tasks, episodes}", name);
+    c->n_final = 0;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, a)
+    {
+        if (c->n_final >= GRPO_FINAL_SETS_MAX)
+            return rl_err(err, RL_ELIMIT, "%s: final.sets: at most %d sets", name, GRPO_FINAL_SETS_MAX);
+        grpo_final_set *fs = &c->final_sets[c->n_final];
+        memset(fs, 0, sizeof *fs);
+        int got = 0;
+        if (!cJSON_IsObject(s))
+            return rl_err(err, RL_EINVAL, "%s: final.sets[%d]: expected an object", name, c->n_final);
+        const cJSON *m;
+        cJSON_ArrayForEach(m, s)
+        {
+            if (!strcmp(m->string, "name") && cJSON_IsString(m) && m->valuestring[0] &&
+                strlen(m->valuestring) < sizeof fs->name) {
+                snprintf(fs->name, sizeof fs->name, "%s", m->valuestring);
+                got |= 1;
+            } else if (!strcmp(m->string, "tasks") && cJSON_IsString(m) && m->valuestring[0] &&
+                       strlen(m->valuestring) < sizeof fs->tasks) {
+                snprintf(fs->tasks, sizeof fs->tasks, "%s", m->valuestring);
+                got |= 2;
+            } else if (!strcmp(m->string, "episodes") && cJSON_IsNumber(m) && m->valuedouble >= 1 &&
+                       m->valuedouble <= RL_GRPO_EVAL_EPISODES_MAX && m->valuedouble == floor(m->valuedouble)) {
+                fs->episodes = (int)m->valuedouble;
+                got |= 4;
+            } else if (!strcmp(m->string, "split") && cJSON_IsString(m) &&
+                       task_split_from_name(m->valuestring) >= 0) {
+                snprintf(fs->split, sizeof fs->split, "%s", m->valuestring);
+            } else if (strcmp(m->string, "name") && strcmp(m->string, "tasks") && strcmp(m->string, "episodes") &&
+                       strcmp(m->string, "split")) {
+                return rl_err(err, RL_EINVAL,
+                              "%s: final.sets[%d].%s: unknown field (expected name, tasks, split, episodes)",
+                              name, c->n_final, m->string);
+            } else {
+                return rl_err(err, RL_EINVAL,
+                              "%s: final.sets[%d].%s: expected a non-empty string (name, tasks), \"train\" or "
+                              "\"heldout\" (split) or an integer in [1, %d] (episodes)",
+                              name, c->n_final, m->string, RL_GRPO_EVAL_EPISODES_MAX);
+            }
+        }
+        if (got != 7)
+            return rl_err(err, RL_EINVAL, "%s: final.sets[%d]: expected name, tasks and episodes", name, c->n_final);
+        c->n_final++;
+    }
+    return 0;
+}
+
+static int parse_object(grpo_config *c, const cJSON *o, const char *prefix, const char *name, char *err)
+{
+    const cJSON *m;
+    cJSON_ArrayForEach(m, o)
+    {
+        char full[160];
+        if (snprintf(full, sizeof full, "%s%s%s", prefix, prefix[0] ? "." : "", m->string) >= (int)sizeof full)
+            return rl_err(err, RL_EINVAL, "%s: field name too long", name);
+        const field *f = find_field(full);
+        int rc;
+        if (f) {
+            rc = set_field(c, f, m, name, err);
+        } else if (!strcmp(full, "final.sets")) {
+            rc = parse_final_sets(c, m, name, err);
+        } else if (is_section(full)) {
+            if (!cJSON_IsObject(m))
+                return rl_err(err, RL_EINVAL, "%s: %s: expected an object", name, full);
+            rc = parse_object(c, m, full, name, err);
+        } else {
+            return rl_err(err, RL_EINVAL, "%s: %s: unknown field", name, full);
+        }
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Checks that need several fields. */
+static int check_config(const grpo_config *c, const char *name, char *err)
+{
+    if (!c->out[0])
+        return rl_err(err, RL_EINVAL, "%s: out: expected a run directory", name);
+    if (!c->init[0]) {
+        char merr[RL_ERR_MAX];
+        if (model_config_check(&c->model, merr) < 0)
+            return rl_err(err, RL_EINVAL, "%s: model: %s", name, merr);
+    }
+    if (c->max_context_tokens + c->max_reply_tokens > RL_MODEL_SEQ_MAX)
+        return rl_err(err, RL_EINVAL, "%s: episode.max_context_tokens + max_reply_tokens: expected at most %d", name,
+                      RL_MODEL_SEQ_MAX);
+    if (c->loss.dual_clip != 0 && c->loss.dual_clip <= 1)
+        return rl_err(err, RL_EINVAL, "%s: loss.dual_clip: expected 0 (off) or a number > 1", name);
+    if ((long)c->tasks_per_step * c->group_size > RL_ROLLOUT_ACTIVE_MAX && c->max_active == 0)
+        return rl_err(err, RL_EINVAL, "%s: tasks_per_step x group_size is %ld: set rollout.max_active (at most %d)",
+                      name, (long)c->tasks_per_step * c->group_size, RL_ROLLOUT_ACTIVE_MAX);
+    if (c->eval_every > 0 && !c->eval_tasks[0])
+        return rl_err(err, RL_EINVAL, "%s: eval.tasks: expected a task selector", name);
+    return 0;
+}
+
+int grpo_config_parse(grpo_config *c, const char *json, const char *name, char *err)
+{
+    cJSON *o = cJSON_Parse(json);
+    if (!o)
+        return rl_err(err, RL_EPARSE, "%s: not valid JSON", name);
+    int rc = cJSON_IsObject(o) ? parse_object(c, o, "", name, err)
+                               : rl_err(err, RL_EINVAL, "%s: expected a JSON object", name);
+    cJSON_Delete(o);
+    if (rc == 0)
+        rc = check_config(c, name, err);
+    return rc;
+}
+
+int grpo_config_load(grpo_config *c, const char *path, char *err)
+{
+    char *text;
+    int rc = fs_read_file(&text, NULL, path, RL_GRPO_CONFIG_MAX, err);
+    if (rc < 0)
+        return rc;
+    rc = grpo_config_parse(c, text, path, err);
+    free(text);
+    return rc;
+}
+
+/* ---- writing --------------------------------------------------------------------- */
+
+static cJSON *section(cJSON *root, const char *name, const char **leaf)
+{
+    cJSON *o = root;
+    char part[64];
+    const char *p = name, *dot;
+    while ((dot = strchr(p, '.'))) {
+        size_t n = (size_t)(dot - p) < sizeof part - 1 ? (size_t)(dot - p) : sizeof part - 1;
+        memcpy(part, p, n);
+        part[n] = '\0';
+        cJSON *s = cJSON_GetObjectItemCaseSensitive(o, part);
+        if (!s)
+            s = cJSON_AddObjectToObject(o, part);
+        o = s;
+        p = dot + 1;
+    }
+    *leaf = p;
+    return o;
+}
+
+char *grpo_config_to_json(const grpo_config *c)
+{
+    cJSON *root = cJSON_CreateObject();
+    for (size_t i = 0; root && i < NFIELDS; i++) {
+        const field *f = &FIELDS[i];
+        const char *base = (const char *)c + f->off, *leaf;
+        cJSON *o = section(root, f->name, &leaf);
+        switch (f->type) {
+        case F_STR: cJSON_AddStringToObject(o, leaf, base); break;
+        case F_BOOL: cJSON_AddBoolToObject(o, leaf, *(const int *)base); break;
+        case F_ENUM: cJSON_AddStringToObject(o, leaf, f->names[*(const int *)base]); break;
+        case F_INT: cJSON_AddNumberToObject(o, leaf, *(const int *)base); break;
+        case F_LONG: cJSON_AddNumberToObject(o, leaf, (double)*(const long *)base); break;
+        case F_DBL: cJSON_AddNumberToObject(o, leaf, *(const double *)base); break;
+        case F_FLT: {
+            /* shortest text that reads back as the same float */
+            char s[32];
+            snprintf(s, sizeof s, "%.9g", (double)*(const float *)base);
+            cJSON_AddItemToObject(o, leaf, cJSON_CreateRaw(s));
+            break;
+        }
+        }
+    }
+    cJSON *fin = cJSON_GetObjectItemCaseSensitive(root, "final");
+    cJSON *sets = cJSON_AddArrayToObject(fin, "sets");
+    for (int i = 0; i < c->n_final; i++) {
+        cJSON *s = cJSON_CreateObject();
+        cJSON_AddStringToObject(s, "name", c->final_sets[i].name);
+        cJSON_AddStringToObject(s, "tasks", c->final_sets[i].tasks);
+        if (c->final_sets[i].split[0])
+            cJSON_AddStringToObject(s, "split", c->final_sets[i].split);
+        cJSON_AddNumberToObject(s, "episodes", c->final_sets[i].episodes);
+        cJSON_AddItemToArray(sets, s);
+    }
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    return s;
+}
+
+void grpo_config_carry_free(grpo_config *dst, const grpo_config *src)
+{
+    memcpy(dst->out, src->out, sizeof dst->out);
+    dst->quiet = src->quiet;
+    dst->warn_window = src->warn_window;
+    dst->warn_kl_jump = src->warn_kl_jump;
+    dst->warn_len_collapse = src->warn_len_collapse;
+    dst->fw_probe_seeds = src->fw_probe_seeds;
+    dst->fw_worst_tasks = src->fw_worst_tasks;
+    dst->fw_samples = src->fw_samples;
+    dst->fw_sft_epochs = src->fw_sft_epochs;
+    dst->fw_rounds = src->fw_rounds;
+    dst->fw_rl_steps = src->fw_rl_steps;
+    dst->fw_temperature = src->fw_temperature;
+    dst->fw_sft_lr = src->fw_sft_lr;
+    memcpy(dst->final_sets, src->final_sets, sizeof dst->final_sets);
+    dst->n_final = src->n_final;
+    memcpy(dst->results, src->results, sizeof dst->results);
+    memcpy(dst->results_name, src->results_name, sizeof dst->results_name);
+}

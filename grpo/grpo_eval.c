@@ -1,0 +1,346 @@
+/* grpo_eval.c - evaluation on held-out tasks, episode collection for the
+ * flywheel, and the behaviour profile written next to each checkpoint
+ * (turn counts, tool-call mix, why episodes ended, the commonest
+ * failures). */
+#include "grpo/grpo_int.h"
+
+#include "common/err.h"
+#include "common/fsutil.h"
+#include "common/limits.h"
+#include "grpo/live_policy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- evaluation --------------------------------------------------------------------- */
+
+typedef struct eval_acc {
+    size_t n, passed;
+    long calls, ok, turns, tokens;
+    const char *out;
+    int write_failed;
+} eval_acc;
+
+static void eval_done(void *user, size_t ti, int si, char *rec, double reward)
+{
+    eval_acc *a = user;
+    (void)ti;
+    (void)si;
+    a->n++;
+    if (rec) {
+        cJSON *j = cJSON_Parse(rec);
+        if (j) {
+            grpo_traj tr;
+            memset(&tr, 0, sizeof tr);
+            grpo_traj_parse(&tr, j);
+            a->passed += reward > 0.5;
+            a->calls += tr.calls;
+            a->ok += tr.calls_ok;
+            a->turns += tr.turns;
+            a->tokens += tr.policy_tokens;
+            cJSON_Delete(j);
+        }
+        if (a->out && fs_append_record(a->out, rec, strlen(rec), NULL) < 0)
+            a->write_failed = 1;
+    }
+    free(rec);
+}
+
+/* A live policy over m, or the trainer's own when m is its model. */
+static int policy_for(policy **own, policy **use, grpo_trainer *t, model *m, char *err)
+{
+    *own = NULL;
+    *use = t->pol;
+    if (!m || m == t->m)
+        return 0;
+    live_policy_opts lo;
+    live_policy_opts_default(&lo);
+    lo.temperature = (float)t->cfg.temperature;
+    lo.top_p = (float)t->cfg.top_p;
+    lo.max_tokens = t->cfg.max_reply_tokens;
+    lo.name = "grpo-eval";
+    int rc = live_policy_new(own, m, t->tok, &lo, err);
+    *use = *own;
+    return rc;
+}
+
+int grpo_evaluate_tasks(grpo_eval_result *res, grpo_trainer *t, model *m, const task *const *tasks, size_t n_tasks,
+                        int seeds, double temperature, const char *out_jsonl, char *err)
+{
+    memset(res, 0, sizeof *res);
+    policy *own, *pol;
+    int rc = policy_for(&own, &pol, t, m, err);
+    if (rc < 0)
+        return rc;
+    eval_acc a = {0};
+    a.out = out_jsonl;
+    rc = grpo_run_episodes(t, pol, tasks, n_tasks, seeds, 1, temperature, eval_done, &a, err);
+    pol_free(own);
+    if (rc < 0)
+        return rc;
+    if (a.write_failed)
+        return rl_err(err, RL_EIO, "%s: could not append the evaluation records", out_jsonl);
+    res->episodes = a.n;
+    res->passed = a.passed;
+    res->pass_rate = a.n ? (double)a.passed / (double)a.n : 0;
+    res->tool_success = a.calls ? (double)a.ok / (double)a.calls : 0;
+    res->mean_turns = a.n ? (double)a.turns / (double)a.n : 0;
+    res->mean_policy_tokens = a.n ? (double)a.tokens / (double)a.n : 0;
+    return 0;
+}
+
+int grpo_evaluate(grpo_eval_result *res, grpo_trainer *t, model *m, const char *selector, int seeds,
+                  double temperature, const char *out_jsonl, char *err)
+{
+    memset(res, 0, sizeof *res);
+    task_set sel;
+    int rc = task_select(&sel, &t->all, selector, err);
+    if (rc < 0)
+        return rc;
+    if (sel.n == 0) {
+        task_select_free(&sel);
+        return rl_err(err, RL_EINVAL, "evaluation tasks \"%s\": selects no task", selector);
+    }
+    rc = grpo_evaluate_tasks(res, t, m, (const task *const *)sel.v, sel.n, seeds, temperature, out_jsonl, err);
+    task_select_free(&sel);
+    return rc;
+}
+
+/* ---- collection ------------------------------------------------------------------------ */
+
+typedef struct collect_acc {
+    grpo_episodes *e;
+    const task *const *tasks;
+    size_t cap;
+    int oom;
+} collect_acc;
+
+static void collect_done(void *user, size_t ti, int si, char *rec, double reward)
+{
+    collect_acc *a = user;
+    (void)si;
+    grpo_episodes *e = a->e;
+    if (e->n == a->cap) {
+        size_t nc = a->cap ? a->cap * 2 : 64;
+        char **r = realloc(e->rec, nc * sizeof *r);
+        if (r)
+            e->rec = r;
+        double *w = realloc(e->reward, nc * sizeof *w);
+        if (w)
+            e->reward = w;
+        const char **tk = realloc(e->task, nc * sizeof *tk);
+        if (tk)
+            e->task = tk;
+        if (!r || !w || !tk) {
+            a->oom = 1;
+            free(rec);
+            return;
+        }
+        a->cap = nc;
+    }
+    e->rec[e->n] = rec;
+    e->reward[e->n] = rec ? reward : 0;
+    e->task[e->n] = a->tasks[ti]->instance_id;
+    e->n++;
+}
+
+void grpo_episodes_free(grpo_episodes *e)
+{
+    for (size_t i = 0; i < e->n; i++)
+        free(e->rec[i]);
+    free(e->rec);
+    free(e->reward);
+    free(e->task);
+    memset(e, 0, sizeof *e);
+}
+
+int grpo_collect(grpo_episodes *out, grpo_trainer *t, const char *selector, int seeds, uint64_t seed0,
+                 double temperature, char *err)
+{
+    memset(out, 0, sizeof *out);
+    task_set sel;
+    int rc = task_select(&sel, &t->all, selector, err);
+    if (rc < 0)
+        return rc;
+    collect_acc a = {out, (const task *const *)sel.v, 0, 0};
+    rc = grpo_run_episodes(t, t->pol, (const task *const *)sel.v, sel.n, seeds, seed0, temperature, collect_done, &a,
+                           err);
+    task_select_free(&sel);
+    if (rc == 0 && a.oom)
+        rc = rl_err(err, RL_ENOMEM, "grpo collect: out of memory");
+    if (rc < 0)
+        grpo_episodes_free(out);
+    return rc;
+}
+
+/* ---- behaviour profile ------------------------------------------------------------------ */
+
+typedef struct counter {
+    char **key;
+    long *n, *aux;
+    size_t len, cap;
+} counter;
+
+static void count(counter *c, const char *key, long aux)
+{
+    char k[160];
+    snprintf(k, sizeof k, "%s", key); /* keys are cut: a failure kind, not a log */
+    for (size_t i = 0; i < c->len; i++)
+        if (!strcmp(c->key[i], k)) {
+            c->n[i]++;
+            c->aux[i] += aux;
+            return;
+        }
+    if (c->len >= RL_GRPO_PROFILE_KEYS_MAX) {
+        if (strcmp(key, "other"))
+            count(c, "other", aux);
+        return;
+    }
+    if (c->len == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 32;
+        char **kk = realloc(c->key, nc * sizeof *kk);
+        if (kk)
+            c->key = kk;
+        long *nn = realloc(c->n, nc * sizeof *nn);
+        if (nn)
+            c->n = nn;
+        long *aa = realloc(c->aux, nc * sizeof *aa);
+        if (aa)
+            c->aux = aa;
+        if (!kk || !nn || !aa)
+            return;
+        c->cap = nc;
+    }
+    if (!(c->key[c->len] = strdup(k)))
+        return;
+    c->n[c->len] = 1;
+    c->aux[c->len] = aux;
+    c->len++;
+}
+
+static void counter_free(counter *c)
+{
+    for (size_t i = 0; i < c->len; i++)
+        free(c->key[i]);
+    free(c->key);
+    free(c->n);
+    free(c->aux);
+}
+
+/* The top entries as [{key_name: key, "count": n}, ...]. */
+static cJSON *top(const counter *c, size_t k, const char *key_name, const char *aux_name)
+{
+    cJSON *a = cJSON_CreateArray();
+    unsigned char *used = calloc(c->len ? c->len : 1, 1);
+    for (size_t r = 0; used && r < k && r < c->len; r++) {
+        size_t best = c->len;
+        for (size_t i = 0; i < c->len; i++)
+            if (!used[i] && (best == c->len || c->n[i] > c->n[best]))
+                best = i;
+        used[best] = 1;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, key_name, c->key[best]);
+        cJSON_AddNumberToObject(o, "count", (double)c->n[best]);
+        if (aux_name)
+            cJSON_AddNumberToObject(o, aux_name, (double)c->aux[best]);
+        cJSON_AddItemToArray(a, o);
+    }
+    free(used);
+    return a;
+}
+
+/* What went wrong in an episode that did not pass: the first failing
+ * FAIL_TO_PASS test, else how it ended. */
+static void failures_of(counter *fail, const cJSON *rec)
+{
+    const cJSON *turns = cJSON_GetObjectItemCaseSensitive(rec, "turns"), *turn;
+    cJSON_ArrayForEach(turn, turns)
+    {
+        const cJSON *fe = cJSON_GetObjectItemCaseSensitive(turn, "format_error");
+        if (cJSON_IsString(fe)) {
+            char k[160];
+            snprintf(k, sizeof k, "format error: %.100s", fe->valuestring);
+            count(fail, k, 0);
+        }
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(turn, "tool_calls"))
+        {
+            const cJSON *e = cJSON_GetObjectItemCaseSensitive(c, "error");
+            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(c, "name");
+            if (cJSON_IsString(e)) {
+                char k[160];
+                size_t line = strcspn(e->valuestring, "\n");
+                snprintf(k, sizeof k, "tool %s failed: %.*s", cJSON_IsString(nm) ? nm->valuestring : "?",
+                         (int)(line < 90 ? line : 90), e->valuestring);
+                count(fail, k, 0);
+            }
+        }
+    }
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(rec, "reward");
+    if (cJSON_IsNumber(r) && r->valuedouble > 0.5)
+        return;
+    const cJSON *tests = cJSON_GetObjectItemCaseSensitive(rec, "tests"), *tc;
+    cJSON_ArrayForEach(tc, tests)
+    {
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(tc, "status");
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(tc, "name");
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tc, "f2p")) && cJSON_IsString(st) &&
+            strcmp(st->valuestring, "pass") && cJSON_IsString(nm)) {
+            const cJSON *task = cJSON_GetObjectItemCaseSensitive(rec, "task");
+            char k[160];
+            snprintf(k, sizeof k, "test still fails: %.60s %.60s", cJSON_IsString(task) ? task->valuestring : "?",
+                     nm->valuestring);
+            count(fail, k, 0);
+            return;
+        }
+    }
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(rec, "end_reason");
+    char k[160];
+    snprintf(k, sizeof k, "failed, ended by %.60s", cJSON_IsString(why) ? why->valuestring : "?");
+    count(fail, k, 0);
+}
+
+cJSON *grpo_profile(char *const *recs, size_t n)
+{
+    counter turns = {0}, tools = {0}, ends = {0}, fail = {0};
+    size_t eps = 0, passed = 0;
+    for (size_t i = 0; i < n; i++) {
+        cJSON *rec = recs[i] ? cJSON_Parse(recs[i]) : NULL;
+        if (!rec)
+            continue;
+        eps++;
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(rec, "reward");
+        passed += cJSON_IsNumber(r) && r->valuedouble > 0.5;
+        const cJSON *tl = cJSON_GetObjectItemCaseSensitive(rec, "turns"), *turn;
+        char k[32];
+        snprintf(k, sizeof k, "%d", cJSON_GetArraySize(tl));
+        count(&turns, k, 0);
+        cJSON_ArrayForEach(turn, tl)
+        {
+            const cJSON *c;
+            cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(turn, "tool_calls"))
+            {
+                const cJSON *nm = cJSON_GetObjectItemCaseSensitive(c, "name");
+                count(&tools, cJSON_IsString(nm) ? nm->valuestring : "?",
+                      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "ok")));
+            }
+        }
+        const cJSON *why = cJSON_GetObjectItemCaseSensitive(rec, "end_reason");
+        count(&ends, cJSON_IsString(why) ? why->valuestring : "?", 0);
+        failures_of(&fail, rec);
+        cJSON_Delete(rec);
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "episodes", (double)eps);
+    cJSON_AddNumberToObject(o, "pass_rate", eps ? (double)passed / (double)eps : 0);
+    cJSON_AddItemToObject(o, "turn_counts", top(&turns, turns.len, "turns", NULL));
+    cJSON_AddItemToObject(o, "tool_calls", top(&tools, tools.len, "tool", "ok"));
+    cJSON_AddItemToObject(o, "end_reasons", top(&ends, ends.len, "end_reason", NULL));
+    cJSON_AddItemToObject(o, "top_failures", top(&fail, RL_GRPO_PROFILE_TOP, "failure", NULL));
+    counter_free(&turns);
+    counter_free(&tools);
+    counter_free(&ends);
+    counter_free(&fail);
+    return o;
+}

@@ -1,0 +1,126 @@
+/* grpo_int.h - the trainer's state, shared by grpo.c (steps, training),
+ * grpo_ckpt.c (checkpoints, resume), grpo_eval.c (evaluation, profiles,
+ * episode collection) and grpo_report.c. Not a public interface. */
+#ifndef RL_GRPO_INT_H
+#define RL_GRPO_INT_H
+
+#include "grpo/grpo.h"
+#include "harness/rollout.h"
+#include "policy/policy.h"
+#include "policy/tokenizer.h"
+#include "tasks/task.h"
+
+#include <cJSON.h>
+#include <pthread.h>
+
+/* One finished (or pending) trajectory of a group. */
+typedef struct grpo_traj {
+    char *rec;           /* record JSON (NULL: not done, or the episode never started) */
+    double reward;       /* what advantages are computed from */
+    int passed;          /* the tests passed (record reward > 0.5) */
+    int done, error;
+    int turns, calls, calls_ok, identical, format_errors;
+    long policy_tokens;
+} grpo_traj;
+
+/* G trajectories of one task under one config. */
+typedef struct grpo_group {
+    const task *task;
+    long gid;            /* global group number: seeds derive from it */
+    int n, n_done;
+    grpo_traj *tr;
+    double *adv;
+    stats_group st;
+    int dropped;         /* zero variance, replaced by dynamic sampling */
+    int replacement;     /* drawn to replace a zero-variance group */
+} grpo_group;
+
+/* What one step measured (one JSONL line). */
+typedef struct grpo_step_metrics {
+    long step;
+    const char *mode;
+    double lr, grad_norm;
+    size_t groups, zero_var, resampled, dropped, episodes, errors;
+    double reward_mean, pass_rate, tool_success, format_error_rate, policy_tokens_mean, turns_mean,
+        identical_share;
+    grpo_loss_stats loss;
+    size_t seqs, trained_tokens, forward_tokens, stale_dropped, skipped_long, skipped_records;
+    int updated;         /* 0: no gradient signal, optimizer skipped */
+    int passes;          /* update passes done (loss sums over them) */
+    double step_s, rollout_s, train_s, util;
+    long gen_tokens;
+    double gen_s;
+} grpo_step_metrics;
+
+/* The asynchronous rollout thread (grpo.c). */
+typedef struct grpo_async grpo_async;
+
+struct grpo_trainer {
+    grpo_config cfg;
+    grpo_hooks hooks;
+    char run_dir[GRPO_PATH_MAX];
+    char metrics_path[GRPO_PATH_MAX + 32];
+    task_set all, train;
+    tok_t *tok;
+    char tok_path[GRPO_PATH_MAX];
+    model *m, *ref;
+    adamw *opt;
+    policy *pol;          /* live policy over m */
+    rollout *ro;          /* synchronous rollout over pol */
+    grpo_async *as;
+    ep_config ep;
+    int max_active;
+    long step;            /* optimizer steps done; tokens sampled now carry version step + 1 */
+    uint64_t data_pos;    /* tasks drawn from the train split */
+    uint64_t groups_drawn;
+    uint64_t *perm;       /* train order of the current epoch */
+    uint64_t perm_epoch;
+    double best_eval;     /* < 0: none yet */
+    long best_step;
+    long last_ckpt;       /* step of the newest checkpoint, -1: none */
+    /* recent metrics, for warnings */
+    double *h_reward, *h_pass, *h_tool, *h_tokens, *h_kl;
+    size_t h_n, h_cap;
+    /* records of the last step (profile when no evaluation ran) */
+    char **last_recs;
+    size_t n_last;
+    /* mode comparison */
+    double cmp_wall[2], cmp_busy[2];  /* per mode: step seconds, util x seconds */
+    double cmp_eps[2];                /* episodes trained on */
+    long cmp_steps[2];
+    double t_open;
+};
+
+/* grpo.c */
+double grpo_now(void);
+uint64_t grpo_mix(uint64_t a, uint64_t b);
+/* Fills a trajectory's counters from its record. */
+void grpo_traj_parse(grpo_traj *tr, const cJSON *rec);
+/* Runs the episodes of tasks x seeds with policy pol; on_done gets each
+ * record (may be NULL) -- the engine behind evaluation and collection. */
+typedef void (*grpo_ep_fn)(void *user, size_t task_index, int seed_index, char *rec, double reward);
+int grpo_run_episodes(grpo_trainer *t, policy *pol, const task *const *tasks, size_t n_tasks, int seeds,
+                      uint64_t seed0, double temperature, grpo_ep_fn fn, void *user, char *err);
+/* Warnings from the metric history (h_*): appended to arr as strings and
+ * to line as "\n  warning: ..." lines. */
+struct buf;
+void grpo_warnings(const grpo_trainer *t, cJSON *arr, struct buf *line);
+/* The weights changed outside a step (rollback, SFT): the asynchronous
+ * sampler picks them up. */
+void grpo_weights_changed(grpo_trainer *t);
+/* Loads weights into m (same config) from a checkpoint file. */
+int grpo_load_weights(model *m, const char *path, char *err);
+
+/* grpo_ckpt.c */
+int grpo_ckpt_write(grpo_trainer *t, char *const *profile_recs, size_t n_profile, char *err);
+int grpo_ckpt_resolve(char *run_dir, size_t rn, char *ckpt_dir, size_t cn, const char *resume, char *err);
+int grpo_ckpt_read_state(grpo_trainer *t, const char *ckpt_dir, char *err);
+int grpo_rollback(grpo_trainer *t, const char *why, char *err);
+int grpo_config_same(const grpo_config *a, const grpo_config *b, char *what, size_t n);
+
+/* grpo_eval.c */
+int grpo_evaluate_tasks(grpo_eval_result *res, grpo_trainer *t, model *m, const task *const *tasks, size_t n_tasks,
+                        int seeds, double temperature, const char *out_jsonl, char *err);
+cJSON *grpo_profile(char *const *recs, size_t n);
+
+#endif

@@ -1,0 +1,381 @@
+/* grpo_report.c - the experiment's report: SFT vs RL on held-out sets,
+ * with Wilson intervals, and the training curves.
+ *
+ * The starting weights of a run (ckpt/step-00000000, never pruned) are the
+ * SFT policy; the trainer's current weights are the RL policy. Each final
+ * set is evaluated with both on the same tasks and seeds (at least
+ * `episodes` episodes: tasks x ceil(episodes / tasks) seeds), the records
+ * kept next to the report. Outputs in <results>/:
+ *   <name>.json        {"sets": [{"name", "n", "sft", "rl", intervals...}], ...}
+ *   <name>.md          a table and the figures
+ *   <name>-sets.svg    pass rate per set, SFT vs RL, 95% intervals
+ *   <name>-curves.svg  reward, train pass rate and held-out pass rate by step
+ *   <name>-dynamics.svg KL, clip fraction and entropy by step
+ */
+#include "grpo/grpo_int.h"
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/fsutil.h"
+#include "common/limits.h"
+#include "harness/svg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- curves from metrics.jsonl ------------------------------------------------------- */
+
+typedef struct curves {
+    double *step, *reward, *pass, *kl, *clip, *ent, *step_s, *tps;
+    size_t n;
+    double *estep, *epass;
+    size_t ne;
+    int has_cmp;           /* a "compare" event: sync vs async figures */
+    double cmp[2][3];      /* [sync, async] x [step_s, util, episodes_per_s] */
+    double lambda;
+} curves;
+
+static void curves_free(curves *c)
+{
+    double **v[] = {&c->step, &c->reward, &c->pass, &c->kl, &c->clip, &c->ent, &c->step_s, &c->tps, &c->estep, &c->epass};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        free(*v[i]);
+    memset(c, 0, sizeof *c);
+}
+
+static double jnum_(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* Reads the step lines (the last line of a step wins: a resumed run may
+ * have redone steps after its checkpoint) and the evaluations. */
+static int curves_read(curves *c, const char *run_dir, char *err)
+{
+    memset(c, 0, sizeof *c);
+    char path[GRPO_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/metrics.jsonl", run_dir);
+    char *text;
+    size_t len;
+    int rc = fs_read_file(&text, &len, path, RL_REPORT_FILE_MAX, err);
+    if (rc < 0)
+        return rc;
+    size_t lines = 1;
+    for (size_t i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    double **v[] = {&c->step, &c->reward, &c->pass, &c->kl, &c->clip, &c->ent, &c->step_s, &c->tps, &c->estep, &c->epass};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (!(*v[i] = calloc(lines, sizeof(double)))) {
+            free(text);
+            curves_free(c);
+            return rl_err(err, RL_ENOMEM, "report: out of memory");
+        }
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        cJSON *o = cJSON_Parse(line);
+        if (!o)
+            continue;
+        const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
+        double step = jnum_(o, "step");
+        if (cJSON_IsString(ev) && !strcmp(ev->valuestring, "compare")) {
+            const char *mode[2] = {"sync", "async"}, *key[3] = {"step_s", "util", "episodes_per_s"};
+            for (int m = 0; m < 2; m++)
+                for (int k = 0; k < 3; k++)
+                    c->cmp[m][k] = jnum_(cJSON_GetObjectItemCaseSensitive(o, mode[m]), key[k]);
+            c->lambda = jnum_(o, "lambda");
+            c->has_cmp = 1;
+        } else if (cJSON_IsString(ev) && !strcmp(ev->valuestring, "eval") && isfinite(step)) {
+            size_t k = 0;
+            while (k < c->ne && c->estep[k] != step)
+                k++;
+            c->estep[k] = step;
+            c->epass[k] = jnum_(o, "pass_rate");
+            c->ne += k == c->ne;
+        } else if (!ev && isfinite(step)) {
+            size_t k = 0;
+            while (k < c->n && c->step[k] != step)
+                k++;
+            if (k < c->n) { /* redone: keep the newer, drop what followed it */
+                c->n = k;
+            }
+            c->step[k] = step;
+            c->reward[k] = jnum_(o, "reward_mean");
+            c->pass[k] = jnum_(o, "pass_rate");
+            double kl = jnum_(o, "kl");
+            c->kl[k] = isfinite(kl) ? kl : 0;
+            c->clip[k] = jnum_(o, "clip_frac");
+            c->ent[k] = jnum_(o, "entropy");
+            c->step_s[k] = jnum_(o, "step_s");
+            c->tps[k] = jnum_(o, "train_tokens_per_s");
+            c->n = k + 1;
+        }
+        cJSON_Delete(o);
+    }
+    free(text);
+    return 0;
+}
+
+static int write_svg(const char *path, buf_t *b, int rc, char *err)
+{
+    if (rc < 0) {
+        buf_free(b);
+        return rl_err(err, rc, "%s: could not draw the chart", path);
+    }
+    rc = fs_write_atomic(path, buf_str(b), b->len, err);
+    buf_free(b);
+    return rc;
+}
+
+int grpo_write_curves(const char *run_dir, const char *svg_path, char *err)
+{
+    curves c;
+    int rc = curves_read(&c, run_dir, err);
+    if (rc < 0)
+        return rc;
+    svg_series s[3] = {{"reward (train)", c.step, c.reward, c.n},
+                       {"pass rate (train)", c.step, c.pass, c.n},
+                       {"pass rate (held-out eval)", c.estep, c.epass, c.ne}};
+    svg_axes ax = {"GRPO training: reward and pass rate by step", "optimizer step", "rate", 0, 1, 0, 0, 0};
+    buf_t b;
+    buf_init(&b, RL_REPORT_SVG_MAX);
+    rc = write_svg(svg_path, &b, c.n ? svg_lines(&b, &ax, s, c.ne ? 3 : 2) : 0, err);
+    if (rc == 0) {
+        char dyn[GRPO_PATH_MAX + 64];
+        snprintf(dyn, sizeof dyn, "%.*s-dynamics.svg",
+                 (int)(strlen(svg_path) > 11 && !strcmp(svg_path + strlen(svg_path) - 11, "-curves.svg")
+                           ? strlen(svg_path) - 11
+                           : strlen(svg_path) - 4),
+                 svg_path);
+        svg_series d[3] = {{"KL to reference (k3)", c.step, c.kl, c.n},
+                           {"clip fraction", c.step, c.clip, c.n},
+                           {"entropy (nats/token)", c.step, c.ent, c.n}};
+        svg_axes ad = {"GRPO training: KL, clipping and entropy by step", "optimizer step", "value", 0, 0, 0, 0, 0};
+        buf_init(&b, RL_REPORT_SVG_MAX);
+        rc = write_svg(dyn, &b, c.n ? svg_lines(&b, &ad, d, 3) : 0, err);
+    }
+    curves_free(&c);
+    return rc;
+}
+
+/* ---- final evaluation ---------------------------------------------------------------------- */
+
+typedef struct set_result {
+    const grpo_final_set *set;
+    size_t tasks, n;
+    grpo_eval_result sft, rl;
+} set_result;
+
+static int select_set(task_set *out, grpo_trainer *t, const grpo_final_set *fs, char *err)
+{
+    task_set sel;
+    int rc = task_select(&sel, &t->all, fs->tasks, err);
+    if (rc < 0)
+        return rc;
+    int split = fs->split[0] ? task_split_from_name(fs->split) : -1;
+    size_t k = 0;
+    for (size_t i = 0; i < sel.n; i++)
+        if (split < 0 || (int)sel.v[i]->split == split)
+            sel.v[k++] = sel.v[i];
+    sel.n = k;
+    if (k == 0) {
+        task_select_free(&sel);
+        return rl_err(err, RL_EINVAL, "final set %s: \"%s\"%s%s selects no task", fs->name, fs->tasks,
+                      fs->split[0] ? " in split " : "", fs->split);
+    }
+    *out = sel;
+    return 0;
+}
+
+static cJSON *interval(size_t k, size_t n)
+{
+    double lo, hi;
+    stats_wilson(&lo, &hi, k, n, 1.96);
+    cJSON *a = cJSON_CreateArray();
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(lo));
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(hi));
+    return a;
+}
+
+static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *err)
+{
+    const grpo_config *c = &t->cfg;
+    char base[GRPO_PATH_MAX + 160], path[GRPO_PATH_MAX + 200];
+    snprintf(base, sizeof base, "%s/%s", c->results, c->results_name);
+    curves cv;
+    int have_curves = curves_read(&cv, t->run_dir, NULL) == 0;
+    double step_s = 0, tps = 0, cmp[2][3] = {{0}}, lambda = 0;
+    size_t nstep = 0;
+    int has_cmp = have_curves && cv.has_cmp;
+    if (has_cmp) {
+        memcpy(cmp, cv.cmp, sizeof cmp);
+        lambda = cv.lambda;
+    }
+    for (size_t i = 0; have_curves && i < cv.n; i++)
+        if (isfinite(cv.step_s[i]) && isfinite(cv.tps[i])) {
+            step_s += cv.step_s[i];
+            tps += cv.tps[i];
+            nstep++;
+        }
+    /* JSON */
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "experiment", c->results_name);
+    cJSON_AddStringToObject(o, "run", t->run_dir);
+    cJSON_AddStringToObject(o, "sft_checkpoint", c->init[0] ? c->init : "(random init)");
+    cJSON_AddNumberToObject(o, "steps", (double)t->step);
+    cJSON_AddNumberToObject(o, "group_size", c->group_size);
+    cJSON_AddNumberToObject(o, "tasks_per_step", c->tasks_per_step);
+    cJSON_AddNumberToObject(o, "eval_temperature", c->eval_temperature);
+    cJSON *sets = cJSON_AddArrayToObject(o, "sets");
+    for (int i = 0; i < ns; i++) {
+        cJSON *s = cJSON_CreateObject();
+        cJSON_AddStringToObject(s, "name", sr[i].set->name);
+        cJSON_AddStringToObject(s, "tasks", sr[i].set->tasks);
+        cJSON_AddNumberToObject(s, "task_count", (double)sr[i].tasks);
+        cJSON_AddNumberToObject(s, "n", (double)sr[i].n);
+        cJSON_AddNumberToObject(s, "sft", sr[i].sft.pass_rate);
+        cJSON_AddNumberToObject(s, "rl", sr[i].rl.pass_rate);
+        cJSON_AddNumberToObject(s, "sft_passed", (double)sr[i].sft.passed);
+        cJSON_AddNumberToObject(s, "rl_passed", (double)sr[i].rl.passed);
+        cJSON_AddItemToObject(s, "sft_ci95", interval(sr[i].sft.passed, sr[i].sft.episodes));
+        cJSON_AddItemToObject(s, "rl_ci95", interval(sr[i].rl.passed, sr[i].rl.episodes));
+        cJSON_AddNumberToObject(s, "sft_tool_success", sr[i].sft.tool_success);
+        cJSON_AddNumberToObject(s, "rl_tool_success", sr[i].rl.tool_success);
+        cJSON_AddNumberToObject(s, "sft_mean_turns", sr[i].sft.mean_turns);
+        cJSON_AddNumberToObject(s, "rl_mean_turns", sr[i].rl.mean_turns);
+        cJSON_AddItemToArray(sets, s);
+    }
+    cJSON *tr = cJSON_AddObjectToObject(o, "training");
+    cJSON_AddNumberToObject(tr, "mean_step_s", nstep ? step_s / (double)nstep : 0);
+    cJSON_AddNumberToObject(tr, "steps_per_s", step_s > 0 ? (double)nstep / step_s : 0);
+    cJSON_AddNumberToObject(tr, "train_tokens_per_s", nstep ? tps / (double)nstep : 0);
+    if (has_cmp) {
+        cJSON *r = cJSON_AddObjectToObject(o, "rollout_modes");
+        cJSON_AddNumberToObject(r, "lambda", lambda);
+        const char *mode[2] = {"sync", "async"};
+        for (int m = 0; m < 2; m++) {
+            cJSON *x = cJSON_AddObjectToObject(r, mode[m]);
+            cJSON_AddNumberToObject(x, "step_s", cmp[m][0]);
+            cJSON_AddNumberToObject(x, "slot_utilization", cmp[m][1]);
+            cJSON_AddNumberToObject(x, "episodes_per_s", cmp[m][2]);
+        }
+    }
+    if (have_curves)
+        curves_free(&cv);
+    char *js = cJSON_Print(o);
+    cJSON_Delete(o);
+    int rc;
+    snprintf(path, sizeof path, "%s.json", base);
+    rc = js ? fs_write_atomic(path, js, strlen(js), err) : rl_err(err, RL_ENOMEM, "report: out of memory");
+    free(js);
+    if (rc < 0)
+        return rc;
+    /* SVG: SFT vs RL per set */
+    const char *labels[2 * GRPO_FINAL_SETS_MAX];
+    char names[2 * GRPO_FINAL_SETS_MAX][96];
+    double v[2 * GRPO_FINAL_SETS_MAX], lo[2 * GRPO_FINAL_SETS_MAX], hi[2 * GRPO_FINAL_SETS_MAX];
+    for (int i = 0; i < ns; i++)
+        for (int k = 0; k < 2; k++) {
+            const grpo_eval_result *r = k ? &sr[i].rl : &sr[i].sft;
+            int j = 2 * i + k;
+            snprintf(names[j], sizeof names[j], "%s %s", sr[i].set->name, k ? "RL" : "SFT");
+            labels[j] = names[j];
+            v[j] = r->pass_rate;
+            stats_wilson(&lo[j], &hi[j], r->passed, r->episodes, 1.96);
+        }
+    buf_t b;
+    buf_init(&b, RL_REPORT_SVG_MAX);
+    svg_axes ax = {"Held-out pass rate: SFT vs GRPO (95% Wilson intervals)", "set and policy", "pass rate", 0, 1, 0, 0, 0};
+    snprintf(path, sizeof path, "%s-sets.svg", base);
+    if ((rc = write_svg(path, &b, svg_bars(&b, &ax, labels, v, lo, hi, (size_t)(2 * ns)), err)) < 0)
+        return rc;
+    snprintf(path, sizeof path, "%s-curves.svg", base);
+    if ((rc = grpo_write_curves(t->run_dir, path, err)) < 0)
+        return rc;
+    /* markdown */
+    buf_t md;
+    buf_init(&md, RL_REPORT_MD_MAX);
+    buf_printf(&md, "# %s\n\nRun `%s`, %ld GRPO steps (G %d, %d tasks per step) from `%s`.\n\n", c->results_name,
+               t->run_dir, t->step, c->group_size, c->tasks_per_step, c->init[0] ? c->init : "(random init)");
+    buf_printf(&md, "| set | tasks | episodes | SFT pass rate (95%% CI) | RL pass rate (95%% CI) |\n|---|---|---|---|---|\n");
+    for (int i = 0; i < ns; i++) {
+        double l0, h0, l1, h1;
+        stats_wilson(&l0, &h0, sr[i].sft.passed, sr[i].sft.episodes, 1.96);
+        stats_wilson(&l1, &h1, sr[i].rl.passed, sr[i].rl.episodes, 1.96);
+        buf_printf(&md, "| %s | %zu | %zu | %.3f (%.3f-%.3f) | %.3f (%.3f-%.3f) |\n", sr[i].set->name, sr[i].tasks,
+                   sr[i].n, sr[i].sft.pass_rate, l0, h0, sr[i].rl.pass_rate, l1, h1);
+    }
+    buf_printf(&md, "\nSets (task selector, split): ");
+    for (int i = 0; i < ns; i++)
+        buf_printf(&md, "%s`%s` = `%s`%s%s", i ? "; " : "", sr[i].set->name, sr[i].set->tasks,
+                   sr[i].set->split[0] ? ", split " : "", sr[i].set->split);
+    buf_printf(&md, ". Each set is run with both policies on the same tasks and seeds, at temperature %.2f.\n",
+               c->eval_temperature);
+    if (nstep)
+        buf_printf(&md, "\nTraining: %.1f s per step (%.4f steps/s), %.0f tokens/s through forward + backward.\n",
+                   step_s / (double)nstep, (double)nstep / step_s, tps / (double)nstep);
+    if (has_cmp)
+        buf_printf(&md,
+                   "\nRollout modes, measured in the same run: synchronous %.1f s per step, generation-slot "
+                   "utilization %.2f, %.3f episodes/s; asynchronous (lambda %.2f) %.1f s per step, utilization %.2f, "
+                   "%.3f episodes/s.\n",
+                   cmp[0][0], cmp[0][1], cmp[0][2], lambda, cmp[1][0], cmp[1][1], cmp[1][2]);
+    buf_printf(&md, "\n![SFT vs RL](%s-sets.svg)\n\n![training curves](%s-curves.svg)\n\n"
+                    "![KL, clipping, entropy](%s-dynamics.svg)\n",
+               c->results_name, c->results_name, c->results_name);
+    snprintf(path, sizeof path, "%s.md", base);
+    rc = fs_write_atomic(path, buf_str(&md), md.len, err);
+    buf_free(&md);
+    return rc;
+}
+
+int grpo_final_report(grpo_trainer *t, char *err)
+{
+    const grpo_config *c = &t->cfg;
+    if (c->n_final == 0)
+        return rl_err(err, RL_EINVAL, "config: final.sets: no held-out set to report on");
+    int rc = fs_mkdirs(c->results, err);
+    if (rc < 0)
+        return rc;
+    char path[GRPO_PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/ckpt/step-00000000/model.safetensors", t->run_dir);
+    model_opts mo;
+    model_opts_default(&mo);
+    mo.n_threads = c->threads;
+    model *sft;
+    if ((rc = model_new(&sft, &t->m->cfg, &mo, err)) < 0)
+        return rc;
+    if ((rc = grpo_load_weights(sft, path, err)) < 0) {
+        model_free(sft);
+        return rc;
+    }
+    set_result sr[GRPO_FINAL_SETS_MAX];
+    memset(sr, 0, sizeof sr);
+    for (int i = 0; i < c->n_final && rc == 0; i++) {
+        const grpo_final_set *fs = &c->final_sets[i];
+        task_set sel;
+        if ((rc = select_set(&sel, t, fs, err)) < 0)
+            break;
+        int seeds = (int)((fs->episodes + sel.n - 1) / sel.n);
+        sr[i].set = fs;
+        sr[i].tasks = sel.n;
+        sr[i].n = sel.n * (size_t)seeds;
+        for (int k = 0; k < 2 && rc == 0; k++) {
+            char out[GRPO_PATH_MAX + 200];
+            snprintf(out, sizeof out, "%s/%s-%s-%s.jsonl", c->results, c->results_name, fs->name, k ? "rl" : "sft");
+            fs_remove_tree(out, NULL); /* a rerun replaces the records */
+            rc = grpo_evaluate_tasks(k ? &sr[i].rl : &sr[i].sft, t, k ? t->m : sft, (const task *const *)sel.v, sel.n,
+                                     seeds, c->eval_temperature, out, err);
+            if (rc == 0 && !c->quiet)
+                fprintf(stderr, "final %s %s: pass %.3f (%zu/%zu)\n", fs->name, k ? "RL" : "SFT",
+                        (k ? &sr[i].rl : &sr[i].sft)->pass_rate, (k ? &sr[i].rl : &sr[i].sft)->passed,
+                        (k ? &sr[i].rl : &sr[i].sft)->episodes);
+        }
+        task_select_free(&sel);
+    }
+    model_free(sft);
+    if (rc < 0)
+        return rc;
+    return write_outputs(t, sr, c->n_final, err);
+}

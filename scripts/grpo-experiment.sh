@@ -1,0 +1,33 @@
+#!/bin/sh
+# grpo-experiment.sh - the GRPO experiment of issue 7 in one command.
+#
+#   scripts/grpo-experiment.sh [CONFIG]     (default configs/grpo-experiment.json)
+#
+# Starts from the SFT checkpoint the config names (models/policy.safetensors),
+# trains GRPO on the train split, then evaluates the SFT and the RL policy on
+# the held-out bugs of the training repositories and on the held-out
+# repositories (at least 100 episodes each) and writes results/<name>.json,
+# results/<name>.md and the SVG figures. Running it again after a kill
+# resumes the run from its last checkpoint; after the last step it only
+# rewrites the report. Budget on a 2-core machine: see the config (steps,
+# tasks_per_step x group_size episodes per step).
+set -eu
+cd "$(dirname "$0")/.."
+CONFIG=${1:-configs/grpo-experiment.json}
+
+make -j2 >/dev/null
+
+init=$(sed -n 's/^ *"init": *"\([^"]*\)".*/\1/p' "$CONFIG" | head -n 1)
+out=$(sed -n 's/^ *"out": *"\([^"]*\)".*/\1/p' "$CONFIG" | head -n 1)
+if [ -n "$init" ] && [ ! -f "$init" ]; then
+    echo "grpo-experiment: $init is missing: train the SFT checkpoint first (bin/grpo sft ...)" >&2
+    exit 1
+fi
+bin/grpo train --config "$CONFIG" --check >/dev/null
+
+if [ -f "$out/ckpt/latest" ]; then
+    echo "grpo-experiment: resuming $out" >&2
+    bin/grpo train --config "$CONFIG" --resume "$out"
+else
+    bin/grpo train --config "$CONFIG"
+fi

@@ -1,0 +1,745 @@
+/* test_grpo.c - the GRPO trainer: advantages, record -> sequences, config
+ * validation, the live policy, and three real GRPO steps on a tiny model
+ * (d 32, 2 layers, a tokenizer trained here) on the leapyear task, whose
+ * episodes run through the harness and are scored by its tests. Checks:
+ * the loss is finite, masked tokens get exactly zero gradient, a step with
+ * only zero-variance groups changes no weight when KL and weight decay are
+ * 0, and a run stopped after 2 steps and resumed ends with the same
+ * weights, bit for bit, as an uninterrupted 3-step run.
+ *
+ * The tiny random model never fixes a bug, so these runs replace the
+ * reward by a hook (parity of the first reply's ids) to get groups with
+ * variance; the real 0/1 reward is still computed and recorded. */
+#include "grpo/grpo.h"
+#include "grpo/grpo_int.h"
+#include "grpo/live_policy.h"
+#include "grpo/loss.h"
+#include "grpo/sample.h"
+#include "harness/stats.h"
+#include "policy/model.h"
+#include "policy/tokenizer.h"
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/fsutil.h"
+
+#include <cJSON.h>
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- advantages ------------------------------------------------------------------ */
+
+START_TEST(test_advantage_examples)
+{
+    grpo_config c;
+    grpo_config_default(&c);
+    double adv[3];
+    double r0[3] = {0, 0, 0}, r1[3] = {0, 1, 1};
+    stats_group g = stats_advantages(adv, r0, 3, c.std_mode, c.adv_eps, c.adv_clip);
+    ck_assert(g.zero_variance);
+    for (int i = 0; i < 3; i++)
+        ck_assert(adv[i] == 0.0);
+    g = stats_advantages(adv, r1, 3, c.std_mode, c.adv_eps, c.adv_clip);
+    ck_assert(!g.zero_variance);
+    ck_assert_msg(fabs(adv[0] + 1.414) < 1e-3 && fabs(adv[1] - 0.707) < 1e-3 && fabs(adv[2] - 0.707) < 1e-3,
+                  "advantages %g %g %g", adv[0], adv[1], adv[2]);
+    /* the default clip is [-2, 2]: one success in eight gives 2.646 unclipped */
+    double r2[8] = {1, 0, 0, 0, 0, 0, 0, 0}, a2[8];
+    stats_advantages(a2, r2, 8, c.std_mode, c.adv_eps, c.adv_clip);
+    ck_assert(a2[0] == 2.0);
+}
+END_TEST
+
+/* ---- record -> sequences --------------------------------------------------------- */
+
+static const char *KEEP_REC =
+    "{\"turns\": ["
+    "{\"context_ids\": [1, 2, 3], \"ids\": [10, 11, 5], \"logprobs\": [-0.1, -0.2, -0.3], \"policy_version\": 3},"
+    "{\"context_ids\": {\"prefix_turn\": 0, \"append_ids\": [7, 8]}, \"ids\": [12, 5], \"logprobs\": [-0.4, -0.5],"
+    " \"policy_version\": 4}]}";
+
+START_TEST(test_sample_keep_one_sequence)
+{
+    char err[RL_ERR_MAX];
+    grpo_seqs S;
+    grpo_seqs_init(&S);
+    ck_assert_msg(grpo_seqs_add_json(&S, KEEP_REC, 7, 16, 0, err) == 0, "%s", err);
+    ck_assert_uint_eq(S.n, 1);
+    const grpo_seq *q = &S.v[0];
+    int want_tok[10] = {1, 2, 3, 10, 11, 5, 7, 8, 12, 5};
+    int want_tgt[10] = {-1, -1, 10, 11, 5, -1, -1, 12, 5, -1};
+    float want_lp[10] = {0, 0, -0.1f, -0.2f, -0.3f, 0, 0, -0.4f, -0.5f, 0};
+    long want_ver[10] = {0, 0, 3, 3, 3, 0, 0, 4, 4, 0};
+    ck_assert_int_eq(q->n, 10);
+    ck_assert_int_eq(q->n_policy, 5);
+    ck_assert_int_eq(q->traj, 7);
+    for (int t = 0; t < 10; t++) {
+        ck_assert_int_eq(q->tokens[t], want_tok[t]);
+        ck_assert_int_eq(q->targets[t], want_tgt[t]);
+        ck_assert(fabsf(q->behav[t] - want_lp[t]) < 1e-6f);
+        ck_assert_int_eq(q->version[t], want_ver[t]);
+    }
+    ck_assert_uint_eq(S.policy_tokens, 5);
+    /* too long for max_len: skipped and counted */
+    ck_assert_int_eq(grpo_seqs_add_json(&S, KEEP_REC, 8, 16, 9, err), 0);
+    ck_assert_uint_eq(S.n, 1);
+    ck_assert_uint_eq(S.skipped_long, 1);
+    grpo_seqs_free(&S);
+}
+END_TEST
+
+START_TEST(test_sample_drop_per_turn)
+{
+    char err[RL_ERR_MAX];
+    /* history dropped: turn 1's context does not extend turn 0's sequence */
+    const char *rec = "{\"turns\": ["
+                      "{\"context_ids\": [1, 2, 3], \"ids\": [10, 5], \"logprobs\": [-1, -2]},"
+                      "{\"context_ids\": [1, 2, 3, 9, 9], \"ids\": [11, 5], \"logprobs\": [-3, -4]}]}";
+    grpo_seqs S;
+    grpo_seqs_init(&S);
+    ck_assert_msg(grpo_seqs_add_json(&S, rec, 0, 16, 0, err) == 0, "%s", err);
+    ck_assert_uint_eq(S.n, 2);
+    ck_assert_int_eq(S.v[0].n, 5);
+    ck_assert_int_eq(S.v[1].n, 7);
+    ck_assert_int_eq(S.v[1].turn, 1);
+    /* in turn 1's sample only its own reply is trained: 9 9 are context */
+    int want[7] = {-1, -1, -1, -1, 11, 5, -1};
+    for (int t = 0; t < 7; t++)
+        ck_assert_int_eq(S.v[1].targets[t], want[t]);
+    ck_assert(S.v[1].behav[4] == -3.0f && S.v[1].version[4] == 0);
+    grpo_seqs_free(&S);
+    /* a context that happens to extend the sequence exactly joins it */
+    const char *ext = "{\"turns\": ["
+                      "{\"context_ids\": [1, 2, 3], \"ids\": [10, 5], \"logprobs\": [-1, -2]},"
+                      "{\"context_ids\": [1, 2, 3, 10, 5, 6], \"ids\": [11, 5], \"logprobs\": [-3, -4]}]}";
+    grpo_seqs_init(&S);
+    ck_assert_int_eq(grpo_seqs_add_json(&S, ext, 0, 16, 0, err), 0);
+    ck_assert_uint_eq(S.n, 1);
+    ck_assert_int_eq(S.v[0].n, 8);
+    ck_assert_int_eq(S.v[0].n_policy, 4);
+    grpo_seqs_free(&S);
+}
+END_TEST
+
+START_TEST(test_sample_bad_records)
+{
+    char err[RL_ERR_MAX];
+    struct {
+        const char *rec;
+        int rc;
+        const char *msg;
+    } cases[] = {
+        {"{\"turns\": 3}", RL_EPARSE, "turns"},
+        {"[1, 2]", RL_EPARSE, "turns"},
+        {"not json", RL_EPARSE, "JSON"},
+        {"{\"turns\": [{\"context_ids\": [1], \"ids\": [2, 3], \"logprobs\": [-1]}]}", RL_EPARSE, "logprobs"},
+        {"{\"turns\": [{\"context_ids\": [1], \"ids\": [2], \"logprobs\": [0.5]}]}", RL_EPARSE, "logprobs"},
+        {"{\"turns\": [{\"context_ids\": [1], \"ids\": [99], \"logprobs\": [-1]}]}", RL_EINVAL, "0..15"},
+        {"{\"turns\": [{\"context_ids\": [1, -2], \"ids\": [3], \"logprobs\": [-1]}]}", RL_EINVAL, "context_ids"},
+        {"{\"turns\": [{\"context_ids\": [1, 2.5], \"ids\": [3], \"logprobs\": [-1]}]}", RL_EINVAL, "context_ids"},
+        {"{\"turns\": [{\"context_ids\": {\"prefix_turn\": 0, \"append_ids\": []}, \"ids\": [3], "
+         "\"logprobs\": [-1]}]}",
+         RL_EPARSE, "prefix_turn"},
+        {"{\"turns\": [{\"context_ids\": [1], \"ids\": [3], \"logprobs\": [-1]},"
+         "{\"context_ids\": {\"prefix_turn\": 1, \"append_ids\": [4]}, \"ids\": [3], \"logprobs\": [-1]}]}",
+         RL_EPARSE, "prefix_turn"},
+        {"{\"turns\": [{\"context\": {\"text\": \"x\"}, \"generated\": \"y\"}]}", RL_EINVAL, "context_ids"},
+        {"{\"turns\": [{\"context_ids\": [1, 2]}]}", RL_EINVAL, "no turn has sampled ids"},
+        {"{\"turns\": [{\"context_ids\": [1], \"ids\": [3], \"logprobs\": [-1], \"policy_version\": -1}]}",
+         RL_EPARSE, "policy_version"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        grpo_seqs S;
+        grpo_seqs_init(&S);
+        err[0] = '\0';
+        int rc = grpo_seqs_add_json(&S, cases[i].rec, 0, 16, 0, err);
+        ck_assert_msg(rc == cases[i].rc && strstr(err, cases[i].msg), "case %zu: rc %d, err '%s'", i, rc, err);
+        grpo_seqs_free(&S);
+    }
+}
+END_TEST
+
+
+/* ---- warnings --------------------------------------------------------------------- */
+
+/* Runs the warning rules on a history of n steps; returns how many fired
+ * and whether one contains `what`. */
+static int warn_on(const double *reward, const double *pass, const double *tool, const double *tokens,
+                   const double *kl, size_t n, const char *what, int *found)
+{
+    grpo_trainer t;
+    memset(&t, 0, sizeof t);
+    grpo_config_default(&t.cfg);
+    t.cfg.warn_window = 3;
+    t.h_reward = (double *)reward;
+    t.h_pass = (double *)pass;
+    t.h_tool = (double *)tool;
+    t.h_tokens = (double *)tokens;
+    t.h_kl = (double *)kl;
+    t.h_n = n;
+    cJSON *arr = cJSON_CreateArray();
+    buf_t line;
+    buf_init(&line, 1 << 16);
+    grpo_warnings(&t, arr, &line);
+    int k = cJSON_GetArraySize(arr);
+    *found = what && strstr(buf_str(&line), what) != NULL;
+    buf_free(&line);
+    cJSON_Delete(arr);
+    return k;
+}
+
+START_TEST(test_warnings)
+{
+    double flat[6] = {0.3, 0.3, 0.3, 0.3, 0.3, 0.3}, up[6] = {0.1, 0.1, 0.1, 0.5, 0.5, 0.5};
+    double tok[6] = {200, 210, 190, 205, 200, 195}, kl[6] = {0.01, 0.01, 0.01, 0.01, 0.01, 0.012};
+    int found;
+    /* healthy: reward and pass rate rise together, nothing fires */
+    ck_assert_int_eq(warn_on(up, up, up, tok, kl, 6, NULL, &found), 0);
+    /* reward up, pass rate flat: reward hacking */
+    ck_assert_int_eq(warn_on(up, flat, up, tok, kl, 6, "the pass rate", &found), 1);
+    ck_assert(found);
+    /* reward up, tool success flat */
+    ck_assert_int_eq(warn_on(up, up, flat, tok, kl, 6, "tool success", &found), 1);
+    ck_assert(found);
+    /* responses collapse to a fraction of their length */
+    double shrink[6] = {200, 210, 190, 205, 200, 40};
+    ck_assert_int_eq(warn_on(up, up, up, shrink, kl, 6, "collapsed", &found), 1);
+    ck_assert(found);
+    /* KL jumps */
+    double jump[6] = {0.01, 0.01, 0.01, 0.01, 0.01, 0.2};
+    ck_assert_int_eq(warn_on(up, up, up, tok, jump, 6, "KL jumped", &found), 1);
+    ck_assert(found);
+    /* too little history: no verdict */
+    ck_assert_int_eq(warn_on(up, flat, flat, shrink, jump, 2, NULL, &found), 0);
+}
+END_TEST
+
+/* ---- config ------------------------------------------------------------------------- */
+
+START_TEST(test_config_strict)
+{
+    char err[RL_ERR_MAX];
+    struct {
+        const char *json;
+        const char *msg;
+    } bad[] = {
+        {"{\"bogus\": 1}", "bogus: unknown field"},
+        {"{\"loss\": {\"eps_lo\": 0.2}}", "loss.eps_lo: unknown field"},
+        {"{\"loss\": 3}", "loss: expected an object"},
+        {"{\"group_size\": \"8\"}", "group_size: expected an integer"},
+        {"{\"group_size\": 1}", "group_size: expected an integer in [2, 256]"},
+        {"{\"group_size\": 8.5}", "group_size"},
+        {"{\"temperature\": -1}", "temperature"},
+        {"{\"loss\": {\"aggregation\": \"mean\"}}", "expected one of \"token_mean\", \"seq_mean\""},
+        {"{\"advantage\": {\"std\": \"sample\"}}", "advantage.std"},
+        {"{\"episode\": {\"think\": 1}}", "episode.think: expected true or false"},
+        {"{\"rollout\": {\"mode\": \"parallel\"}}", "rollout.mode"},
+        {"{\"final\": {\"sets\": [{\"name\": \"a\", \"tasks\": \"split:heldout\"}]}}", "name, tasks and episodes"},
+        {"{\"final\": {\"sets\": [{\"name\": \"a\", \"tasks\": \"x\", \"episodes\": 5, \"colour\": 1}]}}",
+         "unknown field"},
+        {"{\"final\": {\"sets\": [{\"name\": \"a\", \"tasks\": \"x\", \"episodes\": 5, \"split\": \"test\"}]}}",
+         "split"},
+        {"{\"episode\": {\"max_context_tokens\": 65000, \"max_reply_tokens\": 1000}}", "max_context_tokens"},
+        {"{\"loss\": {\"dual_clip\": 0.5}}", "dual_clip"},
+        {"{\"init\": \"\", \"model\": {\"n_head\": 3}}", "model"},
+        {"[1]", "expected a JSON object"},
+        {"{", "not valid JSON"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        grpo_config c;
+        grpo_config_default(&c);
+        err[0] = '\0';
+        int rc = grpo_config_parse(&c, bad[i].json, "cfg.json", err);
+        ck_assert_msg(rc < 0 && strstr(err, bad[i].msg) && !strncmp(err, "cfg.json: ", 10), "case %zu: rc %d, '%s'",
+                      i, rc, err);
+    }
+    /* a full config parses, and prints back to itself */
+    grpo_config c, d;
+    grpo_config_default(&c);
+    const char *good = "{\"steps\": 7, \"group_size\": 4, \"temperature\": 0.9, \"loss\": {\"kl_coef\": 0,"
+                       " \"aggregation\": \"seq_mean\"}, \"optim\": {\"lr\": 3e-6}, \"episode\": {\"history\": \"drop\"},"
+                       " \"advantage\": {\"std\": \"none\"}, \"rollout\": {\"mode\": \"async\", \"lambda\": 0.6},"
+                       " \"final\": {\"sets\": [{\"name\": \"h\", \"tasks\": \"split:heldout\", \"split\": \"heldout\","
+                       " \"episodes\": 100}]}}";
+    ck_assert_msg(grpo_config_parse(&c, good, "good.json", err) == 0, "%s", err);
+    ck_assert_int_eq(c.steps, 7);
+    ck_assert_int_eq(c.group_size, 4);
+    ck_assert(c.loss.kl_coef == 0 && c.loss.agg == GRPO_AGG_SEQ_MEAN && c.std_mode == STATS_STD_NONE);
+    ck_assert(c.optim.lr == 3e-6f && !c.history_keep && c.mode == GRPO_ASYNC);
+    ck_assert_int_eq(c.n_final, 1);
+    ck_assert_int_eq(c.final_sets[0].episodes, 100);
+    char *json = grpo_config_to_json(&c);
+    grpo_config_default(&d);
+    ck_assert_msg(grpo_config_parse(&d, json, "printed", err) == 0, "%s", err);
+    char what[128];
+    ck_assert(grpo_config_same(&c, &d, what, sizeof what));
+    d.loss.eps_high = 0.3;
+    ck_assert(!grpo_config_same(&c, &d, what, sizeof what));
+    ck_assert_str_eq(what, "loss.eps_high");
+    free(json);
+    /* the defaults of issue 7 */
+    grpo_config_default(&c);
+    ck_assert_int_eq(c.group_size, 8);
+    ck_assert(c.temperature == 0.7 && c.loss.kl_coef == 0.05 && c.loss.eps_low == 0.2 && c.loss.eps_high == 0.28);
+    ck_assert(c.adv_clip == 2.0 && c.std_mode == STATS_STD_POPULATION && c.optim.lr >= 1e-6f && c.optim.lr <= 5e-6f);
+}
+END_TEST
+
+/* ---- a tiny model and tokenizer ----------------------------------------------------- */
+
+static char g_tmp[64];
+
+static void make_tmp(void)
+{
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/rl-grpo-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(g_tmp));
+    chmod(g_tmp, 0755); /* the sandbox's uid must reach the work trees */
+}
+
+/* A small BPE tokenizer trained on the system prompt, saved in g_tmp. */
+static tok_t *tiny_tokenizer(char *path, size_t n)
+{
+    char err[RL_ERR_MAX], *text;
+    size_t len;
+    ck_assert_msg(fs_read_file(&text, &len, "prompts/v2.md", 1 << 20, err) == 0, "%s", err);
+    tok_train_opts o = tok_train_opts_default();
+    o.vocab_size = 420;
+    tok_t *tok;
+    ck_assert_msg(tok_train(&tok, text, len, &o, err) == 0, "%s", err);
+    free(text);
+    snprintf(path, n, "%s/tok.json", g_tmp);
+    ck_assert_msg(tok_save(tok, path, err) == 0, "%s", err);
+    return tok;
+}
+
+static void tiny_model_config(model_config *c, int vocab)
+{
+    model_config_default(c);
+    c->vocab = vocab;
+    c->d_model = 32;
+    c->n_layer = 2;
+    c->n_head = 2;
+    c->n_kv_head = 1;
+    c->d_ff = 64;
+    c->max_seq = 4096;
+    c->rope_theta = 10000.0f;
+}
+
+/* ---- live policy -------------------------------------------------------------------- */
+
+/* A few steps of cross-entropy teaching the model to end a reply after
+ * two tokens: so sampling meets both ways of finishing. */
+static void teach_stop(model *m, int stop)
+{
+    char err[RL_ERR_MAX];
+    enum { T = 12 };
+    int tok[T], tgt[T];
+    float lp[T], coef[T];
+    opt_config oc;
+    opt_config_default(&oc);
+    oc.lr = 3e-2f;
+    oc.warmup_steps = 0;
+    oc.total_steps = 0;
+    oc.weight_decay = 0;
+    opt_span sp = {0, m->n_params, 0};
+    adamw *opt;
+    ck_assert_int_eq(opt_new(&opt, &oc, m->n_params, &sp, 1, err), 0);
+    for (int step = 0; step < 60; step++) {
+        for (int t = 0; t < T; t++) {
+            tok[t] = 40 + (t * 7 + step) % 50;
+            tgt[t] = t % 3 == 2 ? stop : -1;
+        }
+        for (int t = 0; t < T; t++)
+            coef[t] = tgt[t] >= 0 ? -1.0f / 4 : 0.0f;
+        ck_assert_int_eq(model_forward(m, tok, tgt, 1, T, 1.0f, lp, NULL, err), 0);
+        ck_assert_int_eq(model_zero_grad(m, err), 0);
+        ck_assert_int_eq(model_backward(m, coef, err), 0);
+        ck_assert_int_eq(opt_step(opt, m->params, m->grads, NULL, NULL, err), 0);
+    }
+    opt_free(opt);
+}
+
+START_TEST(test_live_policy)
+{
+    char err[RL_ERR_MAX], path[128];
+    make_tmp();
+    tok_t *tok = tiny_tokenizer(path, sizeof path);
+    int stop = tok_special_id(tok, "<|im_end|>");
+    model_config cfg;
+    tiny_model_config(&cfg, tok_vocab_size(tok));
+    cfg.max_seq = 64;
+    model *m;
+    ck_assert_int_eq(model_new(&m, &cfg, NULL, err), 0);
+    model_random_init(m, 9);
+    teach_stop(m, stop);
+    live_policy_opts lo;
+    live_policy_opts_default(&lo);
+    lo.temperature = 1.0f;
+    policy *p;
+    ck_assert_int_eq(live_policy_new(&p, m, tok, &lo, err), 0);
+    ck_assert_ptr_eq(p->tok, tok);
+    int32_t ctx[3][60];
+    pol_request req[4];
+    memset(req, 0, sizeof req);
+    for (int i = 0; i < 3; i++) {
+        for (int t = 0; t < 60; t++)
+            ctx[i][t] = 40 + (t * 5 + i) % 50;
+        req[i].context_ids = ctx[i];
+        req[i].n_context_ids = (size_t)(10 + 5 * i);
+        req[i].max_tokens = 6;
+        req[i].seed = (uint64_t)i + 1;
+    }
+    req[2].n_context_ids = 60; /* room for 4 tokens only (max_seq 64) */
+    req[3].context = "abc";    /* no ids: the text is encoded */
+    req[3].context_len = 3;
+    req[3].max_tokens = 6;
+    pol_response r[4], r2[4];
+    int stops = 0;
+    for (int round = 0; round < 8; round++) {
+        for (int i = 0; i < 4; i++)
+            req[i].seed += 17;
+        ck_assert_msg(pol_generate(p, r, req, 4, err) == 0, "%s", err);
+        for (int i = 0; i < 4; i++) {
+            size_t cap = i == 2 ? 4 : 6;
+            ck_assert(r[i].n_ids >= 1 && r[i].n_ids <= cap);
+            int stopped = r[i].finish == POL_FINISH_STOP;
+            stops += stopped;
+            if (stopped)
+                ck_assert_int_eq(r[i].ids[r[i].n_ids - 1], stop);
+            else
+                ck_assert_uint_eq(r[i].n_ids, cap);
+            for (size_t k = 0; k + 1 < r[i].n_ids; k++)
+                ck_assert_int_ne(r[i].ids[k], stop);
+            char *text;
+            size_t len;
+            ck_assert_int_eq(tok_decode(&text, &len, tok, r[i].ids, r[i].n_ids - (size_t)stopped, err), 0);
+            ck_assert_uint_eq(len, r[i].text_len);
+            ck_assert(!memcmp(text, r[i].text, len));
+            free(text);
+            /* the logprobs are those of the model at the sampling temperature */
+            if (i < 3) {
+                int seq[70], L = 0;
+                for (size_t t = 0; t < req[i].n_context_ids; t++)
+                    seq[L++] = req[i].context_ids[t];
+                for (size_t t = 0; t < r[i].n_ids; t++)
+                    seq[L++] = r[i].ids[t];
+                float lp[70];
+                float *lps[1] = {lp};
+                const int *seqs[1] = {seq};
+                ck_assert_int_eq(model_score(m, lps, seqs, &L, 1, 1.0f, err), 0);
+                for (size_t t = 0; t < r[i].n_ids; t++)
+                    ck_assert_msg(fabsf(lp[req[i].n_context_ids - 1 + t] - r[i].logprobs[t]) < 1e-4f,
+                                  "logprob %g vs %g", (double)lp[req[i].n_context_ids - 1 + t],
+                                  (double)r[i].logprobs[t]);
+            }
+        }
+        /* the same requests on the same weights: the same replies */
+        ck_assert_int_eq(pol_generate(p, r2, req, 4, err), 0);
+        for (int i = 0; i < 4; i++) {
+            ck_assert_uint_eq(r[i].n_ids, r2[i].n_ids);
+            ck_assert(!memcmp(r[i].ids, r2[i].ids, r[i].n_ids * sizeof(int32_t)));
+            pol_response_free(&r[i]);
+            pol_response_free(&r2[i]);
+        }
+    }
+    ck_assert_msg(stops > 0, "no reply ended with <|im_end|>");
+    /* a context that leaves no room: an empty truncated reply, not an error */
+    int32_t longctx[64];
+    for (int t = 0; t < 64; t++)
+        longctx[t] = 41;
+    pol_request q = {.context_ids = longctx, .n_context_ids = 64, .max_tokens = 5, .seed = 1};
+    ck_assert_int_eq(pol_generate(p, r, &q, 1, err), 0);
+    ck_assert_uint_eq(r[0].n_ids, 0);
+    ck_assert_int_eq(r[0].finish, POL_FINISH_LENGTH);
+    ck_assert_str_eq(r[0].text, "");
+    pol_response_free(&r[0]);
+    /* ids outside the model's vocabulary are an error */
+    longctx[3] = 100000;
+    q.n_context_ids = 10;
+    ck_assert_int_eq(pol_generate(p, r, &q, 1, err), RL_EINVAL);
+    pol_free(p);
+    model_free(m);
+    tok_free(tok);
+    fs_remove_tree(g_tmp, err);
+}
+END_TEST
+
+/* ---- GRPO runs -------------------------------------------------------------------------- */
+
+typedef struct hook_ctx {
+    int constant; /* 1: every episode gets reward 1 (zero-variance groups) */
+    int calls;
+} hook_ctx;
+
+/* Parity of the first reply's ids: a reward a random model earns half the
+ * time, so groups have variance and the update has a signal. */
+static double parity_reward(void *user, const cJSON *rec, double reward)
+{
+    hook_ctx *h = user;
+    (void)reward;
+    h->calls++;
+    if (h->constant)
+        return 1.0;
+    const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rec, "turns"), 0);
+    const cJSON *ids = cJSON_GetObjectItemCaseSensitive(t0, "ids"), *x;
+    long s = 0;
+    cJSON_ArrayForEach(x, ids) s += (long)x->valuedouble;
+    return (double)(s % 2);
+}
+
+static void run_config(grpo_config *c, const char *tok_path, int vocab, const char *out)
+{
+    grpo_config_default(c);
+    snprintf(c->tokenizer, sizeof c->tokenizer, "%s", tok_path);
+    snprintf(c->out, sizeof c->out, "%s", out);
+    snprintf(c->ws_root, sizeof c->ws_root, "%s/ws", g_tmp);
+    snprintf(c->train_tasks, sizeof c->train_tasks, "leapyear");
+    tiny_model_config(&c->model, vocab);
+    c->steps = 3;
+    c->tasks_per_step = 1;
+    c->group_size = 4;
+    c->max_turns = 1;
+    c->max_reply_tokens = 8;
+    c->max_context_tokens = 4000;
+    c->think = 0;
+    c->eval_every = 0;
+    c->ckpt_every = 1;
+    c->optim.lr = 1e-2f;
+    c->optim.warmup_steps = 1;
+    /* one model thread: the model's backward sums RMSNorm gain gradients
+     * per worker thread in the order tasks were taken, so with several
+     * threads two identical passes can differ in the last bits */
+    c->threads = 1;
+    c->quiet = 1;
+}
+
+/* Step lines of a run's metrics.jsonl. */
+static int step_lines(cJSON **out, int max, const char *run)
+{
+    char path[256], *text, err[RL_ERR_MAX];
+    snprintf(path, sizeof path, "%s/metrics.jsonl", run);
+    ck_assert_msg(fs_read_file(&text, NULL, path, 1 << 24, err) == 0, "%s", err);
+    int n = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        cJSON *o = cJSON_Parse(line);
+        ck_assert_ptr_nonnull(o);
+        if (!cJSON_GetObjectItem(o, "event") && n < max)
+            out[n++] = o;
+        else
+            cJSON_Delete(o);
+    }
+    free(text);
+    return n;
+}
+
+/* The trainer's masking on a real record: every position that is not a
+ * policy-written target (prompt, tool output, padding) gets a coefficient
+ * of exactly 0, and changing what those positions predict leaves the
+ * parameter gradient bit for bit the same. */
+static void check_masked_zero_grad(grpo_trainer *t)
+{
+    char err[RL_ERR_MAX];
+    ck_assert_uint_gt(t->n_last, 0);
+    grpo_seqs S;
+    grpo_seqs_init(&S);
+    ck_assert_msg(grpo_seqs_add_json(&S, t->last_recs[0], 0, t->m->cfg.vocab, t->m->cfg.max_seq, err) == 0, "%s",
+                  err);
+    ck_assert_uint_ge(S.n, 1);
+    const grpo_seq *q = &S.v[0];
+    int n = q->n;
+    int *tok = malloc(n * sizeof *tok), *tgt = malloc(n * sizeof *tgt);
+    float *lp = malloc(n * sizeof *lp), *adv = malloc(n * sizeof *adv), *w = malloc(n * sizeof *w);
+    float *coef = malloc(n * sizeof *coef), *g1 = malloc(t->m->n_params * sizeof *g1);
+    grpo_loss_opts o;
+    grpo_loss_opts_default(&o);
+    o.kl_coef = 0;
+    /* the masked positions predict something too (the output head runs on
+     * every row): their coefficient must still be 0 */
+    for (int p = 0; p < n; p++) {
+        tok[p] = q->tokens[p];
+        tgt[p] = q->targets[p] >= 0 ? q->targets[p] : (p * 7) % t->m->cfg.vocab;
+        adv[p] = 1.0f;
+        w[p] = q->targets[p] >= 0 ? 1.0f / (float)q->n_policy : 0.0f;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        ck_assert_int_eq(model_forward(t->m, tok, tgt, 1, n, (float)t->cfg.temperature, lp, NULL, err), 0);
+        double L = grpo_loss_tokens(coef, NULL, &o, lp, q->behav, NULL, NULL, adv, w, (size_t)n);
+        ck_assert(isfinite(L));
+        int trained = 0;
+        for (int p = 0; p < n; p++) {
+            if (q->targets[p] < 0)
+                ck_assert(coef[p] == 0.0f);
+            else
+                trained += coef[p] != 0.0f;
+        }
+        ck_assert_int_eq(trained, q->n_policy);
+        ck_assert_int_eq(model_zero_grad(t->m, err), 0);
+        ck_assert_int_eq(model_backward(t->m, coef, err), 0);
+        if (pass == 0) {
+            memcpy(g1, t->m->grads, t->m->n_params * sizeof *g1);
+            /* they predict other tokens now: the gradient is bit for bit the same */
+            for (int p = 0; p < n; p++)
+                if (q->targets[p] < 0)
+                    tgt[p] = (p * 31 + 5) % t->m->cfg.vocab;
+        } else {
+            ck_assert(!memcmp(g1, t->m->grads, t->m->n_params * sizeof *g1));
+        }
+    }
+    free(tok), free(tgt), free(lp), free(adv), free(w), free(coef), free(g1);
+    grpo_seqs_free(&S);
+}
+
+START_TEST(test_grpo_three_steps_and_resume)
+{
+    char err[RL_ERR_MAX], tok_path[128], run_a[128], run_b[128];
+    make_tmp();
+    tok_t *tok = tiny_tokenizer(tok_path, sizeof tok_path);
+    int vocab = tok_vocab_size(tok);
+    tok_free(tok);
+    snprintf(run_a, sizeof run_a, "%s/a", g_tmp);
+    snprintf(run_b, sizeof run_b, "%s/b", g_tmp);
+    grpo_config c;
+    run_config(&c, tok_path, vocab, run_a);
+    hook_ctx h = {0, 0};
+    grpo_hooks hooks = {parity_reward, &h};
+
+    /* A: three steps without a stop */
+    grpo_trainer *t;
+    ck_assert_msg(grpo_open(&t, &c, NULL, &hooks, err) == 0, "%s", err);
+    float *w0 = malloc(t->m->n_params * sizeof *w0);
+    memcpy(w0, t->m->params, t->m->n_params * sizeof *w0);
+    ck_assert_msg(grpo_train(t, 0, err) == 0, "%s", err);
+    ck_assert_int_eq(grpo_step_count(t), 3);
+    ck_assert_int_eq(h.calls, 12);
+    size_t np = t->m->n_params;
+    float *wa = malloc(np * sizeof *wa);
+    memcpy(wa, t->m->params, np * sizeof *wa);
+    ck_assert(memcmp(w0, wa, np * sizeof *wa) != 0); /* it learned something */
+    check_masked_zero_grad(t);
+    grpo_close(t);
+    cJSON *lines[8];
+    int n = step_lines(lines, 8, run_a), updated = 0;
+    ck_assert_int_eq(n, 3);
+    for (int i = 0; i < n; i++) {
+        const cJSON *loss = cJSON_GetObjectItem(lines[i], "loss");
+        ck_assert(cJSON_IsNumber(loss) && isfinite(loss->valuedouble));
+        ck_assert(cJSON_GetObjectItem(lines[i], "trained_tokens")->valuedouble > 0);
+        ck_assert_int_eq((int)cJSON_GetObjectItem(lines[i], "episodes")->valuedouble, 4);
+        /* tokens are trained on the weights that sampled them: ratio 1 */
+        ck_assert(fabs(cJSON_GetObjectItem(lines[i], "ratio_mean")->valuedouble - 1.0) < 1e-3);
+        ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(lines[i], "kl")));
+        updated += cJSON_IsTrue(cJSON_GetObjectItem(lines[i], "updated"));
+        cJSON_Delete(lines[i]);
+    }
+    ck_assert_int_ge(updated, 1);
+    char path[256];
+    snprintf(path, sizeof path, "%s/ckpt/step-00000003/profile.json", run_a);
+    ck_assert(access(path, F_OK) == 0);
+
+    /* B: stopped after 2 steps (as a kill after the checkpoint would), then
+     * resumed to 3: the same weights, bit for bit */
+    run_config(&c, tok_path, vocab, run_b);
+    h.calls = 0;
+    ck_assert_int_eq(grpo_open(&t, &c, NULL, &hooks, err), 0);
+    ck_assert_msg(grpo_train(t, 2, err) == 0, "%s", err);
+    grpo_close(t);
+    char *latest;
+    snprintf(path, sizeof path, "%s/ckpt/latest", run_b);
+    ck_assert_int_eq(fs_read_file(&latest, NULL, path, 64, err), 0);
+    ck_assert_str_eq(latest, "step-00000002\n");
+    free(latest);
+    /* resuming with a different config is refused, naming the field */
+    grpo_config other = c;
+    other.loss.eps_high = 0.3;
+    ck_assert_int_eq(grpo_open(&t, &other, run_b, &hooks, err), RL_EINVAL);
+    ck_assert_msg(strstr(err, "loss.eps_high"), "%s", err);
+    /* starting over an existing run is refused */
+    ck_assert_int_eq(grpo_open(&t, &c, NULL, &hooks, err), RL_EINVAL);
+    ck_assert_msg(grpo_open(&t, &c, run_b, &hooks, err) == 0, "%s", err);
+    ck_assert_int_eq(grpo_step_count(t), 2);
+    ck_assert_msg(grpo_train(t, 0, err) == 0, "%s", err);
+    ck_assert_int_eq(grpo_step_count(t), 3);
+    ck_assert_int_eq(h.calls, 12);
+    ck_assert_msg(memcmp(wa, t->m->params, np * sizeof *wa) == 0, "resumed weights differ from the uninterrupted run");
+    grpo_close(t);
+    free(w0);
+    free(wa);
+    fs_remove_tree(g_tmp, err);
+}
+END_TEST
+
+START_TEST(test_zero_variance_step_changes_nothing)
+{
+    char err[RL_ERR_MAX], tok_path[128], run[128];
+    make_tmp();
+    tok_t *tok = tiny_tokenizer(tok_path, sizeof tok_path);
+    int vocab = tok_vocab_size(tok);
+    tok_free(tok);
+    snprintf(run, sizeof run, "%s/z", g_tmp);
+    grpo_config c;
+    run_config(&c, tok_path, vocab, run);
+    c.loss.kl_coef = 0;
+    c.optim.weight_decay = 0;
+    c.ckpt_every = 0;
+    hook_ctx h = {0, 0};
+    grpo_hooks hooks = {parity_reward, &h};
+    grpo_trainer *t;
+    ck_assert_msg(grpo_open(&t, &c, NULL, &hooks, err) == 0, "%s", err);
+    ck_assert_ptr_null(t->ref); /* KL 0: no reference model at all */
+    /* a first step with signal, so the optimizer has moments */
+    ck_assert_msg(grpo_train(t, 1, err) == 0, "%s", err);
+    size_t np = t->m->n_params;
+    float *w1 = malloc(np * sizeof *w1);
+    memcpy(w1, t->m->params, np * sizeof *w1);
+    h.constant = 1; /* every group all-pass: zero variance */
+    ck_assert_msg(grpo_train(t, 2, err) == 0, "%s", err);
+    ck_assert_int_eq(grpo_step_count(t), 2);
+    ck_assert_msg(memcmp(w1, t->m->params, np * sizeof *w1) == 0, "a zero-variance step changed the weights");
+    /* the flywheel's fine-tune: cross-entropy on the policy tokens of
+     * records goes down from one pass to the next */
+    double l1, l2;
+    ck_assert_uint_eq(t->n_last, 4);
+    ck_assert_msg(grpo_sft(&l1, t, t->last_recs, t->n_last, 1, 1e-2, err) == 0, "%s", err);
+    ck_assert_msg(grpo_sft(&l2, t, t->last_recs, t->n_last, 1, 1e-2, err) == 0, "%s", err);
+    ck_assert_msg(l1 > 0 && l2 < l1, "SFT loss %g -> %g", l1, l2);
+    grpo_close(t);
+    cJSON *lines[4];
+    int n = step_lines(lines, 4, run);
+    ck_assert_int_eq(n, 2);
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(lines[0], "updated")));
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(lines[1], "updated")));
+    ck_assert_int_eq((int)cJSON_GetObjectItem(lines[1], "zero_var_groups")->valuedouble, 1);
+    ck_assert(cJSON_GetObjectItem(lines[1], "reward_mean")->valuedouble == 1.0);
+    ck_assert(cJSON_GetObjectItem(lines[1], "pass_rate")->valuedouble == 0.0); /* the tests still fail */
+    for (int i = 0; i < n; i++)
+        cJSON_Delete(lines[i]);
+    free(w1);
+    fs_remove_tree(g_tmp, err);
+}
+END_TEST
+
+Suite *grpo_suite(void)
+{
+    Suite *s = suite_create("grpo");
+    TCase *tc = tcase_create("units");
+    tcase_add_test(tc, test_advantage_examples);
+    tcase_add_test(tc, test_sample_keep_one_sequence);
+    tcase_add_test(tc, test_sample_drop_per_turn);
+    tcase_add_test(tc, test_sample_bad_records);
+    tcase_add_test(tc, test_config_strict);
+    tcase_add_test(tc, test_warnings);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_live_policy);
+    suite_add_tcase(s, tc);
+    TCase *runs = tcase_create("runs");
+    tcase_set_timeout(runs, 240);
+    tcase_add_test(runs, test_grpo_three_steps_and_resume);
+    tcase_add_test(runs, test_zero_variance_step_changes_nothing);
+    suite_add_tcase(s, runs);
+    return s;
+}
