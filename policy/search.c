@@ -1321,8 +1321,19 @@ static void rank(search *s)
     for (size_t i = 0; i < s->ncands; i++)
         sr_cand_free(&s->cands[i]);
     s->ncands = 0;
+    sr_cmp *cmps = NULL;
+    size_t ncmps = 0, ccap = 0;
+    for (int f = 0; f < RL_SEARCH_FILES_MAX; f++) {
+        sr_file *fl = &s->files[f];
+        size_t len;
+        char *t = fl->path && !fl->is_test ? sr_file_text(fl, &len) : NULL;
+        if (t)
+            ncmps = sr_find_cmps(&cmps, ncmps, &ccap, RL_SEARCH_CMPS_MAX, t, len, fl->lang, f);
+        free(t);
+    }
     sr_rank_in in = {buf_str(&s->hints), s->problem, s->seed, (const char *const *)s->loc_path,
-                     s->loc_line, s->nloc, (const char *const *)s->hot_path, s->hot_line, s->nhot};
+                     s->loc_line, s->nloc, (const char *const *)s->hot_path, s->hot_line, s->nhot,
+                     cmps, ncmps};
     for (int f = 0; f < RL_SEARCH_FILES_MAX; f++) {
         sr_file *fl = &s->files[f];
         if (!fl->path || fl->is_test || fl->stale || !sr_file_complete(fl))
@@ -1330,6 +1341,7 @@ static void rank(search *s)
         s->ncands = sr_cands_for_file(&s->cands, s->ncands, &s->cap, RL_SEARCH_CANDS_MAX, f, fl, s->defs[f],
                                       s->ndefs[f], &in);
     }
+    free(cmps);
     sr_cands_sort(s->cands, s->ncands);
     s->dirty = 0;
     if (getenv("SEARCH_DEBUG")) { /* DEBUG: remove */
