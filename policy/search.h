@@ -203,6 +203,8 @@ typedef struct sr_rank_in {
     /* comparisons of every source file read */
     const sr_cmp *cmps;
     size_t ncmps;
+    /* +1 / -1: failing tests show results one too small / too large */
+    int off_by;
 } sr_rank_in;
 
 /* Candidates for one complete file with its definitions (levels set).

@@ -1023,6 +1023,17 @@ size_t sr_cands_for_file(sr_cand **v, size_t n, size_t *cap, size_t max, int fil
                         extra = consistency_points(&ci, k[j].s, strlen(s->repl) == 1);
                         break;
                     }
+            /* Results one off: a constant added (or subtracted) that
+             * moves them the right way is the likely fix. */
+            if (s->kind == MUT_CONST && in->off_by)
+                for (size_t j = 1; j < nt; j++)
+                    if (k[j].s == s->start) {
+                        long ov = strtol(text + s->start, NULL, 0), nv = strtol(s->repl, NULL, 0);
+                        int sign = tis(text, &k[j - 1], "+") ? 1 : tis(text, &k[j - 1], "-") ? -1 : 0;
+                        if (sign && (nv - ov) * sign == in->off_by)
+                            extra += 5;
+                        break;
+                    }
             if (s->kind == MUT_SWAP_ARGS)
                 for (size_t j = 1; j < nt; j++)
                     if (k[j].s == s->start && tis(text, &k[j - 1], "(")) {
