@@ -250,7 +250,11 @@ static int intro_points(const cand_in *ci, const rep *r, size_t nr)
                      * message would vote */
                     if (isdigit((unsigned char)w[0]) && !old_number_shown(ci, &r[i]))
                         shown = 0;
-                    if (fresh && shown && (!common || w[0] == '\\' || isdigit((unsigned char)w[0])))
+                    /* an escape the problem spells out (\r, \t) is a
+                     * strong sign: a character class that misses it */
+                    if (fresh && shown && w[0] == '\\')
+                        return 8;
+                    if (fresh && shown && (!common || isdigit((unsigned char)w[0])))
                         return 4;
                 } else if (k == 1 && isdigit((unsigned char)*p) && *p > '1') {
                     w[0] = *p;
@@ -677,6 +681,11 @@ static void gen_sym_flips(cands *C, const cand_in *ci, const mut_list *ml)
         }
         if (!first || nr < 2)
             continue;
+        /* separate comparisons joined by && / || (not a chain 1 <= x <= n) */
+        size_t ls = line_start(ci->text, r[0].s), le = line_end(ci->text, ci->len, r[0].s);
+        if (!memmem(ci->text + ls, le - ls, "&&", 2) && !memmem(ci->text + ls, le - ls, "||", 2) &&
+            !memmem(ci->text + ls, le - ls, " and ", 5) && !memmem(ci->text + ls, le - ls, " or ", 4))
+            continue;
         for (size_t a = 1; a < nr; a++) /* sort by position */
             for (size_t b = a; b > 0 && r[b].s < r[b - 1].s; b--) {
                 rep t = r[b];
@@ -918,6 +927,10 @@ static void gen_disjunct(cands *C, const cand_in *ci, const sr_tok *k, size_t nt
             (k[i + 2].kind != SR_T_CHAR && k[i + 2].kind != SR_T_STR))
             continue;
         if (i >= 2 && (tis(t, &k[i - 1], "||") || tis(t, &k[i - 1], "or")))
+            continue;
+        /* a plain variable: not *p, a.b or a[i] (the chain repeats it
+         * by name) */
+        if (i >= 1 && (tis(t, &k[i - 1], "*") || tis(t, &k[i - 1], ".") || tis(t, &k[i - 1], "->")))
             continue;
         const sr_def *d = def_at(ci, k[i].line);
         if (!d || d->level > RL_SEARCH_LEVEL_MAX)
