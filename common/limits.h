@@ -459,6 +459,8 @@
 /* Tokens scanned per file and definitions kept. */
 #define RL_SEARCH_TOKENS_MAX 200000
 #define RL_SEARCH_DEFS_MAX 2000
+/* Comparisons collected over the files read (the consistency signal). */
+#define RL_SEARCH_CMPS_MAX 20000
 
 /* Search hits parsed from one observation (the tool shows at most 100). */
 #define RL_SEARCH_HITS_MAX 200

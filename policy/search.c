@@ -292,6 +292,54 @@ static void hints_add(search *s, const char *text)
     buf_append_trunc(&s->hints, "\n", 1);
 }
 
+/* "got G, expected V" in a failure message, in the forms our runners
+ * print: Check "X == G, V == V", TAP "got G, expected V", pytest
+ * "assert G == V". Returns 1 with both numbers. */
+static int number_pair(const char *m, long *g, long *v)
+{
+    const char *p;
+    if ((p = strstr(m, "got ")) && sscanf(p, "got %ld, expected %ld", g, v) == 2)
+        return 1;
+    if ((p = strstr(m, "assert ")) && sscanf(p, "assert %ld == %ld", g, v) == 2)
+        return 1;
+    for (p = strstr(m, " == "); p; p = strstr(p + 4, " == ")) {
+        long a, b, c;
+        int n = 0;
+        if (sscanf(p, " == %ld, %ld == %ld%n", &a, &b, &c, &n) == 3 && n > 0 && b == c) {
+            *g = a;
+            *v = b;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* +1 or -1 when the failing tests show results one too small or one too
+ * large (and agree), else 0. */
+static int off_by_one(const sr_result *r)
+{
+    int dir = 0;
+    for (size_t i = 0; i < r->nfail; i++) {
+        long g, v;
+        if (!r->fail[i].msg || !number_pair(r->fail[i].msg, &g, &v) || (v - g != 1 && v - g != -1))
+            continue;
+        int d = (int)(v - g);
+        if (dir && d != dir)
+            return 0;
+        dir = d;
+    }
+    return dir;
+}
+
+/* The ranking words: the problem statement and what still fails. */
+static void hints_rebuild(search *s)
+{
+    buf_clear(&s->hints);
+    hints_add(s, s->problem);
+    for (size_t i = 0; i < s->best.nfail; i++)
+        hints_add(s, s->best.fail[i].msg);
+}
+
 /* "path.py:33" and "path.c:12" in a message: where the failure was seen.
  * Test files are left out (their lines are not the defect). */
 static void locs_add(search *s, const char *msg)
@@ -364,7 +412,6 @@ static void tests_register(search *s, const sr_result *r)
     }
     for (size_t k = 0; k < n; k++) {
         const sr_fail *f = &r->fail[idx[k]];
-        hints_add(s, f->msg);
         locs_add(s, f->msg);
         if (s->ntests >= RL_SEARCH_TESTS_MAX)
             continue;
@@ -929,6 +976,7 @@ static void backtrack(search *s)
     s->nkept--;
     s->since_keep = 0;
     tests_mark_fixed(s);
+    hints_rebuild(s);
     s->dirty = 1;
 }
 
@@ -940,6 +988,7 @@ static void on_run(search *s, const char *obs)
         s->have_best = 1;
         s->best = r;
         tests_register(s, &s->best);
+        hints_rebuild(s);
         if (all_pass(&r, &r))
             s->done = 1;
         s->dirty = 1;
@@ -979,8 +1028,6 @@ static void on_run(search *s, const char *obs)
         snprintf(s->last_note, sizeof s->last_note,
                  "%s helped: %ld failing before, %ld now (%s). I keep it and look for what is left.",
                  s->applied.desc, s->best.failed, r.failed, fl);
-        for (size_t i = 0; i < r.nfail; i++)
-            hints_add(s, r.fail[i].msg);
         tried_add(s, s->applied.rkey);
         if (s->nkept < RL_SEARCH_KEEP_MAX && cand_copy(&s->kept_stack[s->nkept].cand, &s->applied) == 0) {
             s->kept_stack[s->nkept].prev = s->best;
@@ -993,6 +1040,7 @@ static void on_run(search *s, const char *obs)
         s->kept++;
         s->since_keep = 0;
         tests_mark_fixed(s);
+        hints_rebuild(s);
         s->dirty = 1;
         return;
     }
@@ -1321,8 +1369,19 @@ static void rank(search *s)
     for (size_t i = 0; i < s->ncands; i++)
         sr_cand_free(&s->cands[i]);
     s->ncands = 0;
+    sr_cmp *cmps = NULL;
+    size_t ncmps = 0, ccap = 0;
+    for (int f = 0; f < RL_SEARCH_FILES_MAX; f++) {
+        sr_file *fl = &s->files[f];
+        size_t len;
+        char *t = fl->path && !fl->is_test ? sr_file_text(fl, &len) : NULL;
+        if (t)
+            ncmps = sr_find_cmps(&cmps, ncmps, &ccap, RL_SEARCH_CMPS_MAX, t, len, fl->lang, f);
+        free(t);
+    }
     sr_rank_in in = {buf_str(&s->hints), s->problem, s->seed, (const char *const *)s->loc_path,
-                     s->loc_line, s->nloc, (const char *const *)s->hot_path, s->hot_line, s->nhot};
+                     s->loc_line, s->nloc, (const char *const *)s->hot_path, s->hot_line, s->nhot,
+                     cmps, ncmps, off_by_one(&s->best)};
     for (int f = 0; f < RL_SEARCH_FILES_MAX; f++) {
         sr_file *fl = &s->files[f];
         if (!fl->path || fl->is_test || fl->stale || !sr_file_complete(fl))
@@ -1330,6 +1389,7 @@ static void rank(search *s)
         s->ncands = sr_cands_for_file(&s->cands, s->ncands, &s->cap, RL_SEARCH_CANDS_MAX, f, fl, s->defs[f],
                                       s->ndefs[f], &in);
     }
+    free(cmps);
     sr_cands_sort(s->cands, s->ncands);
     s->dirty = 0;
     if (getenv("SEARCH_DEBUG")) { /* DEBUG: remove */

@@ -168,6 +168,25 @@ typedef struct sr_cand {
 
 void sr_cand_free(sr_cand *c);
 
+/* An ordering comparison, oriented "operand OP bound" (a literal on the
+ * left is moved to the right and the operator mirrored): what the ranking
+ * compares a flipped comparison with. */
+typedef struct sr_cmp {
+    int file;                 /* file index */
+    size_t off;               /* byte offset of the operator */
+    int line;
+    char lkey[SR_NAME_MAX];   /* "c", "rb->len"; "" when not a plain operand */
+    char rkey[SR_NAME_MAX];
+    int dir;                  /* -1: < or <=, +1: > or >= */
+    int strict;               /* < or > */
+    char rkind;               /* the bound: 'n' number, 'c' char, 's' string, 'i' name */
+} sr_cmp;
+
+/* Appends the comparisons of a text (file index `file`) to *out (n used,
+ * *cap allocated, at most max); returns the new count. */
+size_t sr_find_cmps(sr_cmp **out, size_t n, size_t *cap, size_t max, const char *text, size_t len,
+                    mut_lang lang, int file);
+
 /* What the ranking knows about the failure. */
 typedef struct sr_rank_in {
     const char *hint_text;   /* failure messages and problem statement */
@@ -181,6 +200,11 @@ typedef struct sr_rank_in {
     const char *const *hot_path;
     const int *hot_line;
     size_t nhot;
+    /* comparisons of every source file read */
+    const sr_cmp *cmps;
+    size_t ncmps;
+    /* +1 / -1: failing tests show results one too small / too large */
+    int off_by;
 } sr_rank_in;
 
 /* Candidates for one complete file with its definitions (levels set).

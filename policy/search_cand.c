@@ -250,7 +250,11 @@ static int intro_points(const cand_in *ci, const rep *r, size_t nr)
                      * message would vote */
                     if (isdigit((unsigned char)w[0]) && !old_number_shown(ci, &r[i]))
                         shown = 0;
-                    if (fresh && shown && (!common || w[0] == '\\' || isdigit((unsigned char)w[0])))
+                    /* an escape the problem spells out (\r, \t) is a
+                     * strong sign: a character class that misses it */
+                    if (fresh && shown && w[0] == '\\')
+                        return 8;
+                    if (fresh && shown && (!common || isdigit((unsigned char)w[0])))
                         return 4;
                 } else if (k == 1 && isdigit((unsigned char)*p) && *p > '1') {
                     w[0] = *p;
@@ -453,17 +457,6 @@ static int tis(const char *t, const sr_tok *k, const char *s)
 }
 
 
-/* An ordering comparison, oriented "operand OP bound" (a literal on the
- * left is moved to the right and the operator mirrored). */
-typedef struct cmp {
-    size_t tok;               /* the operator token */
-    char lkey[SR_NAME_MAX];   /* "c", "rb->len", "" when not a plain operand */
-    char rkey[SR_NAME_MAX];
-    int rlit;                 /* the bound is a literal */
-    int dir;                  /* -1: < or <=, +1: > or >= */
-    int strict;               /* < or > */
-} cmp;
-
 static int is_lit(const sr_tok *k) { return k->kind == SR_T_NUM || k->kind == SR_T_CHAR || k->kind == SR_T_STR; }
 
 /* Operand key of token i, extended over member access (a->b.c). */
@@ -492,72 +485,92 @@ static void operand_key(char *out, const char *t, const sr_tok *k, size_t nt, si
     out[n] = 0;
 }
 
-static size_t find_cmps(cmp **out, const char *t, const sr_tok *k, size_t nt)
+size_t sr_find_cmps(sr_cmp **out, size_t n, size_t *cap, size_t max, const char *t, size_t len, mut_lang lang,
+                    int file)
 {
-    size_t n = 0, cap = 0;
-    cmp *v = NULL;
-    for (size_t i = 1; i + 1 < nt; i++) {
+    sr_tok *k;
+    size_t nt = sr_tokenize(&k, t, len, lang, RL_SEARCH_TOKENS_MAX);
+    for (size_t i = 1; i + 1 < nt && n < max; i++) {
         int lt = tis(t, &k[i], "<") || tis(t, &k[i], "<="), gt = tis(t, &k[i], ">") || tis(t, &k[i], ">=");
         if (!lt && !gt)
             continue;
-        cmp c = {0};
-        c.tok = i;
+        sr_cmp c = {0};
+        c.file = file;
+        c.off = k[i].s;
+        c.line = k[i].line;
         c.dir = lt ? -1 : 1;
         c.strict = k[i].e - k[i].s == 1;
         operand_key(c.lkey, t, k, nt, i - 1, 1);
         operand_key(c.rkey, t, k, nt, i + 1, 0);
         int llit = is_lit(&k[i - 1]), rlit = is_lit(&k[i + 1]);
+        const sr_tok *bt = &k[i + 1];
         if (llit && !rlit) {
+            bt = &k[i - 1];
             char tmp[SR_NAME_MAX];
             memcpy(tmp, c.lkey, sizeof tmp);
             memcpy(c.lkey, c.rkey, sizeof tmp);
             memcpy(c.rkey, tmp, sizeof tmp);
             c.dir = -c.dir;
-            rlit = 1;
         }
-        c.rlit = rlit;
+        c.rkind = bt->kind == SR_T_NUM ? 'n' : bt->kind == SR_T_CHAR ? 'c' : bt->kind == SR_T_STR ? 's' : 'i';
         if (!c.lkey[0] && !c.rkey[0])
             continue;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 32;
-            cmp *nv = realloc(v, nc * sizeof *nv);
+        if (n == *cap) {
+            size_t nc = *cap ? *cap * 2 : 64;
+            sr_cmp *nv = realloc(*out, nc * sizeof *nv);
             if (!nv)
                 break;
-            v = nv;
-            cap = nc;
+            *out = nv;
+            *cap = nc;
         }
-        v[n++] = c;
+        (*out)[n++] = c;
     }
-    *out = v;
+    free(k);
     return n;
 }
 
-/* Points for flipping the comparison at token o to strict/non-strict:
- * code that compares the same operand (or against the same bound) the
- * same way elsewhere suggests the odd one out is the defect. */
-static int consistency_points(const cand_in *ci, const sr_tok *k, const cmp *cs, size_t nc, size_t o, int new_strict)
+/* <= and > put the bound inside the lower side: the cut lies after it. */
+static int cut_after(int dir, int strict) { return (dir < 0 && !strict) || (dir > 0 && strict); }
+
+/* Points for making the comparison at byte off strict or not: code that
+ * tests the same variable the same way in this file (c >= 'A' && c <=
+ * 'Z' next to c < 'z'), or cuts at the same bound anywhere (v >= MAX in
+ * one file, cp <= MAX in another: MAX on different sides), suggests the
+ * odd one out is the defect. */
+static int consistency_points(const cand_in *ci, size_t off, int new_strict)
 {
-    const cmp *me = NULL;
-    for (size_t i = 0; i < nc && !me; i++)
-        if (cs[i].tok == o)
-            me = &cs[i];
+    const sr_rank_in *rk = ci->rk;
+    const sr_cmp *me = NULL;
+    for (size_t i = 0; i < rk->ncmps && !me; i++)
+        if (rk->cmps[i].file == ci->file_index && rk->cmps[i].off == off)
+            me = &rk->cmps[i];
     if (!me)
         return 0;
-    const sr_def *dm = def_at(ci, k[o].line);
+    const sr_def *dm = def_at(ci, me->line);
     int pro = 0, con = 0;
-    for (size_t i = 0; i < nc; i++) {
-        const cmp *c = &cs[i];
-        if (c == me || c->dir != me->dir)
+    int new_cut = cut_after(me->dir, new_strict), old_cut = cut_after(me->dir, me->strict);
+    int bound_ok = me->rkey[0] && strcmp(me->rkey, "0") && strcmp(me->rkey, "1");
+    for (size_t i = 0; i < rk->ncmps; i++) {
+        const sr_cmp *c = &rk->cmps[i];
+        if (c == me)
             continue;
-        int same = (me->lkey[0] && !strcmp(c->lkey, me->lkey)) ||
-                   (me->rkey[0] && !me->rlit && !strcmp(c->rkey, me->rkey));
-        if (!same)
-            continue;
-        int w = def_at(ci, k[c->tok].line) == dm ? 2 : 1;
-        if (c->strict == new_strict)
-            pro += w;
-        else
-            con += w;
+        int here = c->file == ci->file_index;
+        int w = here && def_at(ci, c->line) == dm ? 2 : 1;
+        /* Same variable against literals of one kind ('A'..'Z', 'a'..'z'):
+         * one style of bounds. Against a name, the bound decides. */
+        if (here && me->lkey[0] && c->dir == me->dir && !strcmp(c->lkey, me->lkey) && me->rkind != 'i' &&
+            c->rkind == me->rkind) {
+            if (c->strict == new_strict)
+                pro += w;
+            else
+                con += w;
+        } else if (bound_ok && !strcmp(c->rkey, me->rkey)) {
+            int cc = cut_after(c->dir, c->strict);
+            if (cc == new_cut)
+                pro += 2 * w;
+            else if (cc == old_cut)
+                con += 2 * w;
+        }
     }
     return pro > con ? 6 : con > pro ? -3 : 0;
 }
@@ -667,6 +680,11 @@ static void gen_sym_flips(cands *C, const cand_in *ci, const mut_list *ml)
             r[nr++] = (rep){o->start, o->end, o->repl};
         }
         if (!first || nr < 2)
+            continue;
+        /* separate comparisons joined by && / || (not a chain 1 <= x <= n) */
+        size_t ls = line_start(ci->text, r[0].s), le = line_end(ci->text, ci->len, r[0].s);
+        if (!memmem(ci->text + ls, le - ls, "&&", 2) && !memmem(ci->text + ls, le - ls, "||", 2) &&
+            !memmem(ci->text + ls, le - ls, " and ", 5) && !memmem(ci->text + ls, le - ls, " or ", 4))
             continue;
         for (size_t a = 1; a < nr; a++) /* sort by position */
             for (size_t b = a; b > 0 && r[b].s < r[b - 1].s; b--) {
@@ -910,6 +928,10 @@ static void gen_disjunct(cands *C, const cand_in *ci, const sr_tok *k, size_t nt
             continue;
         if (i >= 2 && (tis(t, &k[i - 1], "||") || tis(t, &k[i - 1], "or")))
             continue;
+        /* a plain variable: not *p, a.b or a[i] (the chain repeats it
+         * by name) */
+        if (i >= 1 && (tis(t, &k[i - 1], "*") || tis(t, &k[i - 1], ".") || tis(t, &k[i - 1], "->")))
+            continue;
         const sr_def *d = def_at(ci, k[i].line);
         if (!d || d->level > RL_SEARCH_LEVEL_MAX)
             continue;
@@ -999,8 +1021,6 @@ size_t sr_cands_for_file(sr_cand **v, size_t n, size_t *cap, size_t max, int fil
     char err[RL_ERR_MAX];
     sr_tok *k;
     size_t nt = sr_tokenize(&k, text, len, f->lang, RL_SEARCH_TOKENS_MAX);
-    cmp *cs;
-    size_t ncs = find_cmps(&cs, text, k, nt);
     if (mut_enumerate(&ml, text, len, f->lang, in->seed, err) == 0) {
         for (size_t i = 0; i < ml.n; i++) {
             const mut_site *s = &ml.v[i];
@@ -1013,7 +1033,18 @@ size_t sr_cands_for_file(sr_cand **v, size_t n, size_t *cap, size_t max, int fil
             if (prior == PRI_FLIP_BOUNDARY)
                 for (size_t j = 0; j < nt; j++)
                     if (k[j].s == s->start) {
-                        extra = consistency_points(&ci, k, cs, ncs, j, strlen(s->repl) == 1);
+                        extra = consistency_points(&ci, k[j].s, strlen(s->repl) == 1);
+                        break;
+                    }
+            /* Results one off: a constant added (or subtracted) that
+             * moves them the right way is the likely fix. */
+            if (s->kind == MUT_CONST && in->off_by)
+                for (size_t j = 1; j < nt; j++)
+                    if (k[j].s == s->start) {
+                        long ov = strtol(text + s->start, NULL, 0), nv = strtol(s->repl, NULL, 0);
+                        int sign = tis(text, &k[j - 1], "+") ? 1 : tis(text, &k[j - 1], "-") ? -1 : 0;
+                        if (sign && (nv - ov) * sign == in->off_by)
+                            extra += 5;
                         break;
                     }
             if (s->kind == MUT_SWAP_ARGS)
@@ -1026,7 +1057,6 @@ size_t sr_cands_for_file(sr_cand **v, size_t n, size_t *cap, size_t max, int fil
         }
         gen_sym_flips(&C, &ci, &ml);
     }
-    free(cs);
     gen_swap_adjacent(&C, &ci, k, nt);
     gen_member(&C, &ci, k, nt);
     gen_sibling(&C, &ci, k, nt);
