@@ -215,6 +215,35 @@ START_TEST(test_max_turns_and_format_error)
 }
 END_TEST
 
+/* Shaped rewards only when a reward config switches them on. */
+START_TEST(test_shaped_reward_config)
+{
+    char err[RL_ERR_MAX], path[128];
+    snprintf(path, sizeof path, "%s/reward.json", g_root);
+    const char *cfgtext = "{\"shaped\": true, \"pass\": 2.0, \"fail\": -1.0, \"tool_ok\": 0.5,"
+                          " \"well_formed\": 0.1, \"identical\": -1.0, \"over_turn\": -0.2, \"turn_limit\": 3}";
+    ck_assert_int_eq(fs_write_atomic(path, cfgtext, strlen(cfgtext), err), 0);
+    ep_config cfg;
+    ep_config_default(&cfg);
+    ck_assert_int_eq(ep_shaping_load(&cfg.shaping, path, err), 0);
+    cJSON *r = episode("leapyear", "oracle", &cfg);
+    /* oracle: 5 turns, 5 successful calls, all well formed, no repeats:
+     * 2.0 + 5 * 0.5 + 5 * 0.1 - 0.2 * (5 - 3) */
+    ck_assert_double_eq(num(r, "reward"), 1);
+    ck_assert_double_eq_tol(num(r, "shaped_reward"), 2.0 + 2.5 + 0.5 - 0.4, 1e-9);
+    ck_assert_str_eq(str(cJSON_GetObjectItem(r, "config"), "reward"), "shaped");
+    cJSON_Delete(r);
+    /* off by default: the reward is the test result alone */
+    r = episode("leapyear", "oracle", NULL);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(r, "shaped_reward")));
+    cJSON_Delete(r);
+    const char *bad = "{\"shaped\": true, \"bonus\": 1}";
+    ck_assert_int_eq(fs_write_atomic(path, bad, strlen(bad), err), 0);
+    ck_assert_int_eq(ep_shaping_load(&cfg.shaping, path, err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "bonus"));
+}
+END_TEST
+
 Suite *episode_suite(void)
 {
     Suite *s = suite_create("episode");
@@ -226,6 +255,7 @@ Suite *episode_suite(void)
     tcase_add_test(tc, test_editing_tests_earns_nothing);
     tcase_add_test(tc, test_think_off_history_drop);
     tcase_add_test(tc, test_max_turns_and_format_error);
+    tcase_add_test(tc, test_shaped_reward_config);
     suite_add_tcase(s, tc);
     return s;
 }
