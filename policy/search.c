@@ -20,10 +20,19 @@
  *      that strictly shrinks the set of failing tests without breaking a
  *      passing one, revert any other (edit_file back, in front of the next
  *      attempt) and go on from the kept state, so a second defect can be
- *      fixed after the first;
- *   5. submit when every test passes, or after RL_SEARCH_TRIES_MAX
+ *      fixed after the first. The analysis then follows only the tests
+ *      that still fail;
+ *   5. a kept edit after which RL_SEARCH_BACKTRACK_TRIES attempts lead
+ *      nowhere is undone as a wrong turn (an edit that silences a test by
+ *      disabling a branch): the attempts made on top of it become
+ *      available again and an attempt that leads to the same failures
+ *      again is not kept;
+ *   6. an attempt that makes some failing test pass, kept or not, marks
+ *      its line as near the defect (mutation-based fault localisation):
+ *      candidates around it rank higher;
+ *   7. submit when every test passes, or after RL_SEARCH_TRIES_MAX
  *      candidates or RL_SEARCH_TURNS_MAX turns.
- *
+
  * Seeds: equally ranked candidates are tried in an order drawn from the
  * episode seed, and the order in which leads (failing tests, names) are
  * followed is shuffled by it, so a group of seeds can disagree.
@@ -103,6 +112,7 @@ typedef struct sr_helper {
 
 typedef struct search {
     uint64_t seed;
+    double temperature;       /* pol_env.temperature: noise on the ranking */
     int turn;                 /* turns written in this episode */
     int verify;               /* 1: the verify loop; 0: blind single edit */
     char *problem;
@@ -276,8 +286,10 @@ static void state_clear(search *s)
     for (size_t i = 0; i < s->nhot; i++)
         free(s->hot_path[i]);
     uint64_t seed = s->seed;
+    double temperature = s->temperature;
     memset(s, 0, sizeof *s);
     s->seed = seed;
+    s->temperature = temperature;
     buf_init(&s->hints, RL_SEARCH_OBS_MAX);
 }
 
@@ -1381,7 +1393,7 @@ static void rank(search *s)
     }
     sr_rank_in in = {buf_str(&s->hints), s->problem, s->seed, (const char *const *)s->loc_path,
                      s->loc_line, s->nloc, (const char *const *)s->hot_path, s->hot_line, s->nhot,
-                     cmps, ncmps, off_by_one(&s->best)};
+                     cmps, ncmps, off_by_one(&s->best), s->temperature};
     for (int f = 0; f < RL_SEARCH_FILES_MAX; f++) {
         sr_file *fl = &s->files[f];
         if (!fl->path || fl->is_test || fl->stale || !sr_file_complete(fl))
@@ -1627,6 +1639,7 @@ int search_open(policy **out, const pol_env *env, char *err)
         return rl_err(err, RL_ENOMEM, "policy search: out of memory");
     }
     s->seed = env ? env->seed : 0;
+    s->temperature = env && env->temperature > 0 ? env->temperature : 0;
     buf_init(&s->hints, RL_SEARCH_OBS_MAX);
     p->vt = &SEARCH_VT;
     p->impl = s;

@@ -205,6 +205,8 @@ typedef struct sr_rank_in {
     size_t ncmps;
     /* +1 / -1: failing tests show results one too small / too large */
     int off_by;
+    /* sampling temperature: scales the seed's noise on the scores */
+    double temperature;
 } sr_rank_in;
 
 /* Candidates for one complete file with its definitions (levels set).

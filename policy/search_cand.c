@@ -28,6 +28,7 @@
 #include "common/limits.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,6 +310,19 @@ typedef struct cands {
     size_t n, *cap, max;
 } cands;
 
+/* Sampling, the way a model samples at a temperature: adding Gumbel noise
+ * of scale beta to the scores and taking the best is drawing from
+ * softmax(score / beta). beta = RL_SEARCH_NOISE_SCALE * temperature; at
+ * temperature 0 only exact ties are broken by the seed. */
+static int gumbel_points(double temperature, uint64_t r)
+{
+    if (temperature <= 0)
+        return 0;
+    double u = ((double)(r >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
+    double g = -log(-log(u));
+    return (int)lround(RL_SEARCH_NOISE_SCALE * temperature * g);
+}
+
 /* Builds the candidate of reps (a change of one or a few nearby spots):
  * the edit block, its identity and its score. */
 /* extra: points the caller computed (consistency with siblings). */
@@ -373,8 +387,8 @@ static void add_cand_x(cands *C, const cand_in *ci, const rep *r, size_t nr, int
     pts += prior + extra + hint_points(ci, ls, le) + loc_points(ci, c.line, d) + intro_points(ci, r, nr) +
            hot_points(ci, c.line, d);
     c.fn = d ? sr_mix(hp, (uint64_t)d->start) : hp;
-    c.score = pts;
     c.jitter = sr_mix(ci->rk->seed, c.key);
+    c.score = pts + gumbel_points(ci->rk->temperature, sr_mix(c.jitter, 0x6a09e667f3bcc908ULL));
     /* The changed line as it would read, so that two changes of one line
      * are told apart in the reasoning. */
     size_t nls = line_start(nt, r[0].s), nle = line_end(nt, nlen, nls);

@@ -169,7 +169,7 @@ static const char *LEAP_C = "int is_leap(int y)\n"
                             "    return is_leap(y) ? 366 : 365;\n"
                             "}\n";
 
-static size_t leap_cands(sr_cand **v, uint64_t seed, int level_leap)
+static size_t leap_cands(sr_cand **v, uint64_t seed, int level_leap, double temperature)
 {
     sr_file f = {0};
     f.path = strdup("src/leap.c");
@@ -185,7 +185,7 @@ static size_t leap_cands(sr_cand **v, uint64_t seed, int level_leap)
     defs[1].level = 0;
     defs[0].reach = defs[1].reach = 1;
     sr_rank_in in = {"is_leap(1900) returns 1, expected 0; divisible by 400", "", seed, NULL, NULL, 0,
-                     NULL, NULL, 0, NULL, 0, 0};
+                     NULL, NULL, 0, NULL, 0, 0, temperature};
     size_t cap = 0;
     *v = NULL;
     size_t n = sr_cands_for_file(v, 0, &cap, 1000, 0, &f, defs, nd, &in);
@@ -198,7 +198,7 @@ static size_t leap_cands(sr_cand **v, uint64_t seed, int level_leap)
 START_TEST(test_candidates_hold_the_fix)
 {
     sr_cand *v;
-    size_t n = leap_cands(&v, 1, 0);
+    size_t n = leap_cands(&v, 1, 0, 0);
     ck_assert_uint_gt(n, 10);
     int found = -1;
     for (size_t i = 0; i < n; i++) {
@@ -223,7 +223,7 @@ END_TEST
 START_TEST(test_candidates_seed_order)
 {
     sr_cand *a, *b;
-    size_t na = leap_cands(&a, 1, 0), nb = leap_cands(&b, 2, 0);
+    size_t na = leap_cands(&a, 1, 0, 0), nb = leap_cands(&b, 2, 0, 0);
     ck_assert_uint_eq(na, nb);
     int differ = 0;
     for (size_t i = 0; i < na; i++) {
@@ -233,9 +233,28 @@ START_TEST(test_candidates_seed_order)
     }
     ck_assert(differ);
     sr_cand *c;
-    ck_assert_uint_eq(leap_cands(&c, 1, 0), na);
+    ck_assert_uint_eq(leap_cands(&c, 1, 0, 0), na);
     for (size_t i = 0; i < na; i++)
         ck_assert(a[i].key == c[i].key);
+    for (size_t i = 0; i < na; i++) {
+        sr_cand_free(&a[i]);
+        sr_cand_free(&b[i]);
+        sr_cand_free(&c[i]);
+    }
+    free(a);
+    free(b);
+    free(c);
+    /* At a temperature the seed's noise moves scores too: another seed,
+     * another order; the same seed, the same one. */
+    na = leap_cands(&a, 1, 0, 0.7);
+    nb = leap_cands(&b, 2, 0, 0.7);
+    ck_assert_uint_eq(leap_cands(&c, 1, 0, 0.7), na);
+    int scores_differ = 0;
+    for (size_t i = 0; i < na; i++) {
+        scores_differ |= a[i].score != b[i].score || a[i].key != b[i].key;
+        ck_assert(a[i].key == c[i].key && a[i].score == c[i].score);
+    }
+    ck_assert(scores_differ);
     for (size_t i = 0; i < na; i++) {
         sr_cand_free(&a[i]);
         sr_cand_free(&b[i]);
