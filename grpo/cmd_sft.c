@@ -8,6 +8,7 @@
 #include "grpo/cli.h"
 
 #include "common/err.h"
+#include "common/fsutil.h"
 #include "common/limits.h"
 #include "grpo/sft.h"
 
@@ -84,6 +85,20 @@ int cmd_sft(int argc, char **argv)
         fprintf(stderr, "grpo sft: %s\n", err);
         sft_config_free(&c);
         goto done;
+    }
+    /* the checkpoint and the metrics go where asked: make their folders */
+    const char *paths[2] = {out, log};
+    for (int k = 0; k < 2; k++) {
+        char d[4096];
+        if (!paths[k])
+            continue;
+        fs_dirname(d, sizeof d, paths[k]);
+        if (fs_mkdirs(d, err) < 0) {
+            fprintf(stderr, "grpo sft: %s\n", err);
+            sft_config_free(&c);
+            rc = 1;
+            goto done;
+        }
     }
     sft_io io = {.progress = quiet ? NULL : stderr, .metrics = log};
     sft_result res;
