@@ -696,6 +696,8 @@ static cJSON *metrics_json(const grpo_step_metrics *sm)
     cJSON_AddNumberToObject(o, "train_tokens_per_s", sm->train_s > 0 ? (double)sm->forward_tokens / sm->train_s : 0);
     cJSON_AddNumberToObject(o, "gen_tokens", (double)sm->gen_tokens);
     cJSON_AddNumberToObject(o, "gen_tokens_per_s", sm->gen_s > 0 ? (double)sm->gen_tokens / sm->gen_s : 0);
+    cJSON_AddNumberToObject(o, "prefill_tokens", (double)sm->prefill_tokens);
+    cJSON_AddNumberToObject(o, "gen_s", sm->gen_s);
     cJSON_AddNumberToObject(o, "util", sm->util);
     return o;
 }
@@ -768,7 +770,9 @@ struct grpo_async {
     int pub_new;
     int stop, failed;
     char err[RL_ERR_MAX];
-    double busy;
+    double busy;         /* slot-seconds of finished rollout steps */
+    double cur_t0;       /* start of the rollout step under way (0: none) */
+    size_t cur_act;      /* its active episodes */
     /* learner side */
     size_t in_flight;
     grpo_group **groups;
@@ -823,11 +827,15 @@ static void *as_main(void *arg)
         size_t p = rollout_pending(A->ro);
         if (rc == 0 && p > 0) {
             size_t act = p < (size_t)t->max_active ? p : (size_t)t->max_active;
-            double t0 = grpo_now();
-            rc = rollout_step(A->ro, as_done, A, err);
-            double dt = grpo_now() - t0;
             pthread_mutex_lock(&A->mu);
-            A->busy += (double)act * dt;
+            double t0 = A->cur_t0 = grpo_now();
+            A->cur_act = act;
+            pthread_mutex_unlock(&A->mu);
+            rc = rollout_step(A->ro, as_done, A, err);
+            pthread_mutex_lock(&A->mu);
+            A->busy += (double)act * (grpo_now() - t0);
+            A->cur_t0 = 0;
+            A->cur_act = 0;
         } else {
             pthread_mutex_lock(&A->mu);
             while (rc == 0 && !A->stop && A->nin == 0 && !A->pub_new)
@@ -842,6 +850,18 @@ static void *as_main(void *arg)
     }
     pthread_mutex_unlock(&A->mu);
     return NULL;
+}
+
+/* Slot-seconds kept busy up to now, the rollout step under way included,
+ * so that the busy time of a learner step is exactly its share. */
+static double as_busy_now(grpo_async *A)
+{
+    pthread_mutex_lock(&A->mu);
+    double b = A->busy;
+    if (A->cur_t0 > 0)
+        b += (double)A->cur_act * (grpo_now() - A->cur_t0);
+    pthread_mutex_unlock(&A->mu);
+    return b;
 }
 
 static void as_publish(grpo_async *A, const model *m, long version)
@@ -1005,9 +1025,9 @@ static int step_sync(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, cha
     size_t ng = 0;
     int rc = 0;
     double busy = 0, t0 = grpo_now();
-    long gen0;
+    long gen0, pre0;
     double gs0;
-    live_policy_counters(t->pol, &gen0, &gs0);
+    live_policy_counters(t->pol, &gen0, &pre0, &gs0);
     for (int k = 0; k < c->tasks_per_step; k++) {
         if (!(gs[ng] = group_new(next_task(t), (long)t->groups_drawn++, c->group_size))) {
             rc = rl_err(err, RL_ENOMEM, "grpo: out of memory");
@@ -1039,10 +1059,11 @@ static int step_sync(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, cha
             goto done;
     }
     sm->rollout_s = grpo_now() - t0;
-    long gen1;
+    long gen1, pre1;
     double gs1;
-    live_policy_counters(t->pol, &gen1, &gs1);
+    live_policy_counters(t->pol, &gen1, &pre1, &gs1);
     sm->gen_tokens = gen1 - gen0;
+    sm->prefill_tokens = pre1 - pre0;
     sm->gen_s = gs1 - gs0;
     metrics_from_groups(sm, gs, ng);
     /* train on the groups not dropped */
@@ -1075,12 +1096,10 @@ static int step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, ch
         return rc;
     grpo_async *A = t->as;
     double t0 = grpo_now();
-    pthread_mutex_lock(&A->mu);
-    double busy0 = A->busy;
-    pthread_mutex_unlock(&A->mu);
-    long gen0;
+    double busy0 = as_busy_now(A);
+    long gen0, pre0;
     double gs0;
-    live_policy_counters(A->spol, &gen0, &gs0);
+    live_policy_counters(A->spol, &gen0, &pre0, &gs0);
     for (int k = 0; k < c->tasks_per_step; k++)
         if ((rc = as_queue_group(t, 0, err)) < 0)
             return rc;
@@ -1151,19 +1170,21 @@ static int step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, ch
     }
     A->ng = keep;
     A->finished_since = 0;
-    metrics_from_groups(sm, batch, nb);
+    /* the metrics count every group sampled, dropped ones too (as in sync) */
+    for (size_t k = 0; k < nd; k++)
+        batch[nb + k] = dropped[k];
+    metrics_from_groups(sm, batch, nb + nd);
     rc = train_groups(t, batch, nb, sm, nonfinite, err);
     if (rc == 0)
         as_publish(A, t->m, t->step + 2); /* the version after this step */
-    long gen1;
+    long gen1, pre1;
     double gs1;
-    live_policy_counters(A->spol, &gen1, &gs1);
+    live_policy_counters(A->spol, &gen1, &pre1, &gs1);
     sm->gen_tokens = gen1 - gen0;
+    sm->prefill_tokens = pre1 - pre0;
     sm->gen_s = gs1 - gs0;
     sm->step_s = grpo_now() - t0;
-    pthread_mutex_lock(&A->mu);
-    double busy = A->busy - busy0;
-    pthread_mutex_unlock(&A->mu);
+    double busy = as_busy_now(A) - busy0;
     sm->util = sm->step_s > 0 ? busy / ((double)t->max_active * sm->step_s) : 0;
     keep_last_records(t, batch, nb);
     for (size_t k = 0; k < nb; k++)

@@ -48,7 +48,7 @@ typedef struct grpo_step_metrics {
     int updated;         /* 0: no gradient signal, optimizer skipped */
     int passes;          /* update passes done (loss sums over them) */
     double step_s, rollout_s, train_s, util;
-    long gen_tokens;
+    long gen_tokens, prefill_tokens;
     double gen_s;
 } grpo_step_metrics;
 

@@ -14,7 +14,7 @@ typedef struct live {
     const tok_t *tok;
     live_policy_opts o;
     int stop_id;
-    long tokens;
+    long tokens, prompt_tokens;
     double seconds;
 } live;
 
@@ -134,6 +134,7 @@ static int generate_chunk(live *L, pol_response *resp, const pol_request *req, s
             continue; /* no room: an empty, truncated reply */
         prompts[nb] = ids[i];
         plens[nb] = lens[i];
+        L->prompt_tokens += lens[i];
         pick[nb++] = (int)i;
         if (caps[i] > max_new)
             max_new = caps[i];
@@ -259,11 +260,13 @@ void live_policy_set_temperature(policy *p, float temperature)
     L->o.temperature = temperature;
 }
 
-void live_policy_counters(const policy *p, long *tokens, double *seconds)
+void live_policy_counters(const policy *p, long *tokens, long *prompt_tokens, double *seconds)
 {
     const live *L = p->impl;
     if (tokens)
         *tokens = L->tokens;
+    if (prompt_tokens)
+        *prompt_tokens = L->prompt_tokens;
     if (seconds)
         *seconds = L->seconds;
 }

@@ -45,7 +45,9 @@ int live_policy_new(policy **out, model *m, const tok_t *tok, const live_policy_
 /* Changes the sampling temperature (evaluation may sample differently). */
 void live_policy_set_temperature(policy *p, float temperature);
 
-/* Tokens generated and wall time spent in generate since creation. */
-void live_policy_counters(const policy *p, long *tokens, double *seconds);
+/* Since creation: tokens generated, prompt tokens prefilled (every turn
+ * prefills its whole context: the model keeps no cache across calls) and
+ * wall time spent in generate. Any pointer may be NULL. */
+void live_policy_counters(const policy *p, long *tokens, long *prompt_tokens, double *seconds);
 
 #endif

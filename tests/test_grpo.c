@@ -474,6 +474,7 @@ END_TEST
 typedef struct hook_ctx {
     int constant; /* 1: every episode gets reward 1 (zero-variance groups) */
     int calls;
+    int nan_calls; /* the next this many episodes get a NaN reward */
 } hook_ctx;
 
 /* Parity of the first reply's ids: a reward a random model earns half the
@@ -483,6 +484,10 @@ static double parity_reward(void *user, const cJSON *rec, double reward)
     hook_ctx *h = user;
     (void)reward;
     h->calls++;
+    if (h->nan_calls > 0) {
+        h->nan_calls--;
+        return NAN;
+    }
     if (h->constant)
         return 1.0;
     const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(rec, "turns"), 0);
@@ -605,7 +610,7 @@ START_TEST(test_grpo_three_steps_and_resume)
     snprintf(run_b, sizeof run_b, "%s/b", g_tmp);
     grpo_config c;
     run_config(&c, tok_path, vocab, run_a);
-    hook_ctx h = {0, 0};
+    hook_ctx h = {0, 0, 0};
     grpo_hooks hooks = {parity_reward, &h};
 
     /* A: three steps without a stop */
@@ -686,7 +691,7 @@ START_TEST(test_zero_variance_step_changes_nothing)
     c.loss.kl_coef = 0;
     c.optim.weight_decay = 0;
     c.ckpt_every = 0;
-    hook_ctx h = {0, 0};
+    hook_ctx h = {0, 0, 0};
     grpo_hooks hooks = {parity_reward, &h};
     grpo_trainer *t;
     ck_assert_msg(grpo_open(&t, &c, NULL, &hooks, err) == 0, "%s", err);
@@ -700,6 +705,15 @@ START_TEST(test_zero_variance_step_changes_nothing)
     ck_assert_msg(grpo_train(t, 2, err) == 0, "%s", err);
     ck_assert_int_eq(grpo_step_count(t), 2);
     ck_assert_msg(memcmp(w1, t->m->params, np * sizeof *w1) == 0, "a zero-variance step changed the weights");
+    /* a step whose loss is not finite (NaN rewards) rolls back to the last
+     * checkpoint and is done again */
+    h.nan_calls = 4;
+    ck_assert_msg(grpo_train(t, 3, err) == 0, "%s", err);
+    ck_assert_int_eq(grpo_step_count(t), 3);
+    ck_assert_int_eq(h.calls, 16); /* 4 + 4, then 4 NaN and 4 for the redone step */
+    for (size_t i = 0; i < np; i++)
+        ck_assert(isfinite(t->m->params[i]));
+    ck_assert(memcmp(w1, t->m->params, np * sizeof *w1) == 0); /* the checkpoint of step 2, unchanged */
     /* the flywheel's fine-tune: cross-entropy on the policy tokens of
      * records goes down from one pass to the next */
     double l1, l2;
@@ -708,9 +722,14 @@ START_TEST(test_zero_variance_step_changes_nothing)
     ck_assert_msg(grpo_sft(&l2, t, t->last_recs, t->n_last, 1, 1e-2, err) == 0, "%s", err);
     ck_assert_msg(l1 > 0 && l2 < l1, "SFT loss %g -> %g", l1, l2);
     grpo_close(t);
+    char mpath[256], *mtext;
+    snprintf(mpath, sizeof mpath, "%s/metrics.jsonl", run);
+    ck_assert_int_eq(fs_read_file(&mtext, NULL, mpath, 1 << 24, err), 0);
+    ck_assert_msg(strstr(mtext, "\"event\":\"rollback\"") && strstr(mtext, "not finite"), "no rollback logged");
+    free(mtext);
     cJSON *lines[4];
     int n = step_lines(lines, 4, run);
-    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(n, 3);
     ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(lines[0], "updated")));
     ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(lines[1], "updated")));
     ck_assert_int_eq((int)cJSON_GetObjectItem(lines[1], "zero_var_groups")->valuedouble, 1);
