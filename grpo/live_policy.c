@@ -4,6 +4,7 @@
 #include "common/err.h"
 #include "common/limits.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,8 @@ typedef struct live {
     const tok_t *tok;
     live_policy_opts o;
     int stop_id;
-    long tokens, prompt_tokens;
-    double seconds;
+    /* counters read by other threads (the trainer's learner) */
+    _Atomic long tokens, prompt_tokens, nanos;
 } live;
 
 void live_policy_opts_default(live_policy_opts *o)
@@ -134,7 +135,7 @@ static int generate_chunk(live *L, pol_response *resp, const pol_request *req, s
             continue; /* no room: an empty, truncated reply */
         prompts[nb] = ids[i];
         plens[nb] = lens[i];
-        L->prompt_tokens += lens[i];
+        atomic_fetch_add(&L->prompt_tokens, (long)lens[i]);
         pick[nb++] = (int)i;
         if (caps[i] > max_new)
             max_new = caps[i];
@@ -159,7 +160,7 @@ static int generate_chunk(live *L, pol_response *resp, const pol_request *req, s
         pol_response *r = &resp[pick[k]];
         if ((rc = fill_response(L, r, &out[k], caps[pick[k]], err)) < 0)
             goto done;
-        L->tokens += (long)r->n_ids;
+        atomic_fetch_add(&L->tokens, (long)r->n_ids);
     }
     for (size_t i = 0; i < n; i++) {
         pol_response *r = &resp[i];
@@ -192,7 +193,7 @@ done:
     free(prompts);
     free(plens);
     free(out);
-    L->seconds += now_s() - t0;
+    atomic_fetch_add(&L->nanos, (long)((now_s() - t0) * 1e9));
     return rc;
 }
 
@@ -262,11 +263,11 @@ void live_policy_set_temperature(policy *p, float temperature)
 
 void live_policy_counters(const policy *p, long *tokens, long *prompt_tokens, double *seconds)
 {
-    const live *L = p->impl;
+    live *L = p->impl;
     if (tokens)
-        *tokens = L->tokens;
+        *tokens = atomic_load(&L->tokens);
     if (prompt_tokens)
-        *prompt_tokens = L->prompt_tokens;
+        *prompt_tokens = atomic_load(&L->prompt_tokens);
     if (seconds)
-        *seconds = L->seconds;
+        *seconds = (double)atomic_load(&L->nanos) * 1e-9;
 }

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- advantages ------------------------------------------------------------------ */
@@ -469,6 +470,70 @@ START_TEST(test_live_policy)
 }
 END_TEST
 
+
+/* ---- the commands ------------------------------------------------------------------- */
+
+/* Runs a shell command; returns its exit code, *out its stdout+stderr. */
+static int run_cmd(const char *cmd, char **out)
+{
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    buf_t b;
+    buf_init(&b, 1 << 20);
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        buf_append(&b, chunk, n);
+    int st = pclose(f);
+    *out = buf_detach(&b, NULL);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+START_TEST(test_train_cli)
+{
+    const char *bin = getenv("RL_BIN") ? getenv("RL_BIN") : "bin";
+    char cmd[1024], path[128], err[RL_ERR_MAX], *out;
+    make_tmp();
+    /* usage errors: 2 */
+    snprintf(cmd, sizeof cmd, "%s/grpo train 2>&1", bin);
+    ck_assert_int_eq(run_cmd(cmd, &out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "--config"));
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s/grpo train --config x --stop-after 0 2>&1", bin);
+    ck_assert_int_eq(run_cmd(cmd, &out), 2);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s/grpo flywheel --bogus 2>&1", bin);
+    ck_assert_int_eq(run_cmd(cmd, &out), 2);
+    free(out);
+    /* a bad config: 1, with the field named */
+    snprintf(path, sizeof path, "%s/bad.json", g_tmp);
+    const char *bad = "{\"loss\": {\"kl_coef\": -1}}";
+    ck_assert_int_eq(fs_write_atomic(path, bad, strlen(bad), err), 0);
+    snprintf(cmd, sizeof cmd, "%s/grpo train --config %s 2>&1", bin, path);
+    ck_assert_int_eq(run_cmd(cmd, &out), 1);
+    ck_assert_msg(strstr(out, "loss.kl_coef"), "%s", out);
+    free(out);
+    /* the experiment's committed configs are valid */
+    const char *cfgs[] = {"configs/grpo-experiment.json", "configs/grpo-smoke.json"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd, "%s/grpo train --config %s --check 2>&1", bin, cfgs[i]);
+        ck_assert_int_eq(run_cmd(cmd, &out), 0);
+        grpo_config c;
+        grpo_config_default(&c);
+        ck_assert_msg(grpo_config_parse(&c, out, cfgs[i], err) == 0, "%s", err);
+        ck_assert_int_eq(c.n_final, 2);
+        ck_assert(c.final_sets[0].episodes >= (i == 0 ? 100 : 1));
+        free(out);
+    }
+    /* --resume of something that is not a run */
+    snprintf(cmd, sizeof cmd, "%s/grpo train --config configs/grpo-smoke.json --resume %s 2>&1", bin, g_tmp);
+    ck_assert_int_eq(run_cmd(cmd, &out), 1);
+    ck_assert_ptr_nonnull(strstr(out, "neither a checkpoint"));
+    free(out);
+    fs_remove_tree(g_tmp, err);
+}
+END_TEST
+
 /* ---- GRPO runs -------------------------------------------------------------------------- */
 
 typedef struct hook_ctx {
@@ -754,6 +819,7 @@ Suite *grpo_suite(void)
     tcase_add_test(tc, test_warnings);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_live_policy);
+    tcase_add_test(tc, test_train_cli);
     suite_add_tcase(s, tc);
     TCase *runs = tcase_create("runs");
     tcase_set_timeout(runs, 240);
