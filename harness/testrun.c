@@ -172,14 +172,12 @@ char *testrun_summary(const testrun *r, const task *t, const char *const *only, 
         if (!tr_find(&r->report, only[i]))
             buf_printf(&b, "not run %s: no result reported for this test\n", only[i]);
     /* When the tests did not run at all (build error), the output is the
-     * only useful observation: show its tail. */
-    if (shown == 0 || fail > 0 || r->sb.stop != SB_STOP_EXIT || !r->parse_ok) {
-        if (shown == 0 || !r->parse_ok) {
-            const char *out = r->sb.out ? r->sb.out : "";
-            char *cut = str_cut_middle(out, r->sb.out_len, RL_TESTRUN_OUTPUT_SHOWN, NULL);
-            buf_printf(&b, "exit status %d; output:\n%s\n", sb_result_status(&r->sb), cut ? cut : "");
-            free(cut);
-        }
+     * only useful observation: show its head and tail. */
+    if (shown == 0 || !r->parse_ok) {
+        const char *out = r->sb.out ? r->sb.out : "";
+        char *cut = str_cut_middle(out, r->sb.out_len, RL_TESTRUN_OUTPUT_SHOWN, NULL);
+        buf_printf(&b, "exit status %d; output:\n%s\n", sb_result_status(&r->sb), cut ? cut : "");
+        free(cut);
     }
     return buf_detach(&b, NULL);
 }
