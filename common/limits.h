@@ -133,6 +133,11 @@
  * file-size caps let agent code create. */
 #define RL_WS_CLEAN_PASSES_MAX 4096
 
+/* How long ws_open waits for a busy work-tree slot before failing: after
+ * kill -9 of a batch, its sandboxed test commands (which inherited the
+ * slot's lock) run to their end, a few seconds at most. */
+#define RL_WS_SLOT_WAIT_MS 10000
+
 /* ---- tasks ----------------------------------------------------------- */
 
 /* One hunk's old or new side: our diffs touch a few lines; a whole file

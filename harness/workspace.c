@@ -186,9 +186,17 @@ static int lock_take(int *fd_out, const char *path, int nonblock, char *err)
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         return sys_fail(err, "cannot open lock file", path);
+    int waited_ms = 0;
     while (flock(fd, LOCK_EX | (nonblock ? LOCK_NB : 0)) < 0) {
         if (errno == EINTR)
             continue;
+        /* a killed run's last sandboxed processes can hold a slot for a
+         * moment after it died: wait a little before calling it busy */
+        if (errno == EWOULDBLOCK && waited_ms < RL_WS_SLOT_WAIT_MS) {
+            usleep(20 * 1000);
+            waited_ms += 20;
+            continue;
+        }
         int rc = errno != EWOULDBLOCK
                      ? sys_fail(err, "cannot lock", path)
                      : rl_err(err, RL_EINVAL, "%s: work tree slot is in use by another ws_open",
