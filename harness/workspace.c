@@ -27,6 +27,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <git2.h>
 #include <git2/sys/repository.h>
 #include <limits.h>
@@ -179,6 +180,27 @@ static int relpath_ok(const char *p, size_t n)
         i = j + 1;
     }
     return 1;
+}
+
+/* A process killed inside libgit2 (kill -9 of a batch) leaves its
+ * *.lock files behind, and libgit2 then refuses to write that git dir
+ * forever. Called with our own flock on the dir held, so no live writer
+ * can own them: remove them. */
+static int stale_lock_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    size_t n = strlen(p);
+    if (flag == FTW_F && n > 5 && !strcmp(p + n - 5, ".lock"))
+        unlink(p);
+    return 0;
+}
+
+static void clear_stale_locks(const char *gitdir)
+{
+    struct stat st;
+    if (stat(gitdir, &st) == 0)
+        nftw(gitdir, stale_lock_cb, 16, FTW_PHYS);
 }
 
 static int lock_take(int *fd_out, const char *path, int nonblock, char *err)
@@ -713,6 +735,7 @@ int ws_open(ws_tree **out, const ws_opts *opts, const char *repo, const char *ke
     free(slock);
     if (rc)
         goto fail;
+    clear_stale_locks(store);
     rc = store_prepare(&t->base_id, store, src, repo, key, bug_patch, err);
     close(sfd);
     if (rc)
@@ -727,6 +750,8 @@ int ws_open(ws_tree **out, const ws_opts *opts, const char *repo, const char *ke
     }
     rc = lock_take(&t->lock_fd, tlock, 1, err);
     free(tlock);
+    if (!rc)
+        clear_stale_locks(t->gitdir);
     if (rc || (rc = gitdir_prepare(t->gitdir, t->path, store, err)) ||
         (rc = fs_mkdirs(t->path, err)) || (rc = tree_attach(t, err)))
         goto fail;
