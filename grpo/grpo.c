@@ -84,6 +84,7 @@ void grpo_traj_parse(grpo_traj *tr, const cJSON *rec)
         }
     }
     tr->policy_tokens = (long)jnum(cJSON_GetObjectItemCaseSensitive(rec, "tokens"), "policy", 0);
+    tr->dur_s = jnum(cJSON_GetObjectItemCaseSensitive(rec, "timings"), "total_ms", 0) / 1000.0;
 }
 
 int grpo_load_weights(model *m, const char *path, char *err)
@@ -172,6 +173,18 @@ static void traj_finish(grpo_trainer *t, grpo_group *g, int i, char *rec, double
                                             !strcmp(why->valuestring, "policy_error"));
     }
     cJSON_Delete(j);
+    if (tr->dur_s > 0 && t->n_durs < RL_GRPO_CURVE_MAX) {
+        if (t->n_durs == t->cap_durs) {
+            size_t nc = t->cap_durs ? t->cap_durs * 2 : 256;
+            double *d = realloc(t->durs, nc * sizeof *d);
+            if (d) {
+                t->durs = d;
+                t->cap_durs = nc;
+            }
+        }
+        if (t->n_durs < t->cap_durs)
+            t->durs[t->n_durs++] = tr->dur_s;
+    }
     if (g->n_done == g->n)
         group_score(t, g);
 }
@@ -1265,14 +1278,21 @@ int grpo_train(grpo_trainer *t, long until, char *err)
             u[k] = t->cmp_wall[k] > 0 ? t->cmp_busy[k] / t->cmp_wall[k] : 0;
             eps[k] = t->cmp_wall[k] > 0 ? t->cmp_eps[k] / t->cmp_wall[k] : 0;
         }
+        /* what the model of harness/stats predicts from the same episodes'
+         * durations (it ignores training time and batching effects) */
+        double m1 = stats_utilization(t->durs, t->n_durs, (size_t)t->max_active, 1.0, RL_REPORT_UTIL_STEPS);
+        double ml = stats_utilization(t->durs, t->n_durs, (size_t)t->max_active, t->cfg.lambda, RL_REPORT_UTIL_STEPS);
         if (!t->cfg.quiet)
             fprintf(stderr,
                     "rollout modes: sync %ld steps, %.1f s/step, slot utilization %.2f, %.3f episodes/s; "
-                    "async (lambda %.2f) %ld steps, %.1f s/step, utilization %.2f, %.3f episodes/s\n",
-                    t->cmp_steps[0], w[0], u[0], eps[0], t->cfg.lambda, t->cmp_steps[1], w[1], u[1], eps[1]);
+                    "async (lambda %.2f) %ld steps, %.1f s/step, utilization %.2f, %.3f episodes/s "
+                    "(stats_utilization on these episodes: %.2f / %.2f)\n",
+                    t->cmp_steps[0], w[0], u[0], eps[0], t->cfg.lambda, t->cmp_steps[1], w[1], u[1], eps[1], m1, ml);
         cJSON *e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "event", "compare");
         cJSON_AddNumberToObject(e, "lambda", t->cfg.lambda);
+        cJSON_AddNumberToObject(e, "model_sync_util", m1);
+        cJSON_AddNumberToObject(e, "model_async_util", ml);
         const char *name[2] = {"sync", "async"};
         for (int k = 0; k < 2; k++) {
             cJSON *m = cJSON_AddObjectToObject(e, name[k]);
@@ -1595,6 +1615,7 @@ void grpo_close(grpo_trainer *t)
     free(t->h_tool);
     free(t->h_tokens);
     free(t->h_kl);
+    free(t->durs);
     for (size_t i = 0; i < t->n_last; i++)
         free(t->last_recs[i]);
     free(t->last_recs);

@@ -21,6 +21,7 @@ typedef struct grpo_traj {
     int done, error;
     int turns, calls, calls_ok, identical, format_errors;
     long policy_tokens;
+    double dur_s;        /* timings.total_ms of the record, in seconds */
 } grpo_traj;
 
 /* G trajectories of one task under one config. */
@@ -87,6 +88,8 @@ struct grpo_trainer {
     /* mode comparison */
     double cmp_wall[2], cmp_busy[2];  /* per mode: step seconds, util x seconds */
     double cmp_eps[2];                /* episodes trained on */
+    double *durs;                     /* every episode's duration (s), for the */
+    size_t n_durs, cap_durs;          /* utilization model of harness/stats */
     long cmp_steps[2];
     double t_open;
 };
