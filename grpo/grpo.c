@@ -1,19 +1,13 @@
-/* grpo.c - the GRPO trainer: rollouts, advantages, the update, metrics.
+/* grpo.c - the GRPO trainer: groups, rollouts, metrics, the step loop,
+ * evaluation schedule, open and close.
  *
  * A step (synchronous): draw tasks_per_step tasks from the train split (a
  * shuffled order per epoch, so the data position is one counter), queue G
  * episodes of each in the rollout, step the rollout until every episode
  * is done (one batched policy call per turn), compute advantages per
- * group, optionally replace zero-variance groups (dynamic sampling), turn
- * the records into sequences and take one optimizer step on the masked
- * PPO-clip + KL loss, accumulated over micro-batches.
- *
- * Asynchronous: a rollout thread samples with its own copy of the weights
- * and keeps every generation slot busy; the learner trains once lambda of
- * a step's episodes have finished (on the groups complete by then), then
- * publishes its weights, which the thread picks up between two turns.
- * Unfinished episodes go on; each turn records the version that sampled
- * it, and the loss drops tokens older than max_staleness versions.
+ * group, optionally replace zero-variance groups (dynamic sampling), then
+ * one optimizer step (grpo_update.c). The asynchronous mode lives in
+ * grpo_async.c, checkpoints in grpo_ckpt.c.
  */
 #include "grpo/grpo_int.h"
 
@@ -22,7 +16,6 @@
 #include "common/fsutil.h"
 #include "common/limits.h"
 #include "grpo/live_policy.h"
-#include "grpo/sample.h"
 
 #include <errno.h>
 #include <math.h>
@@ -51,7 +44,7 @@ uint64_t grpo_mix(uint64_t a, uint64_t b)
 }
 
 /* Episode seeds are recorded as JSON numbers: keep them below 2^52. */
-static uint64_t ep_seed(const grpo_trainer *t, uint64_t gid, int i)
+uint64_t grpo_ep_seed(const grpo_trainer *t, uint64_t gid, int i)
 {
     return (grpo_mix(grpo_mix((uint64_t)t->cfg.seed, gid), (uint64_t)i) & ((1ull << 52) - 1)) + 1;
 }
@@ -84,6 +77,7 @@ void grpo_traj_parse(grpo_traj *tr, const cJSON *rec)
         }
     }
     tr->policy_tokens = (long)jnum(cJSON_GetObjectItemCaseSensitive(rec, "tokens"), "policy", 0);
+    tr->dur_s = jnum(cJSON_GetObjectItemCaseSensitive(rec, "timings"), "total_ms", 0) / 1000.0;
 }
 
 int grpo_load_weights(model *m, const char *path, char *err)
@@ -106,7 +100,7 @@ int grpo_load_weights(model *m, const char *path, char *err)
 
 /* ---- groups ----------------------------------------------------------------------- */
 
-static grpo_group *group_new(const task *tk, long gid, int G)
+grpo_group *grpo_group_new(const task *tk, long gid, int G)
 {
     grpo_group *g = calloc(1, sizeof *g);
     if (!g)
@@ -125,7 +119,7 @@ static grpo_group *group_new(const task *tk, long gid, int G)
     return g;
 }
 
-static void group_free(grpo_group *g)
+void grpo_group_free(grpo_group *g)
 {
     if (!g)
         return;
@@ -145,7 +139,7 @@ static void group_score(const grpo_trainer *t, grpo_group *g)
 }
 
 /* A trajectory arrived: its counters, its reward (tests, shaped or hook). */
-static void traj_finish(grpo_trainer *t, grpo_group *g, int i, char *rec, double reward)
+void grpo_traj_finish(grpo_trainer *t, grpo_group *g, int i, char *rec, double reward)
 {
     grpo_traj *tr = &g->tr[i];
     if (tr->done) { /* cannot happen: one record per tag */
@@ -172,12 +166,24 @@ static void traj_finish(grpo_trainer *t, grpo_group *g, int i, char *rec, double
                                             !strcmp(why->valuestring, "policy_error"));
     }
     cJSON_Delete(j);
+    if (tr->dur_s > 0 && t->n_durs < RL_GRPO_CURVE_MAX) {
+        if (t->n_durs == t->cap_durs) {
+            size_t nc = t->cap_durs ? t->cap_durs * 2 : 256;
+            double *d = realloc(t->durs, nc * sizeof *d);
+            if (d) {
+                t->durs = d;
+                t->cap_durs = nc;
+            }
+        }
+        if (t->n_durs < t->cap_durs)
+            t->durs[t->n_durs++] = tr->dur_s;
+    }
     if (g->n_done == g->n)
         group_score(t, g);
 }
 
 /* Next train task in the shuffled order of its epoch. */
-static const task *next_task(grpo_trainer *t)
+const task *grpo_next_task(grpo_trainer *t)
 {
     size_t N = t->train.n;
     uint64_t epoch = t->data_pos / N;
@@ -218,7 +224,7 @@ static void sync_done(void *user, long tag, char *rec, double reward)
         free(rec);
         return;
     }
-    traj_finish(c->t, c->gs[gi], (int)(tag % G), rec, reward);
+    grpo_traj_finish(c->t, c->gs[gi], (int)(tag % G), rec, reward);
 }
 
 /* Steps the rollout until it is empty, measuring busy slot-seconds. */
@@ -244,7 +250,7 @@ static int run_groups_sync(grpo_trainer *t, grpo_group **gs, size_t first, size_
     rollout_set_version(t->ro, t->step + 1);
     for (size_t k = first; k < ng; k++)
         for (int i = 0; i < G; i++) {
-            int rc = rollout_add(t->ro, gs[k]->task, &t->ep, ep_seed(t, (uint64_t)gs[k]->gid, i),
+            int rc = rollout_add(t->ro, gs[k]->task, &t->ep, grpo_ep_seed(t, (uint64_t)gs[k]->gid, i),
                                  (long)(k * (size_t)G + (size_t)i), err);
             if (rc < 0)
                 return rc;
@@ -295,258 +301,9 @@ int grpo_run_episodes(grpo_trainer *t, policy *pol, const task *const *tasks, si
     return rc;
 }
 
-/* ---- the update ---------------------------------------------------------------------- */
-
-typedef struct mbatch {
-    size_t first, count; /* into the length-sorted order */
-    int T;
-} mbatch;
-
-typedef struct train_buf {
-    int *tok, *tgt;
-    float *behav, *adv, *w, *logp, *ent, *ref, *coef;
-    size_t cap;
-} train_buf;
-
-static void train_buf_free(train_buf *b)
-{
-    free(b->tok);
-    free(b->tgt);
-    free(b->behav);
-    free(b->adv);
-    free(b->w);
-    free(b->logp);
-    free(b->ent);
-    free(b->ref);
-    free(b->coef);
-}
-
-static int train_buf_reserve(train_buf *b, size_t n, char *err)
-{
-    if (n <= b->cap)
-        return 0;
-    train_buf_free(b);
-    memset(b, 0, sizeof *b);
-    b->tok = malloc(n * sizeof(int));
-    b->tgt = malloc(n * sizeof(int));
-    float **f[] = {&b->behav, &b->adv, &b->w, &b->logp, &b->ent, &b->ref, &b->coef};
-    int ok = b->tok && b->tgt;
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        ok &= (*f[i] = malloc(n * sizeof(float))) != NULL;
-    if (!ok)
-        return rl_err(err, RL_ENOMEM, "grpo: out of memory for a micro-batch of %zu tokens", n);
-    b->cap = n;
-    return 0;
-}
-
-static const grpo_seq *const *g_sort_v; /* qsort context (single-threaded use) */
-
-static int by_len(const void *a, const void *b)
-{
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    int li = g_sort_v[i]->n, lj = g_sort_v[j]->n;
-    if (li != lj)
-        return li < lj ? -1 : 1;
-    return i < j ? -1 : i > j;
-}
-
-/* Fills the micro-batch arrays of sequences order[first..first+count). */
-static void fill_batch(train_buf *b, const grpo_seqs *S, const size_t *order, const mbatch *mb,
-                       const float *seq_adv, const float *seq_w, long current, long max_stale)
-{
-    size_t N = mb->count * (size_t)mb->T;
-    memset(b->tok, 0, N * sizeof(int));
-    for (size_t i = 0; i < N; i++) {
-        b->tgt[i] = -1;
-        b->behav[i] = b->adv[i] = b->w[i] = 0.0f;
-    }
-    for (size_t r = 0; r < mb->count; r++) {
-        size_t si = order[mb->first + r];
-        const grpo_seq *q = &S->v[si];
-        size_t base = r * (size_t)mb->T;
-        for (int p = 0; p < q->n; p++) {
-            b->tok[base + p] = q->tokens[p];
-            if (q->targets[p] >= 0 && grpo_token_fresh(q->version[p], current, max_stale)) {
-                b->tgt[base + p] = q->targets[p];
-                b->behav[base + p] = q->behav[p];
-                b->adv[base + p] = seq_adv[si];
-                b->w[base + p] = seq_w[si];
-            }
-        }
-    }
-}
-
-/* One optimizer step on the groups' trajectories. Returns RL_EINVAL with
- * *nonfinite set when the loss or the gradient is not finite. */
-static int train_groups(grpo_trainer *t, grpo_group **gs, size_t ng, grpo_step_metrics *sm, int *nonfinite,
-                        char *err)
-{
-    const grpo_config *c = &t->cfg;
-    *nonfinite = 0;
-    grpo_seqs S;
-    grpo_seqs_init(&S);
-    float *traj_adv = NULL, *seq_adv = NULL, *seq_w = NULL;
-    size_t *order = NULL, *kept = NULL;
-    mbatch *mbs = NULL;
-    train_buf b = {0};
-    int rc = 0;
-    size_t ntraj = 0;
-    for (size_t k = 0; k < ng; k++)
-        ntraj += (size_t)gs[k]->n;
-    traj_adv = malloc((ntraj ? ntraj : 1) * sizeof *traj_adv);
-    if (!traj_adv) {
-        rc = rl_err(err, RL_ENOMEM, "grpo: out of memory");
-        goto done;
-    }
-    /* sequences of every trajectory, each tagged with its trajectory */
-    size_t ti = 0;
-    for (size_t k = 0; k < ng; k++)
-        for (int i = 0; i < gs[k]->n; i++, ti++) {
-            traj_adv[ti] = (float)gs[k]->adv[i];
-            if (!gs[k]->tr[i].rec)
-                continue;
-            char rerr[RL_ERR_MAX];
-            int r = grpo_seqs_add_json(&S, gs[k]->tr[i].rec, (int)ti, t->m->cfg.vocab, t->m->cfg.max_seq, rerr);
-            if (r == RL_ENOMEM) {
-                rc = rl_err(err, r, "%s", rerr);
-                goto done;
-            }
-            if (r < 0)
-                sm->skipped_records++;
-        }
-    sm->skipped_long = S.skipped_long;
-    sm->seqs = S.n;
-    /* trained tokens per sequence: policy targets recent enough */
-    long current = t->step + 1;
-    kept = calloc(S.n ? S.n : 1, sizeof *kept);
-    seq_adv = malloc((S.n ? S.n : 1) * sizeof *seq_adv);
-    seq_w = malloc((S.n ? S.n : 1) * sizeof *seq_w);
-    order = malloc((S.n ? S.n : 1) * sizeof *order);
-    if (!kept || !seq_adv || !seq_w || !order) {
-        rc = rl_err(err, RL_ENOMEM, "grpo: out of memory");
-        goto done;
-    }
-    size_t kept_total = 0, seqs_kept = 0;
-    for (size_t s = 0; s < S.n; s++) {
-        const grpo_seq *q = &S.v[s];
-        for (int p = 0; p < q->n; p++)
-            if (q->targets[p] >= 0) {
-                if (grpo_token_fresh(q->version[p], current, c->loss.max_staleness))
-                    kept[s]++;
-                else
-                    sm->stale_dropped++;
-            }
-        kept_total += kept[s];
-        seqs_kept += kept[s] > 0;
-        seq_adv[s] = traj_adv[S.v[s].traj];
-        order[s] = s;
-    }
-    for (size_t s = 0; s < S.n; s++)
-        seq_w[s] = (float)grpo_loss_weight(&c->loss, kept[s], kept_total, seqs_kept);
-    sm->trained_tokens = kept_total;
-    /* micro-batches of similar lengths */
-    const grpo_seq *const *vp = malloc((S.n ? S.n : 1) * sizeof *vp);
-    if (!vp) {
-        rc = rl_err(err, RL_ENOMEM, "grpo: out of memory");
-        goto done;
-    }
-    for (size_t s = 0; s < S.n; s++)
-        ((const grpo_seq **)vp)[s] = &S.v[s];
-    g_sort_v = vp;
-    qsort(order, S.n, sizeof *order, by_len);
-    free((void *)vp);
-    g_sort_v = NULL;
-    mbs = malloc((S.n ? S.n : 1) * sizeof *mbs);
-    if (!mbs) {
-        rc = rl_err(err, RL_ENOMEM, "grpo: out of memory");
-        goto done;
-    }
-    size_t nmb = 0, maxN = 0;
-    for (size_t s = 0; s < S.n;) {
-        mbatch mb = {s, 0, 0};
-        while (s < S.n) {
-            int T = S.v[order[s]].n > mb.T ? S.v[order[s]].n : mb.T;
-            if (mb.count > 0 && (size_t)T * (mb.count + 1) > (size_t)c->micro_batch_tokens)
-                break;
-            mb.T = T;
-            mb.count++;
-            s++;
-        }
-        mbs[nmb++] = mb;
-        if (mb.count * (size_t)mb.T > maxN)
-            maxN = mb.count * (size_t)mb.T;
-    }
-    if ((rc = train_buf_reserve(&b, maxN ? maxN : 1, err)) < 0)
-        goto done;
-
-    double t0 = grpo_now();
-    int use_ref = t->ref && c->loss.kl_coef > 0;
-    grpo_loss_stats_init(&sm->loss);
-    int any = 0;
-    for (int pass = 0; pass < c->updates_per_step; pass++) {
-        sm->passes = pass + 1;
-        if ((rc = model_zero_grad(t->m, err)) < 0)
-            goto done;
-        double loss = 0;
-        for (size_t k = 0; k < nmb; k++) {
-            const mbatch *mb = &mbs[k];
-            size_t N = mb->count * (size_t)mb->T;
-            fill_batch(&b, &S, order, mb, seq_adv, seq_w, current, c->loss.max_staleness);
-            int has = 0;
-            for (size_t i = 0; i < N && !has; i++)
-                has = b.w[i] > 0.0f;
-            if (!has)
-                continue; /* nothing trained here: no forward needed */
-            if (use_ref && (rc = model_forward(t->ref, b.tok, b.tgt, (int)mb->count, mb->T, (float)c->temperature,
-                                               b.ref, NULL, err)) < 0)
-                goto done;
-            if ((rc = model_forward(t->m, b.tok, b.tgt, (int)mb->count, mb->T, (float)c->temperature, b.logp, b.ent,
-                                    err)) < 0)
-                goto done;
-            sm->forward_tokens += N;
-            loss += grpo_loss_tokens(b.coef, &sm->loss, &c->loss, b.logp, b.behav, use_ref ? b.ref : NULL, b.ent,
-                                     b.adv, b.w, N);
-            for (size_t i = 0; i < N && !any; i++)
-                any = b.coef[i] != 0.0f;
-            if ((rc = model_backward(t->m, b.coef, err)) < 0)
-                goto done;
-        }
-        if (!isfinite(loss)) {
-            *nonfinite = 1;
-            rc = rl_err(err, RL_EINVAL, "grpo: loss is not finite at step %ld", t->step + 1);
-            goto done;
-        }
-        sm->updated = any;
-        if (!any) {
-            /* no gradient signal at all (zero-variance groups, no KL): the
-             * weights and the optimizer state stay exactly as they are */
-            sm->lr = opt_lr_at(&t->opt->cfg, t->step);
-            break;
-        }
-        t->opt->step = t->step; /* the schedule follows trainer steps */
-        float lr;
-        if ((rc = opt_step(t->opt, t->m->params, t->m->grads, &sm->grad_norm, &lr, err)) < 0) {
-            *nonfinite = 1;
-            goto done;
-        }
-        sm->lr = lr;
-    }
-    sm->train_s = grpo_now() - t0;
-done:
-    train_buf_free(&b);
-    grpo_seqs_free(&S);
-    free(traj_adv);
-    free(seq_adv);
-    free(seq_w);
-    free(order);
-    free(kept);
-    free(mbs);
-    return rc;
-}
-
 /* ---- metrics ---------------------------------------------------------------------------- */
 
-static void metrics_from_groups(grpo_step_metrics *sm, grpo_group *const *gs, size_t ng)
+void grpo_metrics_from_groups(grpo_step_metrics *sm, grpo_group *const *gs, size_t ng)
 {
     double rew = 0, tok = 0, turns = 0;
     size_t n = 0, pass = 0, calls = 0, ok = 0, ident = 0, fe = 0, nturns = 0;
@@ -738,254 +495,9 @@ static int log_step(grpo_trainer *t, grpo_step_metrics *sm, char *err)
     return rc;
 }
 
-/* ---- asynchronous rollout thread --------------------------------------------------------- */
-
-typedef struct as_add {
-    const task *t;
-    uint64_t seed;
-    long tag;
-} as_add;
-
-typedef struct as_item {
-    long tag;
-    char *rec;
-    double reward;
-} as_item;
-
-struct grpo_async {
-    grpo_trainer *t;
-    pthread_t th;
-    int started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv_work, cv_done;
-    model *sm;
-    policy *spol;
-    rollout *ro;
-    as_add *in;
-    size_t nin, capin;
-    as_item *out;
-    size_t nout, capout;
-    float *pub;
-    long pub_version;
-    int pub_new;
-    int stop, failed;
-    char err[RL_ERR_MAX];
-    double busy;         /* slot-seconds of finished rollout steps */
-    double cur_t0;       /* start of the rollout step under way (0: none) */
-    size_t cur_act;      /* its active episodes */
-    /* learner side */
-    size_t in_flight;
-    grpo_group **groups;
-    size_t ng, capg;
-    size_t finished_since;
-};
-
-static void as_done(void *user, long tag, char *rec, double reward)
-{
-    grpo_async *A = user;
-    pthread_mutex_lock(&A->mu);
-    if (A->nout == A->capout) {
-        size_t nc = A->capout ? A->capout * 2 : 64;
-        as_item *p = realloc(A->out, nc * sizeof *p);
-        if (!p) {
-            A->failed = 1;
-            snprintf(A->err, sizeof A->err, "grpo async: out of memory");
-            free(rec);
-            pthread_cond_broadcast(&A->cv_done);
-            pthread_mutex_unlock(&A->mu);
-            return;
-        }
-        A->out = p;
-        A->capout = nc;
-    }
-    A->out[A->nout++] = (as_item){tag, rec, reward};
-    pthread_cond_broadcast(&A->cv_done);
-    pthread_mutex_unlock(&A->mu);
-}
-
-static void *as_main(void *arg)
-{
-    grpo_async *A = arg;
-    grpo_trainer *t = A->t;
-    char err[RL_ERR_MAX];
-    pthread_mutex_lock(&A->mu);
-    while (!A->stop) {
-        if (A->pub_new) {
-            memcpy(A->sm->params, A->pub, A->sm->n_params * sizeof(float));
-            rollout_set_version(A->ro, A->pub_version);
-            A->pub_new = 0;
-        }
-        as_add *in = A->in;
-        size_t nin = A->nin;
-        A->in = NULL;
-        A->nin = A->capin = 0;
-        pthread_mutex_unlock(&A->mu);
-        int rc = 0;
-        for (size_t i = 0; i < nin && rc == 0; i++)
-            rc = rollout_add(A->ro, in[i].t, &t->ep, in[i].seed, in[i].tag, err);
-        free(in);
-        size_t p = rollout_pending(A->ro);
-        if (rc == 0 && p > 0) {
-            size_t act = p < (size_t)t->max_active ? p : (size_t)t->max_active;
-            pthread_mutex_lock(&A->mu);
-            double t0 = A->cur_t0 = grpo_now();
-            A->cur_act = act;
-            pthread_mutex_unlock(&A->mu);
-            rc = rollout_step(A->ro, as_done, A, err);
-            pthread_mutex_lock(&A->mu);
-            A->busy += (double)act * (grpo_now() - t0);
-            A->cur_t0 = 0;
-            A->cur_act = 0;
-        } else {
-            pthread_mutex_lock(&A->mu);
-            while (rc == 0 && !A->stop && A->nin == 0 && !A->pub_new)
-                pthread_cond_wait(&A->cv_work, &A->mu);
-        }
-        if (rc < 0) {
-            A->failed = 1;
-            snprintf(A->err, sizeof A->err, "%s", err);
-            pthread_cond_broadcast(&A->cv_done);
-            break;
-        }
-    }
-    pthread_mutex_unlock(&A->mu);
-    return NULL;
-}
-
-/* Slot-seconds kept busy up to now, the rollout step under way included,
- * so that the busy time of a learner step is exactly its share. */
-static double as_busy_now(grpo_async *A)
-{
-    pthread_mutex_lock(&A->mu);
-    double b = A->busy;
-    if (A->cur_t0 > 0)
-        b += (double)A->cur_act * (grpo_now() - A->cur_t0);
-    pthread_mutex_unlock(&A->mu);
-    return b;
-}
-
-static void as_publish(grpo_async *A, const model *m, long version)
-{
-    pthread_mutex_lock(&A->mu);
-    memcpy(A->pub, m->params, m->n_params * sizeof(float));
-    A->pub_version = version;
-    A->pub_new = 1;
-    pthread_cond_broadcast(&A->cv_work);
-    pthread_mutex_unlock(&A->mu);
-}
-
-static void as_free(grpo_async *A)
-{
-    if (!A)
-        return;
-    if (A->started) {
-        pthread_mutex_lock(&A->mu);
-        A->stop = 1;
-        pthread_cond_broadcast(&A->cv_work);
-        pthread_mutex_unlock(&A->mu);
-        pthread_join(A->th, NULL);
-    }
-    rollout_free(A->ro);
-    pol_free(A->spol);
-    model_free(A->sm);
-    for (size_t i = 0; i < A->nout; i++)
-        free(A->out[i].rec);
-    free(A->out);
-    free(A->in);
-    free(A->pub);
-    for (size_t i = 0; i < A->ng; i++)
-        group_free(A->groups[i]);
-    free(A->groups);
-    pthread_mutex_destroy(&A->mu);
-    pthread_cond_destroy(&A->cv_work);
-    pthread_cond_destroy(&A->cv_done);
-    free(A);
-}
-
-static int as_start(grpo_trainer *t, char *err)
-{
-    grpo_async *A = calloc(1, sizeof *A);
-    if (!A)
-        return rl_err(err, RL_ENOMEM, "grpo async: out of memory");
-    A->t = t;
-    pthread_mutex_init(&A->mu, NULL);
-    pthread_cond_init(&A->cv_work, NULL);
-    pthread_cond_init(&A->cv_done, NULL);
-    model_opts mo;
-    model_opts_default(&mo);
-    mo.n_threads = t->cfg.threads;
-    int rc = model_new(&A->sm, &t->m->cfg, &mo, err);
-    A->pub = rc == 0 ? malloc(t->m->n_params * sizeof(float)) : NULL;
-    if (rc == 0 && !A->pub)
-        rc = rl_err(err, RL_ENOMEM, "grpo async: out of memory");
-    if (rc == 0) {
-        memcpy(A->sm->params, t->m->params, t->m->n_params * sizeof(float));
-        live_policy_opts lo;
-        live_policy_opts_default(&lo);
-        lo.temperature = (float)t->cfg.temperature;
-        lo.top_p = (float)t->cfg.top_p;
-        lo.max_tokens = t->cfg.max_reply_tokens;
-        lo.name = "grpo-async";
-        rc = live_policy_new(&A->spol, A->sm, t->tok, &lo, err);
-    }
-    if (rc == 0) {
-        rollout_opts ro;
-        rollout_opts_default(&ro);
-        ro.ws_root = t->cfg.ws_root[0] ? t->cfg.ws_root : NULL;
-        ro.max_active = t->max_active;
-        ro.threads = t->cfg.tool_threads;
-        rc = rollout_new(&A->ro, A->spol, &ro, err);
-    }
-    if (rc == 0) {
-        rollout_set_version(A->ro, t->step + 1);
-        if (pthread_create(&A->th, NULL, as_main, A) != 0)
-            rc = rl_err(err, RL_EIO, "grpo async: cannot start the rollout thread");
-        else
-            A->started = 1;
-    }
-    if (rc < 0) {
-        as_free(A);
-        return rc;
-    }
-    t->as = A;
-    return 0;
-}
-
-/* Learner side: queues a new group's episodes. */
-static int as_queue_group(grpo_trainer *t, int replacement, char *err)
-{
-    grpo_async *A = t->as;
-    int G = t->cfg.group_size;
-    grpo_group *g = group_new(next_task(t), (long)t->groups_drawn++, G);
-    if (!g || (A->ng == A->capg && !(A->groups = realloc(A->groups, (A->capg = A->capg ? A->capg * 2 : 32) *
-                                                                        sizeof *A->groups)))) {
-        group_free(g);
-        return rl_err(err, RL_ENOMEM, "grpo async: out of memory");
-    }
-    g->replacement = replacement;
-    A->groups[A->ng++] = g;
-    pthread_mutex_lock(&A->mu);
-    if (A->nin + (size_t)G > A->capin) {
-        size_t nc = (A->nin + (size_t)G) * 2;
-        as_add *p = realloc(A->in, nc * sizeof *p);
-        if (!p) {
-            pthread_mutex_unlock(&A->mu);
-            return rl_err(err, RL_ENOMEM, "grpo async: out of memory");
-        }
-        A->in = p;
-        A->capin = nc;
-    }
-    for (int i = 0; i < G; i++)
-        A->in[A->nin++] = (as_add){g->task, ep_seed(t, (uint64_t)g->gid, i), g->gid * G + i};
-    pthread_cond_broadcast(&A->cv_work);
-    pthread_mutex_unlock(&A->mu);
-    A->in_flight += (size_t)G;
-    return 0;
-}
-
 /* ---- one step ---------------------------------------------------------------------------- */
 
-static void keep_last_records(grpo_trainer *t, grpo_group *const *gs, size_t ng)
+void grpo_keep_last_records(grpo_trainer *t, grpo_group *const *gs, size_t ng)
 {
     for (size_t i = 0; i < t->n_last; i++)
         free(t->last_recs[i]);
@@ -1029,7 +541,7 @@ static int step_sync(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, cha
     double gs0;
     live_policy_counters(t->pol, &gen0, &pre0, &gs0);
     for (int k = 0; k < c->tasks_per_step; k++) {
-        if (!(gs[ng] = group_new(next_task(t), (long)t->groups_drawn++, c->group_size))) {
+        if (!(gs[ng] = grpo_group_new(grpo_next_task(t), (long)t->groups_drawn++, c->group_size))) {
             rc = rl_err(err, RL_ENOMEM, "grpo: out of memory");
             goto done;
         }
@@ -1047,7 +559,7 @@ static int step_sync(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, cha
                 continue;
             gs[k]->dropped = 1;
             sm->dropped++;
-            if (!(gs[ng] = group_new(next_task(t), (long)t->groups_drawn++, c->group_size))) {
+            if (!(gs[ng] = grpo_group_new(grpo_next_task(t), (long)t->groups_drawn++, c->group_size))) {
                 rc = rl_err(err, RL_ENOMEM, "grpo: out of memory");
                 goto done;
             }
@@ -1065,7 +577,7 @@ static int step_sync(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, cha
     sm->gen_tokens = gen1 - gen0;
     sm->prefill_tokens = pre1 - pre0;
     sm->gen_s = gs1 - gs0;
-    metrics_from_groups(sm, gs, ng);
+    grpo_metrics_from_groups(sm, gs, ng);
     /* train on the groups not dropped */
     grpo_group **batch = calloc(ng ? ng : 1, sizeof *batch);
     size_t nb = 0;
@@ -1076,123 +588,15 @@ static int step_sync(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, cha
     for (size_t k = 0; k < ng; k++)
         if (!gs[k]->dropped)
             batch[nb++] = gs[k];
-    rc = train_groups(t, batch, nb, sm, nonfinite, err);
+    rc = grpo_train_groups(t, batch, nb, sm, nonfinite, err);
     free(batch);
     sm->step_s = grpo_now() - t0;
     sm->util = sm->step_s > 0 ? busy / ((double)t->max_active * sm->step_s) : 0;
-    keep_last_records(t, gs, ng);
+    grpo_keep_last_records(t, gs, ng);
 done:
     for (size_t k = 0; k < ng; k++)
-        group_free(gs[k]);
+        grpo_group_free(gs[k]);
     free(gs);
-    return rc;
-}
-
-static int step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, char *err)
-{
-    const grpo_config *c = &t->cfg;
-    int rc;
-    if (!t->as && (rc = as_start(t, err)) < 0)
-        return rc;
-    grpo_async *A = t->as;
-    double t0 = grpo_now();
-    double busy0 = as_busy_now(A);
-    long gen0, pre0;
-    double gs0;
-    live_policy_counters(A->spol, &gen0, &pre0, &gs0);
-    for (int k = 0; k < c->tasks_per_step; k++)
-        if ((rc = as_queue_group(t, 0, err)) < 0)
-            return rc;
-    int G = c->group_size;
-    size_t need = (size_t)ceil(c->lambda * (double)c->tasks_per_step * G);
-    int budget = c->dynamic_sampling ? c->max_extra_groups : 0;
-    for (;;) {
-        pthread_mutex_lock(&A->mu);
-        while (A->nout == 0 && !A->failed)
-            pthread_cond_wait(&A->cv_done, &A->mu);
-        if (A->failed) {
-            pthread_mutex_unlock(&A->mu);
-            return rl_err(err, RL_EIO, "grpo async rollout: %s", A->err);
-        }
-        as_item *out = A->out;
-        size_t nout = A->nout;
-        A->out = NULL;
-        A->nout = A->capout = 0;
-        pthread_mutex_unlock(&A->mu);
-        for (size_t i = 0; i < nout; i++) {
-            long gid = out[i].tag / G;
-            grpo_group *g = NULL;
-            for (size_t k = 0; k < A->ng && !g; k++)
-                if (A->groups[k]->gid == gid)
-                    g = A->groups[k];
-            A->in_flight--;
-            A->finished_since++;
-            if (!g) {
-                free(out[i].rec);
-                continue;
-            }
-            traj_finish(t, g, (int)(out[i].tag % G), out[i].rec, out[i].reward);
-            if (g->n_done == g->n && g->st.zero_variance && budget > 0) {
-                g->dropped = 1;
-                sm->dropped++;
-                sm->resampled++;
-                budget--;
-                if ((rc = as_queue_group(t, 1, err)) < 0) {
-                    free(out);
-                    return rc;
-                }
-            }
-        }
-        free(out);
-        size_t complete = 0;
-        for (size_t k = 0; k < A->ng; k++)
-            complete += A->groups[k]->n_done == A->groups[k]->n && !A->groups[k]->dropped;
-        if (complete > 0 && (A->finished_since >= need || A->in_flight == 0))
-            break;
-    }
-    sm->rollout_s = grpo_now() - t0;
-    /* the batch: complete groups; dropped complete groups are discarded */
-    grpo_group **batch = calloc(A->ng, sizeof *batch), **dropped = calloc(A->ng, sizeof *dropped);
-    size_t nb = 0, nd = 0, keep = 0;
-    if (!batch || !dropped) {
-        free(batch);
-        free(dropped);
-        return rl_err(err, RL_ENOMEM, "grpo: out of memory");
-    }
-    for (size_t k = 0; k < A->ng; k++) {
-        grpo_group *g = A->groups[k];
-        if (g->n_done < g->n)
-            A->groups[keep++] = g;
-        else if (g->dropped)
-            dropped[nd++] = g;
-        else
-            batch[nb++] = g;
-    }
-    A->ng = keep;
-    A->finished_since = 0;
-    /* the metrics count every group sampled, dropped ones too (as in sync) */
-    for (size_t k = 0; k < nd; k++)
-        batch[nb + k] = dropped[k];
-    metrics_from_groups(sm, batch, nb + nd);
-    rc = train_groups(t, batch, nb, sm, nonfinite, err);
-    if (rc == 0)
-        as_publish(A, t->m, t->step + 2); /* the version after this step */
-    long gen1, pre1;
-    double gs1;
-    live_policy_counters(A->spol, &gen1, &pre1, &gs1);
-    sm->gen_tokens = gen1 - gen0;
-    sm->prefill_tokens = pre1 - pre0;
-    sm->gen_s = gs1 - gs0;
-    sm->step_s = grpo_now() - t0;
-    double busy = as_busy_now(A) - busy0;
-    sm->util = sm->step_s > 0 ? busy / ((double)t->max_active * sm->step_s) : 0;
-    keep_last_records(t, batch, nb);
-    for (size_t k = 0; k < nb; k++)
-        group_free(batch[k]);
-    for (size_t k = 0; k < nd; k++)
-        group_free(dropped[k]);
-    free(batch);
-    free(dropped);
     return rc;
 }
 
@@ -1221,7 +625,7 @@ int grpo_train(grpo_trainer *t, long until, char *err)
         sm.step = t->step + 1;
         int as = use_async(t), nonfinite = 0;
         sm.mode = as ? "async" : "sync";
-        int rc = as ? step_async(t, &sm, &nonfinite, err) : step_sync(t, &sm, &nonfinite, err);
+        int rc = as ? grpo_step_async(t, &sm, &nonfinite, err) : step_sync(t, &sm, &nonfinite, err);
         if (rc < 0 && !nonfinite)
             return rc;
         if (nonfinite) {
@@ -1265,14 +669,21 @@ int grpo_train(grpo_trainer *t, long until, char *err)
             u[k] = t->cmp_wall[k] > 0 ? t->cmp_busy[k] / t->cmp_wall[k] : 0;
             eps[k] = t->cmp_wall[k] > 0 ? t->cmp_eps[k] / t->cmp_wall[k] : 0;
         }
+        /* what the model of harness/stats predicts from the same episodes'
+         * durations (it ignores training time and batching effects) */
+        double m1 = stats_utilization(t->durs, t->n_durs, (size_t)t->max_active, 1.0, RL_REPORT_UTIL_STEPS);
+        double ml = stats_utilization(t->durs, t->n_durs, (size_t)t->max_active, t->cfg.lambda, RL_REPORT_UTIL_STEPS);
         if (!t->cfg.quiet)
             fprintf(stderr,
                     "rollout modes: sync %ld steps, %.1f s/step, slot utilization %.2f, %.3f episodes/s; "
-                    "async (lambda %.2f) %ld steps, %.1f s/step, utilization %.2f, %.3f episodes/s\n",
-                    t->cmp_steps[0], w[0], u[0], eps[0], t->cfg.lambda, t->cmp_steps[1], w[1], u[1], eps[1]);
+                    "async (lambda %.2f) %ld steps, %.1f s/step, utilization %.2f, %.3f episodes/s "
+                    "(stats_utilization on these episodes: %.2f / %.2f)\n",
+                    t->cmp_steps[0], w[0], u[0], eps[0], t->cfg.lambda, t->cmp_steps[1], w[1], u[1], eps[1], m1, ml);
         cJSON *e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "event", "compare");
         cJSON_AddNumberToObject(e, "lambda", t->cfg.lambda);
+        cJSON_AddNumberToObject(e, "model_sync_util", m1);
+        cJSON_AddNumberToObject(e, "model_async_util", ml);
         const char *name[2] = {"sync", "async"};
         for (int k = 0; k < 2; k++) {
             cJSON *m = cJSON_AddObjectToObject(e, name[k]);
@@ -1580,7 +991,7 @@ void grpo_close(grpo_trainer *t)
 {
     if (!t)
         return;
-    as_free(t->as);
+    grpo_async_free(t->as);
     rollout_free(t->ro);
     pol_free(t->pol);
     opt_free(t->opt);
@@ -1595,91 +1006,11 @@ void grpo_close(grpo_trainer *t)
     free(t->h_tool);
     free(t->h_tokens);
     free(t->h_kl);
+    free(t->durs);
     for (size_t i = 0; i < t->n_last; i++)
         free(t->last_recs[i]);
     free(t->last_recs);
     free(t);
-}
-
-/* ---- supervised fine-tuning (the flywheel) ------------------------------------------------- */
-
-int grpo_sft(double *loss, grpo_trainer *t, char *const *records, size_t n, int epochs, double lr, char *err)
-{
-    *loss = 0;
-    grpo_seqs S;
-    grpo_seqs_init(&S);
-    int rc = 0;
-    for (size_t i = 0; i < n; i++) {
-        char rerr[RL_ERR_MAX];
-        int r = grpo_seqs_add_json(&S, records[i], (int)i, t->m->cfg.vocab, t->m->cfg.max_seq, rerr);
-        if (r == RL_ENOMEM) {
-            grpo_seqs_free(&S);
-            return rl_err(err, r, "%s", rerr);
-        }
-    }
-    if (S.n == 0 || epochs <= 0) {
-        grpo_seqs_free(&S);
-        return 0;
-    }
-    opt_config oc = t->cfg.optim;
-    oc.lr = (float)lr;
-    oc.warmup_steps = 0;
-    oc.total_steps = 0; /* constant */
-    opt_span *sp = calloc((size_t)t->m->n_tensors, sizeof *sp);
-    adamw *opt = NULL;
-    train_buf b = {0};
-    if (!sp) {
-        rc = rl_err(err, RL_ENOMEM, "grpo sft: out of memory");
-        goto done;
-    }
-    for (int i = 0; i < t->m->n_tensors; i++) {
-        sp[i].offset = t->m->tensors[i].offset;
-        sp[i].n = t->m->tensors[i].numel;
-        sp[i].decay = !t->m->tensors[i].is_norm;
-    }
-    if ((rc = opt_new(&opt, &oc, t->m->n_params, sp, t->m->n_tensors, err)) < 0)
-        goto done;
-    /* one sequence per optimizer step keeps memory flat; token mean */
-    int maxT = 0;
-    for (size_t s = 0; s < S.n; s++)
-        maxT = S.v[s].n > maxT ? S.v[s].n : maxT;
-    if ((rc = train_buf_reserve(&b, (size_t)maxT, err)) < 0)
-        goto done;
-    for (int ep = 0; ep < epochs; ep++) {
-        double nll = 0;
-        size_t ntok = 0;
-        for (size_t s = 0; s < S.n; s++) {
-            const grpo_seq *q = &S.v[s];
-            for (int p = 0; p < q->n; p++) {
-                b.tok[p] = q->tokens[p];
-                b.tgt[p] = q->targets[p];
-                b.w[p] = q->targets[p] >= 0 ? 1.0f / (float)q->n_policy : 0.0f;
-            }
-            if ((rc = model_zero_grad(t->m, err)) < 0 ||
-                (rc = model_forward(t->m, b.tok, b.tgt, 1, q->n, 1.0f, b.logp, NULL, err)) < 0)
-                goto done;
-            nll += grpo_ce_tokens(b.coef, b.logp, b.w, (size_t)q->n) * q->n_policy;
-            ntok += (size_t)q->n_policy;
-            if ((rc = model_backward(t->m, b.coef, err)) < 0 ||
-                (rc = opt_step(opt, t->m->params, t->m->grads, NULL, NULL, err)) < 0)
-                goto done;
-        }
-        *loss = ntok ? nll / (double)ntok : 0;
-    }
-done:
-    train_buf_free(&b);
-    opt_free(opt);
-    free(sp);
-    grpo_seqs_free(&S);
-    if (rc == 0 && t->as)
-        as_publish(t->as, t->m, t->step + 1);
-    return rc;
-}
-
-void grpo_weights_changed(grpo_trainer *t)
-{
-    if (t->as)
-        as_publish(t->as, t->m, t->step + 1);
 }
 
 int grpo_checkpoint(grpo_trainer *t, char *err)

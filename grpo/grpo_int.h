@@ -21,6 +21,7 @@ typedef struct grpo_traj {
     int done, error;
     int turns, calls, calls_ok, identical, format_errors;
     long policy_tokens;
+    double dur_s;        /* timings.total_ms of the record, in seconds */
 } grpo_traj;
 
 /* G trajectories of one task under one config. */
@@ -87,12 +88,26 @@ struct grpo_trainer {
     /* mode comparison */
     double cmp_wall[2], cmp_busy[2];  /* per mode: step seconds, util x seconds */
     double cmp_eps[2];                /* episodes trained on */
+    double *durs;                     /* every episode's duration (s), for the */
+    size_t n_durs, cap_durs;          /* utilization model of harness/stats */
     long cmp_steps[2];
     double t_open;
 };
 
 /* grpo.c */
 double grpo_now(void);
+/* Seed of member i of group gid (below 2^52: it is recorded as a number). */
+uint64_t grpo_ep_seed(const grpo_trainer *t, uint64_t gid, int i);
+grpo_group *grpo_group_new(const task *tk, long gid, int G);
+void grpo_group_free(grpo_group *g);
+/* A finished episode of group g, member i (record may be NULL): counters,
+ * reward (tests, shaped or hook); advantages once the group is complete. */
+void grpo_traj_finish(grpo_trainer *t, grpo_group *g, int i, char *rec, double reward);
+/* Next train task (shuffled order per epoch; advances data_pos). */
+const task *grpo_next_task(grpo_trainer *t);
+void grpo_metrics_from_groups(grpo_step_metrics *sm, grpo_group *const *gs, size_t ng);
+/* Moves the groups' records into t->last_recs (the profile's source). */
+void grpo_keep_last_records(grpo_trainer *t, grpo_group *const *gs, size_t ng);
 uint64_t grpo_mix(uint64_t a, uint64_t b);
 /* Fills a trajectory's counters from its record. */
 void grpo_traj_parse(grpo_traj *tr, const cJSON *rec);
@@ -110,6 +125,16 @@ void grpo_warnings(const grpo_trainer *t, cJSON *arr, struct buf *line);
 void grpo_weights_changed(grpo_trainer *t);
 /* Loads weights into m (same config) from a checkpoint file. */
 int grpo_load_weights(model *m, const char *path, char *err);
+
+/* grpo_update.c: one optimizer step on the groups' trajectories. Returns
+ * RL_EINVAL with *nonfinite set when the loss or gradient is not finite. */
+int grpo_train_groups(grpo_trainer *t, grpo_group **gs, size_t ng, grpo_step_metrics *sm, int *nonfinite,
+                      char *err);
+
+/* grpo_async.c */
+int grpo_step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, char *err);
+void grpo_async_publish(grpo_async *A, const model *m, long version);
+void grpo_async_free(grpo_async *A);
 
 /* grpo_ckpt.c */
 int grpo_ckpt_write(grpo_trainer *t, char *const *profile_recs, size_t n_profile, char *err);

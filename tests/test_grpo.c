@@ -572,7 +572,7 @@ static void run_config(grpo_config *c, const char *tok_path, int vocab, const ch
     tiny_model_config(&c->model, vocab);
     c->steps = 3;
     c->tasks_per_step = 1;
-    c->group_size = 4;
+    c->group_size = 3;
     c->max_turns = 1;
     c->max_reply_tokens = 8;
     c->max_context_tokens = 4000;
@@ -685,7 +685,7 @@ START_TEST(test_grpo_three_steps_and_resume)
     memcpy(w0, t->m->params, t->m->n_params * sizeof *w0);
     ck_assert_msg(grpo_train(t, 0, err) == 0, "%s", err);
     ck_assert_int_eq(grpo_step_count(t), 3);
-    ck_assert_int_eq(h.calls, 12);
+    ck_assert_int_eq(h.calls, 9);
     size_t np = t->m->n_params;
     float *wa = malloc(np * sizeof *wa);
     memcpy(wa, t->m->params, np * sizeof *wa);
@@ -699,7 +699,7 @@ START_TEST(test_grpo_three_steps_and_resume)
         const cJSON *loss = cJSON_GetObjectItem(lines[i], "loss");
         ck_assert(cJSON_IsNumber(loss) && isfinite(loss->valuedouble));
         ck_assert(cJSON_GetObjectItem(lines[i], "trained_tokens")->valuedouble > 0);
-        ck_assert_int_eq((int)cJSON_GetObjectItem(lines[i], "episodes")->valuedouble, 4);
+        ck_assert_int_eq((int)cJSON_GetObjectItem(lines[i], "episodes")->valuedouble, 3);
         /* tokens are trained on the weights that sampled them: ratio 1 */
         ck_assert(fabs(cJSON_GetObjectItem(lines[i], "ratio_mean")->valuedouble - 1.0) < 1e-3);
         ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(lines[i], "kl")));
@@ -734,7 +734,7 @@ START_TEST(test_grpo_three_steps_and_resume)
     ck_assert_int_eq(grpo_step_count(t), 2);
     ck_assert_msg(grpo_train(t, 0, err) == 0, "%s", err);
     ck_assert_int_eq(grpo_step_count(t), 3);
-    ck_assert_int_eq(h.calls, 12);
+    ck_assert_int_eq(h.calls, 9);
     ck_assert_msg(memcmp(wa, t->m->params, np * sizeof *wa) == 0, "resumed weights differ from the uninterrupted run");
     grpo_close(t);
     free(w0);
@@ -772,17 +772,17 @@ START_TEST(test_zero_variance_step_changes_nothing)
     ck_assert_msg(memcmp(w1, t->m->params, np * sizeof *w1) == 0, "a zero-variance step changed the weights");
     /* a step whose loss is not finite (NaN rewards) rolls back to the last
      * checkpoint and is done again */
-    h.nan_calls = 4;
+    h.nan_calls = 3;
     ck_assert_msg(grpo_train(t, 3, err) == 0, "%s", err);
     ck_assert_int_eq(grpo_step_count(t), 3);
-    ck_assert_int_eq(h.calls, 16); /* 4 + 4, then 4 NaN and 4 for the redone step */
+    ck_assert_int_eq(h.calls, 12); /* 3 + 3, then 3 NaN and 3 for the redone step */
     for (size_t i = 0; i < np; i++)
         ck_assert(isfinite(t->m->params[i]));
     ck_assert(memcmp(w1, t->m->params, np * sizeof *w1) == 0); /* the checkpoint of step 2, unchanged */
     /* the flywheel's fine-tune: cross-entropy on the policy tokens of
      * records goes down from one pass to the next */
     double l1, l2;
-    ck_assert_uint_eq(t->n_last, 4);
+    ck_assert_uint_eq(t->n_last, 3);
     ck_assert_msg(grpo_sft(&l1, t, t->last_recs, t->n_last, 1, 1e-2, err) == 0, "%s", err);
     ck_assert_msg(grpo_sft(&l2, t, t->last_recs, t->n_last, 1, 1e-2, err) == 0, "%s", err);
     ck_assert_msg(l1 > 0 && l2 < l1, "SFT loss %g -> %g", l1, l2);

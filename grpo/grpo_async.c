@@ -1,0 +1,386 @@
+/* grpo_async.c - asynchronous partial rollouts.
+ *
+ * A rollout thread owns a copy of the weights (its own model), a live
+ * policy over it and a rollout; it keeps every generation slot busy,
+ * taking new episodes from an inbox and putting finished records in an
+ * outbox. The learner (grpo_step_async) queues a step's groups, waits until
+ * lambda of a step's worth of episodes have finished and at least one
+ * group is complete, trains on the complete groups, then publishes its
+ * weights: the thread copies them in between two rollout steps and stamps
+ * the new version on every later turn. Unfinished episodes go on with
+ * their older turns carrying older versions (grpo/loss drops those past
+ * max_staleness and corrects the rest by the ratio to their behaviour
+ * logprobs). The thread also measures busy slot time, exactly split
+ * between learner steps.
+ */
+#include "grpo/grpo_int.h"
+
+#include "common/err.h"
+#include "common/limits.h"
+#include "grpo/live_policy.h"
+#include "grpo/sample.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- asynchronous rollout thread --------------------------------------------------------- */
+
+typedef struct as_add {
+    const task *t;
+    uint64_t seed;
+    long tag;
+} as_add;
+
+typedef struct as_item {
+    long tag;
+    char *rec;
+    double reward;
+} as_item;
+
+struct grpo_async {
+    grpo_trainer *t;
+    pthread_t th;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work, cv_done;
+    model *sm;
+    policy *spol;
+    rollout *ro;
+    as_add *in;
+    size_t nin, capin;
+    as_item *out;
+    size_t nout, capout;
+    float *pub;
+    long pub_version;
+    int pub_new;
+    int stop, failed;
+    char err[RL_ERR_MAX];
+    double busy;         /* slot-seconds of finished rollout steps */
+    double cur_t0;       /* start of the rollout step under way (0: none) */
+    size_t cur_act;      /* its active episodes */
+    /* learner side */
+    size_t in_flight;
+    grpo_group **groups;
+    size_t ng, capg;
+    size_t finished_since;
+};
+
+static void as_done(void *user, long tag, char *rec, double reward)
+{
+    grpo_async *A = user;
+    pthread_mutex_lock(&A->mu);
+    if (A->nout == A->capout) {
+        size_t nc = A->capout ? A->capout * 2 : 64;
+        as_item *p = realloc(A->out, nc * sizeof *p);
+        if (!p) {
+            A->failed = 1;
+            snprintf(A->err, sizeof A->err, "grpo async: out of memory");
+            free(rec);
+            pthread_cond_broadcast(&A->cv_done);
+            pthread_mutex_unlock(&A->mu);
+            return;
+        }
+        A->out = p;
+        A->capout = nc;
+    }
+    A->out[A->nout++] = (as_item){tag, rec, reward};
+    pthread_cond_broadcast(&A->cv_done);
+    pthread_mutex_unlock(&A->mu);
+}
+
+static void *as_main(void *arg)
+{
+    grpo_async *A = arg;
+    grpo_trainer *t = A->t;
+    char err[RL_ERR_MAX];
+    pthread_mutex_lock(&A->mu);
+    while (!A->stop) {
+        if (A->pub_new) {
+            memcpy(A->sm->params, A->pub, A->sm->n_params * sizeof(float));
+            rollout_set_version(A->ro, A->pub_version);
+            A->pub_new = 0;
+        }
+        as_add *in = A->in;
+        size_t nin = A->nin;
+        A->in = NULL;
+        A->nin = A->capin = 0;
+        pthread_mutex_unlock(&A->mu);
+        int rc = 0;
+        for (size_t i = 0; i < nin && rc == 0; i++)
+            rc = rollout_add(A->ro, in[i].t, &t->ep, in[i].seed, in[i].tag, err);
+        free(in);
+        size_t p = rollout_pending(A->ro);
+        if (rc == 0 && p > 0) {
+            size_t act = p < (size_t)t->max_active ? p : (size_t)t->max_active;
+            pthread_mutex_lock(&A->mu);
+            double t0 = A->cur_t0 = grpo_now();
+            A->cur_act = act;
+            pthread_mutex_unlock(&A->mu);
+            rc = rollout_step(A->ro, as_done, A, err);
+            pthread_mutex_lock(&A->mu);
+            A->busy += (double)act * (grpo_now() - t0);
+            A->cur_t0 = 0;
+            A->cur_act = 0;
+        } else {
+            pthread_mutex_lock(&A->mu);
+            while (rc == 0 && !A->stop && A->nin == 0 && !A->pub_new)
+                pthread_cond_wait(&A->cv_work, &A->mu);
+        }
+        if (rc < 0) {
+            A->failed = 1;
+            snprintf(A->err, sizeof A->err, "%s", err);
+            pthread_cond_broadcast(&A->cv_done);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&A->mu);
+    return NULL;
+}
+
+/* Slot-seconds kept busy up to now, the rollout step under way included,
+ * so that the busy time of a learner step is exactly its share. */
+static double as_busy_now(grpo_async *A)
+{
+    pthread_mutex_lock(&A->mu);
+    double b = A->busy;
+    if (A->cur_t0 > 0)
+        b += (double)A->cur_act * (grpo_now() - A->cur_t0);
+    pthread_mutex_unlock(&A->mu);
+    return b;
+}
+
+void grpo_async_publish(grpo_async *A, const model *m, long version)
+{
+    pthread_mutex_lock(&A->mu);
+    memcpy(A->pub, m->params, m->n_params * sizeof(float));
+    A->pub_version = version;
+    A->pub_new = 1;
+    pthread_cond_broadcast(&A->cv_work);
+    pthread_mutex_unlock(&A->mu);
+}
+
+void grpo_async_free(grpo_async *A)
+{
+    if (!A)
+        return;
+    if (A->started) {
+        pthread_mutex_lock(&A->mu);
+        A->stop = 1;
+        pthread_cond_broadcast(&A->cv_work);
+        pthread_mutex_unlock(&A->mu);
+        pthread_join(A->th, NULL);
+    }
+    rollout_free(A->ro);
+    pol_free(A->spol);
+    model_free(A->sm);
+    for (size_t i = 0; i < A->nout; i++)
+        free(A->out[i].rec);
+    free(A->out);
+    free(A->in);
+    free(A->pub);
+    for (size_t i = 0; i < A->ng; i++)
+        grpo_group_free(A->groups[i]);
+    free(A->groups);
+    pthread_mutex_destroy(&A->mu);
+    pthread_cond_destroy(&A->cv_work);
+    pthread_cond_destroy(&A->cv_done);
+    free(A);
+}
+
+static int as_start(grpo_trainer *t, char *err)
+{
+    grpo_async *A = calloc(1, sizeof *A);
+    if (!A)
+        return rl_err(err, RL_ENOMEM, "grpo async: out of memory");
+    A->t = t;
+    pthread_mutex_init(&A->mu, NULL);
+    pthread_cond_init(&A->cv_work, NULL);
+    pthread_cond_init(&A->cv_done, NULL);
+    model_opts mo;
+    model_opts_default(&mo);
+    mo.n_threads = t->cfg.threads;
+    int rc = model_new(&A->sm, &t->m->cfg, &mo, err);
+    A->pub = rc == 0 ? malloc(t->m->n_params * sizeof(float)) : NULL;
+    if (rc == 0 && !A->pub)
+        rc = rl_err(err, RL_ENOMEM, "grpo async: out of memory");
+    if (rc == 0) {
+        memcpy(A->sm->params, t->m->params, t->m->n_params * sizeof(float));
+        live_policy_opts lo;
+        live_policy_opts_default(&lo);
+        lo.temperature = (float)t->cfg.temperature;
+        lo.top_p = (float)t->cfg.top_p;
+        lo.max_tokens = t->cfg.max_reply_tokens;
+        lo.name = "grpo-async";
+        rc = live_policy_new(&A->spol, A->sm, t->tok, &lo, err);
+    }
+    if (rc == 0) {
+        rollout_opts ro;
+        rollout_opts_default(&ro);
+        ro.ws_root = t->cfg.ws_root[0] ? t->cfg.ws_root : NULL;
+        ro.max_active = t->max_active;
+        ro.threads = t->cfg.tool_threads;
+        rc = rollout_new(&A->ro, A->spol, &ro, err);
+    }
+    if (rc == 0) {
+        rollout_set_version(A->ro, t->step + 1);
+        if (pthread_create(&A->th, NULL, as_main, A) != 0)
+            rc = rl_err(err, RL_EIO, "grpo async: cannot start the rollout thread");
+        else
+            A->started = 1;
+    }
+    if (rc < 0) {
+        grpo_async_free(A);
+        return rc;
+    }
+    t->as = A;
+    return 0;
+}
+
+/* Learner side: queues a new group's episodes. */
+static int as_queue_group(grpo_trainer *t, int replacement, char *err)
+{
+    grpo_async *A = t->as;
+    int G = t->cfg.group_size;
+    grpo_group *g = grpo_group_new(grpo_next_task(t), (long)t->groups_drawn++, G);
+    if (!g || (A->ng == A->capg && !(A->groups = realloc(A->groups, (A->capg = A->capg ? A->capg * 2 : 32) *
+                                                                        sizeof *A->groups)))) {
+        grpo_group_free(g);
+        return rl_err(err, RL_ENOMEM, "grpo async: out of memory");
+    }
+    g->replacement = replacement;
+    A->groups[A->ng++] = g;
+    pthread_mutex_lock(&A->mu);
+    if (A->nin + (size_t)G > A->capin) {
+        size_t nc = (A->nin + (size_t)G) * 2;
+        as_add *p = realloc(A->in, nc * sizeof *p);
+        if (!p) {
+            pthread_mutex_unlock(&A->mu);
+            return rl_err(err, RL_ENOMEM, "grpo async: out of memory");
+        }
+        A->in = p;
+        A->capin = nc;
+    }
+    for (int i = 0; i < G; i++)
+        A->in[A->nin++] = (as_add){g->task, grpo_ep_seed(t, (uint64_t)g->gid, i), g->gid * G + i};
+    pthread_cond_broadcast(&A->cv_work);
+    pthread_mutex_unlock(&A->mu);
+    A->in_flight += (size_t)G;
+    return 0;
+}
+
+int grpo_step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, char *err)
+{
+    const grpo_config *c = &t->cfg;
+    int rc;
+    if (!t->as && (rc = as_start(t, err)) < 0)
+        return rc;
+    grpo_async *A = t->as;
+    double t0 = grpo_now();
+    double busy0 = as_busy_now(A);
+    long gen0, pre0;
+    double gs0;
+    live_policy_counters(A->spol, &gen0, &pre0, &gs0);
+    for (int k = 0; k < c->tasks_per_step; k++)
+        if ((rc = as_queue_group(t, 0, err)) < 0)
+            return rc;
+    int G = c->group_size;
+    size_t need = (size_t)ceil(c->lambda * (double)c->tasks_per_step * G);
+    int budget = c->dynamic_sampling ? c->max_extra_groups : 0;
+    for (;;) {
+        pthread_mutex_lock(&A->mu);
+        while (A->nout == 0 && !A->failed)
+            pthread_cond_wait(&A->cv_done, &A->mu);
+        if (A->failed) {
+            pthread_mutex_unlock(&A->mu);
+            return rl_err(err, RL_EIO, "grpo async rollout: %s", A->err);
+        }
+        as_item *out = A->out;
+        size_t nout = A->nout;
+        A->out = NULL;
+        A->nout = A->capout = 0;
+        pthread_mutex_unlock(&A->mu);
+        for (size_t i = 0; i < nout; i++) {
+            long gid = out[i].tag / G;
+            grpo_group *g = NULL;
+            for (size_t k = 0; k < A->ng && !g; k++)
+                if (A->groups[k]->gid == gid)
+                    g = A->groups[k];
+            A->in_flight--;
+            A->finished_since++;
+            if (!g) {
+                free(out[i].rec);
+                continue;
+            }
+            grpo_traj_finish(t, g, (int)(out[i].tag % G), out[i].rec, out[i].reward);
+            if (g->n_done == g->n && g->st.zero_variance && budget > 0) {
+                g->dropped = 1;
+                sm->dropped++;
+                sm->resampled++;
+                budget--;
+                if ((rc = as_queue_group(t, 1, err)) < 0) {
+                    free(out);
+                    return rc;
+                }
+            }
+        }
+        free(out);
+        size_t complete = 0;
+        for (size_t k = 0; k < A->ng; k++)
+            complete += A->groups[k]->n_done == A->groups[k]->n && !A->groups[k]->dropped;
+        if (complete > 0 && (A->finished_since >= need || A->in_flight == 0))
+            break;
+    }
+    sm->rollout_s = grpo_now() - t0;
+    /* the batch: complete groups; dropped complete groups are discarded */
+    grpo_group **batch = calloc(A->ng, sizeof *batch), **dropped = calloc(A->ng, sizeof *dropped);
+    size_t nb = 0, nd = 0, keep = 0;
+    if (!batch || !dropped) {
+        free(batch);
+        free(dropped);
+        return rl_err(err, RL_ENOMEM, "grpo: out of memory");
+    }
+    for (size_t k = 0; k < A->ng; k++) {
+        grpo_group *g = A->groups[k];
+        if (g->n_done < g->n)
+            A->groups[keep++] = g;
+        else if (g->dropped)
+            dropped[nd++] = g;
+        else
+            batch[nb++] = g;
+    }
+    A->ng = keep;
+    A->finished_since = 0;
+    /* the metrics count every group sampled, dropped ones too (as in sync) */
+    for (size_t k = 0; k < nd; k++)
+        batch[nb + k] = dropped[k];
+    grpo_metrics_from_groups(sm, batch, nb + nd);
+    rc = grpo_train_groups(t, batch, nb, sm, nonfinite, err);
+    if (rc == 0)
+        grpo_async_publish(A, t->m, t->step + 2); /* the version after this step */
+    long gen1, pre1;
+    double gs1;
+    live_policy_counters(A->spol, &gen1, &pre1, &gs1);
+    sm->gen_tokens = gen1 - gen0;
+    sm->prefill_tokens = pre1 - pre0;
+    sm->gen_s = gs1 - gs0;
+    sm->step_s = grpo_now() - t0;
+    double busy = as_busy_now(A) - busy0;
+    sm->util = sm->step_s > 0 ? busy / ((double)t->max_active * sm->step_s) : 0;
+    grpo_keep_last_records(t, batch, nb);
+    for (size_t k = 0; k < nb; k++)
+        grpo_group_free(batch[k]);
+    for (size_t k = 0; k < nd; k++)
+        grpo_group_free(dropped[k]);
+    free(batch);
+    free(dropped);
+    return rc;
+}
+
+void grpo_weights_changed(grpo_trainer *t)
+{
+    if (t->as)
+        grpo_async_publish(t->as, t->m, t->step + 1);
+}

@@ -1,0 +1,347 @@
+/* grpo_update.c - the GRPO update: trajectories -> sequences ->
+ * micro-batches -> per-token coefficients (grpo/loss) -> model_backward ->
+ * one AdamW step; and the cross-entropy fine-tune of the flywheel.
+ *
+ * Sequences are sorted by length and packed into micro-batches of at most
+ * train.micro_batch_tokens padded tokens; gradients accumulate over them.
+ * Positions that are not trained (context, tool output, stale tokens,
+ * padding) get target -1, so the output head skips them and their
+ * coefficient is exactly 0.
+ */
+#include "grpo/grpo_int.h"
+
+#include "common/err.h"
+#include "common/limits.h"
+#include "grpo/live_policy.h"
+#include "grpo/sample.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the update ---------------------------------------------------------------------- */
+
+typedef struct mbatch {
+    size_t first, count; /* into the length-sorted order */
+    int T;
+} mbatch;
+
+typedef struct train_buf {
+    int *tok, *tgt;
+    float *behav, *adv, *w, *logp, *ent, *ref, *coef;
+    size_t cap;
+} train_buf;
+
+static void train_buf_free(train_buf *b)
+{
+    free(b->tok);
+    free(b->tgt);
+    free(b->behav);
+    free(b->adv);
+    free(b->w);
+    free(b->logp);
+    free(b->ent);
+    free(b->ref);
+    free(b->coef);
+}
+
+static int train_buf_reserve(train_buf *b, size_t n, char *err)
+{
+    if (n <= b->cap)
+        return 0;
+    train_buf_free(b);
+    memset(b, 0, sizeof *b);
+    b->tok = malloc(n * sizeof(int));
+    b->tgt = malloc(n * sizeof(int));
+    float **f[] = {&b->behav, &b->adv, &b->w, &b->logp, &b->ent, &b->ref, &b->coef};
+    int ok = b->tok && b->tgt;
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        ok &= (*f[i] = malloc(n * sizeof(float))) != NULL;
+    if (!ok)
+        return rl_err(err, RL_ENOMEM, "grpo: out of memory for a micro-batch of %zu tokens", n);
+    b->cap = n;
+    return 0;
+}
+
+static const grpo_seq *const *g_sort_v; /* qsort context (single-threaded use) */
+
+static int by_len(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    int li = g_sort_v[i]->n, lj = g_sort_v[j]->n;
+    if (li != lj)
+        return li < lj ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* Fills the micro-batch arrays of sequences order[first..first+count). */
+static void fill_batch(train_buf *b, const grpo_seqs *S, const size_t *order, const mbatch *mb,
+                       const float *seq_adv, const float *seq_w, long current, long max_stale)
+{
+    size_t N = mb->count * (size_t)mb->T;
+    memset(b->tok, 0, N * sizeof(int));
+    for (size_t i = 0; i < N; i++) {
+        b->tgt[i] = -1;
+        b->behav[i] = b->adv[i] = b->w[i] = 0.0f;
+    }
+    for (size_t r = 0; r < mb->count; r++) {
+        size_t si = order[mb->first + r];
+        const grpo_seq *q = &S->v[si];
+        size_t base = r * (size_t)mb->T;
+        for (int p = 0; p < q->n; p++) {
+            b->tok[base + p] = q->tokens[p];
+            if (q->targets[p] >= 0 && grpo_token_fresh(q->version[p], current, max_stale)) {
+                b->tgt[base + p] = q->targets[p];
+                b->behav[base + p] = q->behav[p];
+                b->adv[base + p] = seq_adv[si];
+                b->w[base + p] = seq_w[si];
+            }
+        }
+    }
+}
+
+/* One optimizer step on the groups' trajectories. Returns RL_EINVAL with
+ * *nonfinite set when the loss or the gradient is not finite. */
+int grpo_train_groups(grpo_trainer *t, grpo_group **gs, size_t ng, grpo_step_metrics *sm, int *nonfinite,
+                        char *err)
+{
+    const grpo_config *c = &t->cfg;
+    *nonfinite = 0;
+    grpo_seqs S;
+    grpo_seqs_init(&S);
+    float *traj_adv = NULL, *seq_adv = NULL, *seq_w = NULL;
+    size_t *order = NULL, *kept = NULL;
+    mbatch *mbs = NULL;
+    train_buf b = {0};
+    int rc = 0;
+    size_t ntraj = 0;
+    for (size_t k = 0; k < ng; k++)
+        ntraj += (size_t)gs[k]->n;
+    traj_adv = malloc((ntraj ? ntraj : 1) * sizeof *traj_adv);
+    if (!traj_adv) {
+        rc = rl_err(err, RL_ENOMEM, "grpo: out of memory");
+        goto done;
+    }
+    /* sequences of every trajectory, each tagged with its trajectory */
+    size_t ti = 0;
+    for (size_t k = 0; k < ng; k++)
+        for (int i = 0; i < gs[k]->n; i++, ti++) {
+            traj_adv[ti] = (float)gs[k]->adv[i];
+            if (!gs[k]->tr[i].rec)
+                continue;
+            char rerr[RL_ERR_MAX];
+            int r = grpo_seqs_add_json(&S, gs[k]->tr[i].rec, (int)ti, t->m->cfg.vocab, t->m->cfg.max_seq, rerr);
+            if (r == RL_ENOMEM) {
+                rc = rl_err(err, r, "%s", rerr);
+                goto done;
+            }
+            if (r < 0)
+                sm->skipped_records++;
+        }
+    sm->skipped_long = S.skipped_long;
+    sm->seqs = S.n;
+    /* trained tokens per sequence: policy targets recent enough */
+    long current = t->step + 1;
+    kept = calloc(S.n ? S.n : 1, sizeof *kept);
+    seq_adv = malloc((S.n ? S.n : 1) * sizeof *seq_adv);
+    seq_w = malloc((S.n ? S.n : 1) * sizeof *seq_w);
+    order = malloc((S.n ? S.n : 1) * sizeof *order);
+    if (!kept || !seq_adv || !seq_w || !order) {
+        rc = rl_err(err, RL_ENOMEM, "grpo: out of memory");
+        goto done;
+    }
+    size_t kept_total = 0, seqs_kept = 0;
+    for (size_t s = 0; s < S.n; s++) {
+        const grpo_seq *q = &S.v[s];
+        for (int p = 0; p < q->n; p++)
+            if (q->targets[p] >= 0) {
+                if (grpo_token_fresh(q->version[p], current, c->loss.max_staleness))
+                    kept[s]++;
+                else
+                    sm->stale_dropped++;
+            }
+        kept_total += kept[s];
+        seqs_kept += kept[s] > 0;
+        seq_adv[s] = traj_adv[S.v[s].traj];
+        order[s] = s;
+    }
+    for (size_t s = 0; s < S.n; s++)
+        seq_w[s] = (float)grpo_loss_weight(&c->loss, kept[s], kept_total, seqs_kept);
+    sm->trained_tokens = kept_total;
+    /* micro-batches of similar lengths */
+    const grpo_seq *const *vp = malloc((S.n ? S.n : 1) * sizeof *vp);
+    if (!vp) {
+        rc = rl_err(err, RL_ENOMEM, "grpo: out of memory");
+        goto done;
+    }
+    for (size_t s = 0; s < S.n; s++)
+        ((const grpo_seq **)vp)[s] = &S.v[s];
+    g_sort_v = vp;
+    qsort(order, S.n, sizeof *order, by_len);
+    free((void *)vp);
+    g_sort_v = NULL;
+    mbs = malloc((S.n ? S.n : 1) * sizeof *mbs);
+    if (!mbs) {
+        rc = rl_err(err, RL_ENOMEM, "grpo: out of memory");
+        goto done;
+    }
+    size_t nmb = 0, maxN = 0;
+    for (size_t s = 0; s < S.n;) {
+        mbatch mb = {s, 0, 0};
+        while (s < S.n) {
+            int T = S.v[order[s]].n > mb.T ? S.v[order[s]].n : mb.T;
+            if (mb.count > 0 && (size_t)T * (mb.count + 1) > (size_t)c->micro_batch_tokens)
+                break;
+            mb.T = T;
+            mb.count++;
+            s++;
+        }
+        mbs[nmb++] = mb;
+        if (mb.count * (size_t)mb.T > maxN)
+            maxN = mb.count * (size_t)mb.T;
+    }
+    if ((rc = train_buf_reserve(&b, maxN ? maxN : 1, err)) < 0)
+        goto done;
+
+    double t0 = grpo_now();
+    int use_ref = t->ref && c->loss.kl_coef > 0;
+    grpo_loss_stats_init(&sm->loss);
+    int any = 0;
+    for (int pass = 0; pass < c->updates_per_step; pass++) {
+        sm->passes = pass + 1;
+        if ((rc = model_zero_grad(t->m, err)) < 0)
+            goto done;
+        double loss = 0;
+        for (size_t k = 0; k < nmb; k++) {
+            const mbatch *mb = &mbs[k];
+            size_t N = mb->count * (size_t)mb->T;
+            fill_batch(&b, &S, order, mb, seq_adv, seq_w, current, c->loss.max_staleness);
+            int has = 0;
+            for (size_t i = 0; i < N && !has; i++)
+                has = b.w[i] > 0.0f;
+            if (!has)
+                continue; /* nothing trained here: no forward needed */
+            if (use_ref && (rc = model_forward(t->ref, b.tok, b.tgt, (int)mb->count, mb->T, (float)c->temperature,
+                                               b.ref, NULL, err)) < 0)
+                goto done;
+            if ((rc = model_forward(t->m, b.tok, b.tgt, (int)mb->count, mb->T, (float)c->temperature, b.logp, b.ent,
+                                    err)) < 0)
+                goto done;
+            sm->forward_tokens += N;
+            loss += grpo_loss_tokens(b.coef, &sm->loss, &c->loss, b.logp, b.behav, use_ref ? b.ref : NULL, b.ent,
+                                     b.adv, b.w, N);
+            for (size_t i = 0; i < N && !any; i++)
+                any = b.coef[i] != 0.0f;
+            if ((rc = model_backward(t->m, b.coef, err)) < 0)
+                goto done;
+        }
+        if (!isfinite(loss)) {
+            *nonfinite = 1;
+            rc = rl_err(err, RL_EINVAL, "grpo: loss is not finite at step %ld", t->step + 1);
+            goto done;
+        }
+        sm->updated = any;
+        if (!any) {
+            /* no gradient signal at all (zero-variance groups, no KL): the
+             * weights and the optimizer state stay exactly as they are */
+            sm->lr = opt_lr_at(&t->opt->cfg, t->step);
+            break;
+        }
+        t->opt->step = t->step; /* the schedule follows trainer steps */
+        float lr;
+        if ((rc = opt_step(t->opt, t->m->params, t->m->grads, &sm->grad_norm, &lr, err)) < 0) {
+            *nonfinite = 1;
+            goto done;
+        }
+        sm->lr = lr;
+    }
+    sm->train_s = grpo_now() - t0;
+done:
+    train_buf_free(&b);
+    grpo_seqs_free(&S);
+    free(traj_adv);
+    free(seq_adv);
+    free(seq_w);
+    free(order);
+    free(kept);
+    free(mbs);
+    return rc;
+}
+
+
+/* ---- supervised fine-tuning (the flywheel) ------------------------------------------------- */
+
+int grpo_sft(double *loss, grpo_trainer *t, char *const *records, size_t n, int epochs, double lr, char *err)
+{
+    *loss = 0;
+    grpo_seqs S;
+    grpo_seqs_init(&S);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        char rerr[RL_ERR_MAX];
+        int r = grpo_seqs_add_json(&S, records[i], (int)i, t->m->cfg.vocab, t->m->cfg.max_seq, rerr);
+        if (r == RL_ENOMEM) {
+            grpo_seqs_free(&S);
+            return rl_err(err, r, "%s", rerr);
+        }
+    }
+    if (S.n == 0 || epochs <= 0) {
+        grpo_seqs_free(&S);
+        return 0;
+    }
+    opt_config oc = t->cfg.optim;
+    oc.lr = (float)lr;
+    oc.warmup_steps = 0;
+    oc.total_steps = 0; /* constant */
+    opt_span *sp = calloc((size_t)t->m->n_tensors, sizeof *sp);
+    adamw *opt = NULL;
+    train_buf b = {0};
+    if (!sp) {
+        rc = rl_err(err, RL_ENOMEM, "grpo sft: out of memory");
+        goto done;
+    }
+    for (int i = 0; i < t->m->n_tensors; i++) {
+        sp[i].offset = t->m->tensors[i].offset;
+        sp[i].n = t->m->tensors[i].numel;
+        sp[i].decay = !t->m->tensors[i].is_norm;
+    }
+    if ((rc = opt_new(&opt, &oc, t->m->n_params, sp, t->m->n_tensors, err)) < 0)
+        goto done;
+    /* one sequence per optimizer step keeps memory flat; token mean */
+    int maxT = 0;
+    for (size_t s = 0; s < S.n; s++)
+        maxT = S.v[s].n > maxT ? S.v[s].n : maxT;
+    if ((rc = train_buf_reserve(&b, (size_t)maxT, err)) < 0)
+        goto done;
+    for (int ep = 0; ep < epochs; ep++) {
+        double nll = 0;
+        size_t ntok = 0;
+        for (size_t s = 0; s < S.n; s++) {
+            const grpo_seq *q = &S.v[s];
+            for (int p = 0; p < q->n; p++) {
+                b.tok[p] = q->tokens[p];
+                b.tgt[p] = q->targets[p];
+                b.w[p] = q->targets[p] >= 0 ? 1.0f / (float)q->n_policy : 0.0f;
+            }
+            if ((rc = model_zero_grad(t->m, err)) < 0 ||
+                (rc = model_forward(t->m, b.tok, b.tgt, 1, q->n, 1.0f, b.logp, NULL, err)) < 0)
+                goto done;
+            nll += grpo_ce_tokens(b.coef, b.logp, b.w, (size_t)q->n) * q->n_policy;
+            ntok += (size_t)q->n_policy;
+            if ((rc = model_backward(t->m, b.coef, err)) < 0 ||
+                (rc = opt_step(opt, t->m->params, t->m->grads, NULL, NULL, err)) < 0)
+                goto done;
+        }
+        *loss = ntok ? nll / (double)ntok : 0;
+    }
+done:
+    train_buf_free(&b);
+    opt_free(opt);
+    free(sp);
+    grpo_seqs_free(&S);
+    if (rc == 0 && t->as)
+        grpo_async_publish(t->as, t->m, t->step + 1);
+    return rc;
+}
