@@ -76,6 +76,7 @@ typedef enum {
     K_READ_FILE,   /* read_file of a source file (or of the gap in it) */
     K_EDIT,        /* edit_file applying a candidate */
     K_REVERT,      /* edit_file undoing a candidate */
+    K_REAPPLY,     /* edit_file redoing the best partial improvement */
     K_SUBMIT,
 } call_kind;
 
@@ -154,6 +155,12 @@ typedef struct search {
     } kept_stack[RL_SEARCH_KEEP_MAX];
     int nkept;
     int since_keep;           /* tries since the innermost kept edit */
+    /* The best partial improvement seen since the last commit: undone at
+     * once, built on after RL_SEARCH_LOOKAHEAD more attempts (a full fix
+     * among them wins outright). */
+    sr_cand partial;
+    sr_result partial_res;
+    int have_partial, since_partial, need_commit;
     /* Outcomes abandoned by backtracking: (failing set before, after). An
      * attempt that leads to the same place again is not kept. */
     uint64_t dead_from[RL_SEARCH_HOT_MAX], dead_to[RL_SEARCH_HOT_MAX];
@@ -285,6 +292,8 @@ static void state_clear(search *s)
     }
     for (size_t i = 0; i < s->nhot; i++)
         free(s->hot_path[i]);
+    sr_cand_free(&s->partial);
+    sr_result_free(&s->partial_res);
     uint64_t seed = s->seed;
     double temperature = s->temperature;
     memset(s, 0, sizeof *s);
@@ -341,6 +350,16 @@ static int off_by_one(const sr_result *r)
         dir = d;
     }
     return dir;
+}
+
+/* Every numeric (got, expected) pair the failing tests show. */
+static size_t number_pairs(const sr_result *r, long *got, long *want, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->nfail && n < max; i++)
+        if (r->fail[i].msg && number_pair(r->fail[i].msg, &got[n], &want[n]))
+            n++;
+    return n;
 }
 
 /* The ranking words: the problem statement and what still fails. */
@@ -1031,29 +1050,37 @@ static void on_run(search *s, const char *obs)
                  "%s leads to the same failures as an edit I already abandoned; I revert it.", s->applied.desc);
         revert_push(s, &s->applied);
         sr_result_free(&r);
-        if (s->nkept && ++s->since_keep >= RL_SEARCH_BACKTRACK_TRIES)
+        if (s->have_partial) {
+            if (++s->since_partial >= RL_SEARCH_LOOKAHEAD)
+                s->need_commit = 1;
+        } else if (s->nkept && ++s->since_keep >= RL_SEARCH_BACKTRACK_TRIES) {
             backtrack(s);
+        }
         return;
     }
     if (improved(&s->best, &r)) {
         names_list(fl, sizeof fl, &r, 4);
+        int better = !s->have_partial || r.failed < s->partial_res.failed;
         snprintf(s->last_note, sizeof s->last_note,
-                 "%s helped: %ld failing before, %ld now (%s). I keep it and look for what is left.",
-                 s->applied.desc, s->best.failed, r.failed, fl);
-        tried_add(s, s->applied.rkey);
-        if (s->nkept < RL_SEARCH_KEEP_MAX && cand_copy(&s->kept_stack[s->nkept].cand, &s->applied) == 0) {
-            s->kept_stack[s->nkept].prev = s->best;
-            s->kept_stack[s->nkept].tried_mark = s->ntried;
-            s->nkept++;
+                 "%s helped: %ld failing before, %ld now (%s). %s", s->applied.desc, s->best.failed, r.failed, fl,
+                 better ? "I undo it for now and try a few more candidates before I build on the best of them."
+                        : "An earlier candidate did better; I revert it.");
+        hot_add(s, &r);
+        revert_push(s, &s->applied);
+        if (better) {
+            sr_cand_free(&s->partial);
+            sr_result_free(&s->partial_res);
+            if (cand_copy(&s->partial, &s->applied) == 0) {
+                s->partial_res = r;
+                s->have_partial = 1;
+            } else {
+                sr_result_free(&r);
+            }
         } else {
-            sr_result_free(&s->best);
+            sr_result_free(&r);
         }
-        s->best = r;
-        s->kept++;
-        s->since_keep = 0;
-        tests_mark_fixed(s);
-        hints_rebuild(s);
-        s->dirty = 1;
+        if (s->have_partial && ++s->since_partial >= RL_SEARCH_LOOKAHEAD)
+            s->need_commit = 1;
         return;
     }
     hot_add(s, &r);
@@ -1069,8 +1096,12 @@ static void on_run(search *s, const char *obs)
                  s->applied.desc, r.failed);
     revert_push(s, &s->applied);
     sr_result_free(&r);
-    if (s->nkept && ++s->since_keep >= RL_SEARCH_BACKTRACK_TRIES)
+    if (s->have_partial) {
+        if (++s->since_partial >= RL_SEARCH_LOOKAHEAD)
+            s->need_commit = 1;
+    } else if (s->nkept && ++s->since_keep >= RL_SEARCH_BACKTRACK_TRIES) {
         backtrack(s);
+    }
 }
 
 /* Replaces the unique old block with the new one in the file we track. */
@@ -1143,7 +1174,8 @@ static void on_response(search *s, const pend *p, const char *obs)
         }
         break;
     case K_REVERT:
-        /* our copy was reverted when the call was sent */
+    case K_REAPPLY:
+        /* our copy was changed when the call was sent */
         if (!edited(obs) && p->ref >= 0 && p->ref < RL_SEARCH_FILES_MAX)
             s->files[p->ref].stale = 1;
         s->dirty = 1;
@@ -1308,7 +1340,8 @@ static int step_read_files(search *s, reply *r)
         if (!fl->line && !fl->stale) {
             s->read_tries[f]++;
             if (!n)
-                think(r, "I read %s, where the code the tests exercise is defined.", fl->path);
+                think(r, "I read %s, where the code the %s is defined.", fl->path,
+                      s->verify ? "tests exercise" : "problem is about");
             call_read(s, r, f, 0, 0, K_READ_FILE, f);
             n++;
         } else if (fl->stale) {
@@ -1391,9 +1424,11 @@ static void rank(search *s)
             ncmps = sr_find_cmps(&cmps, ncmps, &ccap, RL_SEARCH_CMPS_MAX, t, len, fl->lang, f);
         free(t);
     }
+    long got[RL_SEARCH_TESTS_MAX], want[RL_SEARCH_TESTS_MAX];
+    size_t npairs = number_pairs(&s->best, got, want, RL_SEARCH_TESTS_MAX);
     sr_rank_in in = {buf_str(&s->hints), s->problem, s->seed, (const char *const *)s->loc_path,
                      s->loc_line, s->nloc, (const char *const *)s->hot_path, s->hot_line, s->nhot,
-                     cmps, ncmps, off_by_one(&s->best), s->temperature};
+                     cmps, ncmps, off_by_one(&s->best), s->temperature, got, want, npairs};
     for (int f = 0; f < RL_SEARCH_FILES_MAX; f++) {
         sr_file *fl = &s->files[f];
         if (!fl->path || fl->is_test || fl->stale || !sr_file_complete(fl))
@@ -1450,10 +1485,42 @@ static void note_flush(search *s, reply *r)
     }
 }
 
+/* Builds on the best partial improvement: it is applied again and kept
+ * (the result it gave becomes the one to beat). */
+static void commit_partial(search *s, reply *r)
+{
+    if (!s->have_partial)
+        return;
+    sr_cand *p = &s->partial;
+    call_edit(s, r, p->file, p->old_block, p->new_block, K_REAPPLY);
+    local_edit(s, p->file, p->old_block, p->new_block);
+    think(r, "The best of them was %s (%ld failing); I apply it again and build on it.", p->desc,
+          s->partial_res.failed);
+    tried_add(s, p->rkey);
+    if (s->nkept < RL_SEARCH_KEEP_MAX && cand_copy(&s->kept_stack[s->nkept].cand, p) == 0) {
+        s->kept_stack[s->nkept].prev = s->best;
+        s->kept_stack[s->nkept].tried_mark = s->ntried;
+        s->nkept++;
+    } else {
+        sr_result_free(&s->best);
+    }
+    s->best = s->partial_res;
+    memset(&s->partial_res, 0, sizeof s->partial_res);
+    sr_cand_free(&s->partial);
+    s->have_partial = s->since_partial = s->need_commit = 0;
+    s->kept++;
+    s->since_keep = 0;
+    tests_mark_fixed(s);
+    hints_rebuild(s);
+    s->dirty = 1;
+}
+
 static void decide_verify(search *s, reply *r, int turn)
 {
     note_flush(s, r);
     flush_revert(s, r);
+    if (s->need_commit)
+        commit_partial(s, r);
     if (s->done) {
         think(r, "All tests pass; I submit.");
         submit(s, r);
@@ -1465,6 +1532,7 @@ static void decide_verify(search *s, reply *r, int turn)
         return;
     }
     if (turn >= RL_SEARCH_TURNS_MAX - 1 || s->tries >= RL_SEARCH_TRIES_MAX) {
+        commit_partial(s, r);
         think(r, "I have tried %d candidate repairs without making every test pass; I stop here and submit "
                  "(%ld test%s still fail).", s->tries, s->best.failed, s->best.failed == 1 ? "" : "s");
         submit(s, r);
@@ -1485,6 +1553,10 @@ static void decide_verify(search *s, reply *r, int turn)
         step_read_files(s, r))
         return;
     const sr_cand *c = next_cand(s);
+    if (!c && s->have_partial) {
+        commit_partial(s, r);
+        c = next_cand(s);
+    }
     if (!c) {
         think(r, "I have no candidate repair left to try; I submit (%ld test%s still fail).", s->best.failed,
               s->best.failed == 1 ? "" : "s");
