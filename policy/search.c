@@ -161,6 +161,10 @@ typedef struct search {
     sr_cand partial;
     sr_result partial_res;
     int have_partial, since_partial, need_commit;
+    /* Every partial improvement of the window: the ones not built on may
+     * be the next defect's fix, tried again on top of the chosen one. */
+    uint64_t partial_keys[RL_SEARCH_LOOKAHEAD + 1];
+    int npartial_keys;
     /* Outcomes abandoned by backtracking: (failing set before, after). An
      * attempt that leads to the same place again is not kept. */
     uint64_t dead_from[RL_SEARCH_HOT_MAX], dead_to[RL_SEARCH_HOT_MAX];
@@ -218,6 +222,20 @@ static int tried_has(const search *s, uint64_t k)
         if (s->tried[i] == k)
             return 1;
     return 0;
+}
+
+/* Removes k keeping the order (the kept edits' marks index the list). */
+static void tried_del(search *s, uint64_t k)
+{
+    for (size_t i = 0; i < s->ntried; i++)
+        if (s->tried[i] == k) {
+            memmove(&s->tried[i], &s->tried[i + 1], (s->ntried - i - 1) * sizeof *s->tried);
+            s->ntried--;
+            for (int j = 0; j < s->nkept; j++)
+                if (s->kept_stack[j].tried_mark > i)
+                    s->kept_stack[j].tried_mark--;
+            return;
+        }
 }
 
 static void tried_add(search *s, uint64_t k)
@@ -1067,6 +1085,8 @@ static void on_run(search *s, const char *obs)
                         : "An earlier candidate did better; I revert it.");
         hot_add(s, &r);
         revert_push(s, &s->applied);
+        if (s->npartial_keys <= RL_SEARCH_LOOKAHEAD)
+            s->partial_keys[s->npartial_keys++] = s->applied.key;
         if (better) {
             sr_cand_free(&s->partial);
             sr_result_free(&s->partial_res);
@@ -1497,6 +1517,10 @@ static void commit_partial(search *s, reply *r)
     think(r, "The best of them was %s (%ld failing); I apply it again and build on it.", p->desc,
           s->partial_res.failed);
     tried_add(s, p->rkey);
+    for (int i = 0; i < s->npartial_keys; i++)
+        if (s->partial_keys[i] != p->key)
+            tried_del(s, s->partial_keys[i]);
+    s->npartial_keys = 0;
     if (s->nkept < RL_SEARCH_KEEP_MAX && cand_copy(&s->kept_stack[s->nkept].cand, p) == 0) {
         s->kept_stack[s->nkept].prev = s->best;
         s->kept_stack[s->nkept].tried_mark = s->ntried;
@@ -1551,6 +1575,9 @@ static void decide_verify(search *s, reply *r, int turn)
     if (step_find_tests(s, r) || step_read_tests(s, r) || step_read_files(s, r) ||
         step_find_names(s, r, 0) || step_read_files(s, r) || step_find_names(s, r, 1) ||
         step_read_files(s, r))
+        return;
+    /* An attempt needs its edit and a test run in this message. */
+    if (r->n + 2 > RL_TC_CALLS_MAX - 1)
         return;
     const sr_cand *c = next_cand(s);
     if (!c && s->have_partial) {
