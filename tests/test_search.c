@@ -348,6 +348,7 @@ static void episode(run *out, const char *task_id, const char *prompt, uint64_t 
     pol_env env;
     pol_env_default(&env);
     env.seed = seed;
+    env.temperature = cfg.temperature; /* as batch and run pass it */
     policy *pol;
     ck_assert_msg(pol_open(&pol, "search", &env, err) == 0, "%s", err);
     ws_opts wo;
