@@ -1459,14 +1459,6 @@ static void rank(search *s)
     free(cmps);
     sr_cands_sort(s->cands, s->ncands);
     s->dirty = 0;
-    if (getenv("SEARCH_DEBUG")) { /* DEBUG: remove */
-        for (int f = 0; f < RL_SEARCH_FILES_MAX; f++)
-            for (size_t d = 0; d < s->ndefs[f]; d++)
-                if (s->defs[f][d].level < SR_LEVEL_NONE)
-                    fprintf(stderr, "DEF %s %s L%d reach %d\n", s->files[f].path, s->defs[f][d].name, s->defs[f][d].level, s->defs[f][d].reach);
-        for (size_t i = 0; i < s->ncands && i < 400; i++)
-            fprintf(stderr, "CAND %3zu %3d %s%s\n", i, s->cands[i].score, s->cands[i].desc, tried_has(s, s->cands[i].key) ? " [tried]" : "");
-    }
 }
 
 static const sr_cand *next_cand(search *s)
