@@ -474,12 +474,17 @@
  * the innermost kept edit before it is undone as a wrong turn (an edit
  * that silences one failing test by disabling a branch, say). */
 #define RL_SEARCH_KEEP_MAX 4
-#define RL_SEARCH_BACKTRACK_TRIES 10
+#define RL_SEARCH_BACKTRACK_TRIES 12
+
+/* Attempts made after a partial improvement before building on the best
+ * one seen: a full fix ranked just below a partial one is not missed. */
+#define RL_SEARCH_LOOKAHEAD 4
 
 /* Score points of the seed's Gumbel noise per unit of temperature: at the
- * default 0.7 two candidates 4 points apart swap places about one time in
- * ten, so a group of seeds explores near the top of the ranking. */
-#define RL_SEARCH_NOISE_SCALE 2.5
+ * default 0.7 a candidate one point behind another goes first about one
+ * time in five, two points behind one time in twenty: a group of seeds
+ * explores near the top of the ranking, not its tail. */
+#define RL_SEARCH_NOISE_SCALE 1.0
 
 /* Lines remembered where an attempt flipped a failing test to passing. */
 #define RL_SEARCH_HOT_MAX 32

@@ -76,6 +76,7 @@ typedef enum {
     K_READ_FILE,   /* read_file of a source file (or of the gap in it) */
     K_EDIT,        /* edit_file applying a candidate */
     K_REVERT,      /* edit_file undoing a candidate */
+    K_REAPPLY,     /* edit_file redoing the best partial improvement */
     K_SUBMIT,
 } call_kind;
 
@@ -154,6 +155,16 @@ typedef struct search {
     } kept_stack[RL_SEARCH_KEEP_MAX];
     int nkept;
     int since_keep;           /* tries since the innermost kept edit */
+    /* The best partial improvement seen since the last commit: undone at
+     * once, built on after RL_SEARCH_LOOKAHEAD more attempts (a full fix
+     * among them wins outright). */
+    sr_cand partial;
+    sr_result partial_res;
+    int have_partial, since_partial, need_commit;
+    /* Every partial improvement of the window: the ones not built on may
+     * be the next defect's fix, tried again on top of the chosen one. */
+    uint64_t partial_keys[RL_SEARCH_LOOKAHEAD + 1];
+    int npartial_keys;
     /* Outcomes abandoned by backtracking: (failing set before, after). An
      * attempt that leads to the same place again is not kept. */
     uint64_t dead_from[RL_SEARCH_HOT_MAX], dead_to[RL_SEARCH_HOT_MAX];
@@ -211,6 +222,20 @@ static int tried_has(const search *s, uint64_t k)
         if (s->tried[i] == k)
             return 1;
     return 0;
+}
+
+/* Removes k keeping the order (the kept edits' marks index the list). */
+static void tried_del(search *s, uint64_t k)
+{
+    for (size_t i = 0; i < s->ntried; i++)
+        if (s->tried[i] == k) {
+            memmove(&s->tried[i], &s->tried[i + 1], (s->ntried - i - 1) * sizeof *s->tried);
+            s->ntried--;
+            for (int j = 0; j < s->nkept; j++)
+                if (s->kept_stack[j].tried_mark > i)
+                    s->kept_stack[j].tried_mark--;
+            return;
+        }
 }
 
 static void tried_add(search *s, uint64_t k)
@@ -285,6 +310,8 @@ static void state_clear(search *s)
     }
     for (size_t i = 0; i < s->nhot; i++)
         free(s->hot_path[i]);
+    sr_cand_free(&s->partial);
+    sr_result_free(&s->partial_res);
     uint64_t seed = s->seed;
     double temperature = s->temperature;
     memset(s, 0, sizeof *s);
@@ -341,6 +368,16 @@ static int off_by_one(const sr_result *r)
         dir = d;
     }
     return dir;
+}
+
+/* Every numeric (got, expected) pair the failing tests show. */
+static size_t number_pairs(const sr_result *r, long *got, long *want, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->nfail && n < max; i++)
+        if (r->fail[i].msg && number_pair(r->fail[i].msg, &got[n], &want[n]))
+            n++;
+    return n;
 }
 
 /* The ranking words: the problem statement and what still fails. */
@@ -1031,29 +1068,39 @@ static void on_run(search *s, const char *obs)
                  "%s leads to the same failures as an edit I already abandoned; I revert it.", s->applied.desc);
         revert_push(s, &s->applied);
         sr_result_free(&r);
-        if (s->nkept && ++s->since_keep >= RL_SEARCH_BACKTRACK_TRIES)
+        if (s->have_partial) {
+            if (++s->since_partial >= RL_SEARCH_LOOKAHEAD)
+                s->need_commit = 1;
+        } else if (s->nkept && ++s->since_keep >= RL_SEARCH_BACKTRACK_TRIES) {
             backtrack(s);
+        }
         return;
     }
     if (improved(&s->best, &r)) {
         names_list(fl, sizeof fl, &r, 4);
+        int better = !s->have_partial || r.failed < s->partial_res.failed;
         snprintf(s->last_note, sizeof s->last_note,
-                 "%s helped: %ld failing before, %ld now (%s). I keep it and look for what is left.",
-                 s->applied.desc, s->best.failed, r.failed, fl);
-        tried_add(s, s->applied.rkey);
-        if (s->nkept < RL_SEARCH_KEEP_MAX && cand_copy(&s->kept_stack[s->nkept].cand, &s->applied) == 0) {
-            s->kept_stack[s->nkept].prev = s->best;
-            s->kept_stack[s->nkept].tried_mark = s->ntried;
-            s->nkept++;
+                 "%s helped: %ld failing before, %ld now (%s). %s", s->applied.desc, s->best.failed, r.failed, fl,
+                 better ? "I undo it for now and try a few more candidates before I build on the best of them."
+                        : "An earlier candidate did better; I revert it.");
+        hot_add(s, &r);
+        revert_push(s, &s->applied);
+        if (s->npartial_keys <= RL_SEARCH_LOOKAHEAD)
+            s->partial_keys[s->npartial_keys++] = s->applied.key;
+        if (better) {
+            sr_cand_free(&s->partial);
+            sr_result_free(&s->partial_res);
+            if (cand_copy(&s->partial, &s->applied) == 0) {
+                s->partial_res = r;
+                s->have_partial = 1;
+            } else {
+                sr_result_free(&r);
+            }
         } else {
-            sr_result_free(&s->best);
+            sr_result_free(&r);
         }
-        s->best = r;
-        s->kept++;
-        s->since_keep = 0;
-        tests_mark_fixed(s);
-        hints_rebuild(s);
-        s->dirty = 1;
+        if (s->have_partial && ++s->since_partial >= RL_SEARCH_LOOKAHEAD)
+            s->need_commit = 1;
         return;
     }
     hot_add(s, &r);
@@ -1069,8 +1116,12 @@ static void on_run(search *s, const char *obs)
                  s->applied.desc, r.failed);
     revert_push(s, &s->applied);
     sr_result_free(&r);
-    if (s->nkept && ++s->since_keep >= RL_SEARCH_BACKTRACK_TRIES)
+    if (s->have_partial) {
+        if (++s->since_partial >= RL_SEARCH_LOOKAHEAD)
+            s->need_commit = 1;
+    } else if (s->nkept && ++s->since_keep >= RL_SEARCH_BACKTRACK_TRIES) {
         backtrack(s);
+    }
 }
 
 /* Replaces the unique old block with the new one in the file we track. */
@@ -1143,7 +1194,8 @@ static void on_response(search *s, const pend *p, const char *obs)
         }
         break;
     case K_REVERT:
-        /* our copy was reverted when the call was sent */
+    case K_REAPPLY:
+        /* our copy was changed when the call was sent */
         if (!edited(obs) && p->ref >= 0 && p->ref < RL_SEARCH_FILES_MAX)
             s->files[p->ref].stale = 1;
         s->dirty = 1;
@@ -1308,7 +1360,8 @@ static int step_read_files(search *s, reply *r)
         if (!fl->line && !fl->stale) {
             s->read_tries[f]++;
             if (!n)
-                think(r, "I read %s, where the code the tests exercise is defined.", fl->path);
+                think(r, "I read %s, where the code the %s is defined.", fl->path,
+                      s->verify ? "tests exercise" : "problem is about");
             call_read(s, r, f, 0, 0, K_READ_FILE, f);
             n++;
         } else if (fl->stale) {
@@ -1391,9 +1444,11 @@ static void rank(search *s)
             ncmps = sr_find_cmps(&cmps, ncmps, &ccap, RL_SEARCH_CMPS_MAX, t, len, fl->lang, f);
         free(t);
     }
+    long got[RL_SEARCH_TESTS_MAX], want[RL_SEARCH_TESTS_MAX];
+    size_t npairs = number_pairs(&s->best, got, want, RL_SEARCH_TESTS_MAX);
     sr_rank_in in = {buf_str(&s->hints), s->problem, s->seed, (const char *const *)s->loc_path,
                      s->loc_line, s->nloc, (const char *const *)s->hot_path, s->hot_line, s->nhot,
-                     cmps, ncmps, off_by_one(&s->best), s->temperature};
+                     cmps, ncmps, off_by_one(&s->best), s->temperature, got, want, npairs};
     for (int f = 0; f < RL_SEARCH_FILES_MAX; f++) {
         sr_file *fl = &s->files[f];
         if (!fl->path || fl->is_test || fl->stale || !sr_file_complete(fl))
@@ -1404,14 +1459,6 @@ static void rank(search *s)
     free(cmps);
     sr_cands_sort(s->cands, s->ncands);
     s->dirty = 0;
-    if (getenv("SEARCH_DEBUG")) { /* DEBUG: remove */
-        for (int f = 0; f < RL_SEARCH_FILES_MAX; f++)
-            for (size_t d = 0; d < s->ndefs[f]; d++)
-                if (s->defs[f][d].level < SR_LEVEL_NONE)
-                    fprintf(stderr, "DEF %s %s L%d reach %d\n", s->files[f].path, s->defs[f][d].name, s->defs[f][d].level, s->defs[f][d].reach);
-        for (size_t i = 0; i < s->ncands && i < 400; i++)
-            fprintf(stderr, "CAND %3zu %3d %s%s\n", i, s->cands[i].score, s->cands[i].desc, tried_has(s, s->cands[i].key) ? " [tried]" : "");
-    }
 }
 
 static const sr_cand *next_cand(search *s)
@@ -1450,10 +1497,46 @@ static void note_flush(search *s, reply *r)
     }
 }
 
+/* Builds on the best partial improvement: it is applied again and kept
+ * (the result it gave becomes the one to beat). */
+static void commit_partial(search *s, reply *r)
+{
+    if (!s->have_partial)
+        return;
+    sr_cand *p = &s->partial;
+    call_edit(s, r, p->file, p->old_block, p->new_block, K_REAPPLY);
+    local_edit(s, p->file, p->old_block, p->new_block);
+    think(r, "The best of them was %s (%ld failing); I apply it again and build on it.", p->desc,
+          s->partial_res.failed);
+    tried_add(s, p->rkey);
+    for (int i = 0; i < s->npartial_keys; i++)
+        if (s->partial_keys[i] != p->key)
+            tried_del(s, s->partial_keys[i]);
+    s->npartial_keys = 0;
+    if (s->nkept < RL_SEARCH_KEEP_MAX && cand_copy(&s->kept_stack[s->nkept].cand, p) == 0) {
+        s->kept_stack[s->nkept].prev = s->best;
+        s->kept_stack[s->nkept].tried_mark = s->ntried;
+        s->nkept++;
+    } else {
+        sr_result_free(&s->best);
+    }
+    s->best = s->partial_res;
+    memset(&s->partial_res, 0, sizeof s->partial_res);
+    sr_cand_free(&s->partial);
+    s->have_partial = s->since_partial = s->need_commit = 0;
+    s->kept++;
+    s->since_keep = 0;
+    tests_mark_fixed(s);
+    hints_rebuild(s);
+    s->dirty = 1;
+}
+
 static void decide_verify(search *s, reply *r, int turn)
 {
     note_flush(s, r);
     flush_revert(s, r);
+    if (s->need_commit)
+        commit_partial(s, r);
     if (s->done) {
         think(r, "All tests pass; I submit.");
         submit(s, r);
@@ -1465,6 +1548,7 @@ static void decide_verify(search *s, reply *r, int turn)
         return;
     }
     if (turn >= RL_SEARCH_TURNS_MAX - 1 || s->tries >= RL_SEARCH_TRIES_MAX) {
+        commit_partial(s, r);
         think(r, "I have tried %d candidate repairs without making every test pass; I stop here and submit "
                  "(%ld test%s still fail).", s->tries, s->best.failed, s->best.failed == 1 ? "" : "s");
         submit(s, r);
@@ -1484,7 +1568,14 @@ static void decide_verify(search *s, reply *r, int turn)
         step_find_names(s, r, 0) || step_read_files(s, r) || step_find_names(s, r, 1) ||
         step_read_files(s, r))
         return;
+    /* An attempt needs its edit and a test run in this message. */
+    if (r->n + 2 > RL_TC_CALLS_MAX - 1)
+        return;
     const sr_cand *c = next_cand(s);
+    if (!c && s->have_partial) {
+        commit_partial(s, r);
+        c = next_cand(s);
+    }
     if (!c) {
         think(r, "I have no candidate repair left to try; I submit (%ld test%s still fail).", s->best.failed,
               s->best.failed == 1 ? "" : "s");

@@ -207,6 +207,9 @@ typedef struct sr_rank_in {
     int off_by;
     /* sampling temperature: scales the seed's noise on the scores */
     double temperature;
+    /* numbers the failing tests got and expected (pairs) */
+    const long *got, *want;
+    size_t npairs;
 } sr_rank_in;
 
 /* Candidates for one complete file with its definitions (levels set).

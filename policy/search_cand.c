@@ -1057,10 +1057,37 @@ size_t sr_cands_for_file(sr_cand **v, size_t n, size_t *cap, size_t max, int fil
                     if (k[j].s == s->start) {
                         long ov = strtol(text + s->start, NULL, 0), nv = strtol(s->repl, NULL, 0);
                         int sign = tis(text, &k[j - 1], "+") ? 1 : tis(text, &k[j - 1], "-") ? -1 : 0;
+                        /* binary + and - only: "return -1" is a code */
+                        if (j < 2 || !(k[j - 2].kind == SR_T_IDENT || k[j - 2].kind == SR_T_NUM ||
+                                       tis(text, &k[j - 2], ")") || tis(text, &k[j - 2], "]")) ||
+                            tis(text, &k[j - 2], "return"))
+                            sign = 0;
                         if (sign && (nv - ov) * sign == in->off_by)
                             extra += 5;
                         break;
                     }
+            /* A returned constant that is the value a test got, changed
+             * into the value it expected ("return 62" when a test got 62
+             * and expected 63). */
+            int returned = 0;
+            for (size_t j = 1; s->kind == MUT_CONST && j < nt; j++)
+                if (k[j].s == s->start) {
+                    returned = tis(text, &k[j - 1], "return");
+                    break;
+                }
+            if (s->kind == MUT_CONST && in->npairs && returned) {
+                long ov = strtol(text + s->start, NULL, 0), nv = strtol(s->repl, NULL, 0);
+                for (size_t q = 0; q < in->npairs; q++) {
+                    if (ov == in->got[q] && nv == in->want[q] && ov != nv) {
+                        extra += 6;
+                        break;
+                    }
+                    if (ov == in->want[q] && nv == in->got[q] && ov != nv) {
+                        extra -= 4;
+                        break;
+                    }
+                }
+            }
             if (s->kind == MUT_SWAP_ARGS)
                 for (size_t j = 1; j < nt; j++)
                     if (k[j].s == s->start && tis(text, &k[j - 1], "(")) {

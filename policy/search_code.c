@@ -441,7 +441,9 @@ size_t sr_text_names(char (*names)[SR_NAME_MAX], size_t n, size_t max, const cha
         int method = i > 1 && s[i - 1] == '.' && is_id((unsigned char)s[i - 2]);
         int camel = isupper((unsigned char)s[i]) && lower && caps >= 1 && j - i > 3 &&
                     (call || caps >= 2);
-        if ((call || (under && lower) || camel || method) && !isdigit((unsigned char)s[i]))
+        /* C type names (date_t, size_t) are not what a test calls */
+        int type_name = j - i > 2 && s[j - 2] == '_' && s[j - 1] == 't' && !call;
+        if ((call || (under && lower) || camel || method) && !type_name && !isdigit((unsigned char)s[i]))
             n = name_add(names, n, max, s + i, j - i);
         i = j;
     }

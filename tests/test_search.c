@@ -185,7 +185,7 @@ static size_t leap_cands(sr_cand **v, uint64_t seed, int level_leap, double temp
     defs[1].level = 0;
     defs[0].reach = defs[1].reach = 1;
     sr_rank_in in = {"is_leap(1900) returns 1, expected 0; divisible by 400", "", seed, NULL, NULL, 0,
-                     NULL, NULL, 0, NULL, 0, 0, temperature};
+                     NULL, NULL, 0, NULL, 0, 0, temperature, NULL, NULL, 0};
     size_t cap = 0;
     *v = NULL;
     size_t n = sr_cands_for_file(v, 0, &cap, 1000, 0, &f, defs, nd, &in);
@@ -348,6 +348,7 @@ static void episode(run *out, const char *task_id, const char *prompt, uint64_t 
     pol_env env;
     pol_env_default(&env);
     env.seed = seed;
+    env.temperature = cfg.temperature; /* as batch and run pass it */
     policy *pol;
     ck_assert_msg(pol_open(&pol, "search", &env, err) == 0, "%s", err);
     ws_opts wo;
