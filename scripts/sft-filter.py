@@ -1,0 +1,31 @@
+#!/usr/bin/python3
+"""Keeps the extra generated tasks fit for SFT data: split train, and no bug
+identical to one of the committed corpus (held-out tasks must never be
+trained on; a train duplicate only adds weight). Moves the rest away.
+
+usage: sft-filter.py CORPUS_TASKS_DIR EXTRA_TASKS_DIR
+"""
+import json, os, sys
+
+def tasks(root):
+    for dirpath, _, files in os.walk(root):
+        for f in sorted(files):
+            if f.endswith(".json"):
+                p = os.path.join(dirpath, f)
+                with open(p) as fh:
+                    yield p, json.load(fh)
+
+corpus, extra = sys.argv[1], sys.argv[2]
+seen = {(t["repo"], t["bug"]) for _, t in tasks(corpus)}
+kept = dropped_split = dropped_dup = 0
+for p, t in list(tasks(extra)):
+    if t.get("split") != "train":
+        dropped_split += 1
+        os.remove(p)
+    elif (t["repo"], t["bug"]) in seen:
+        dropped_dup += 1
+        os.remove(p)
+    else:
+        seen.add((t["repo"], t["bug"]))
+        kept += 1
+print(f"sft-filter: kept {kept}, dropped {dropped_split} held-out by split, {dropped_dup} identical to the corpus")
