@@ -32,6 +32,7 @@ typedef struct ep_row {
     int turns;
     long policy_tokens;
     int calls, calls_ok, format_errors, identical;
+    int wellformed; /* turns with a tool call and no format error (SWE-RL's format share) */
     int end;             /* index into END_REASONS */
     double dur_s;
 } ep_row;
@@ -95,8 +96,9 @@ static int row_from_json(ep_row *r, const cJSON *rec)
     const cJSON *t;
     cJSON_ArrayForEach(t, turns)
     {
-        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(t, "format_error")))
-            r->format_errors++;
+        int bad = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(t, "format_error"));
+        r->format_errors += bad;
+        r->wellformed += !bad && cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(t, "tool_calls")) > 0;
         const cJSON *c;
         cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(t, "tool_calls"))
         {
@@ -228,7 +230,7 @@ typedef struct run_stats {
     const char *name;
     size_t n, passed;
     double lo, hi;
-    double turns, tokens, call_ok, fmt_err, identical;
+    double turns, tokens, call_ok, fmt_err, identical, wellformed;
     size_t calls, turns_total;
     size_t end[N_END];
     size_t groups, zero_groups, zero_fail, zero_pass;
@@ -359,6 +361,7 @@ int report_write(const char *dir, const report_opts *o, char *err)
             s->calls += (size_t)e->calls;
             s->call_ok += e->calls_ok;
             s->fmt_err += e->format_errors;
+            s->wellformed += e->wellformed;
             s->identical += e->identical;
             s->end[e->end]++;
             dur[nd++] = e->dur_s;
@@ -408,6 +411,8 @@ int report_write(const char *dir, const report_opts *o, char *err)
         cJSON_AddNumberToObject(jr, "tool_success_rate", s->calls ? s->call_ok / (double)s->calls : 0);
         cJSON_AddNumberToObject(jr, "format_error_rate",
                                 s->turns_total ? s->fmt_err / (double)s->turns_total : 0);
+        cJSON_AddNumberToObject(jr, "wellformed_turn_share",
+                                s->turns_total ? s->wellformed / (double)s->turns_total : 0);
         cJSON_AddNumberToObject(jr, "identical_call_share", s->calls ? s->identical / (double)s->calls : 0);
         cJSON *ends = cJSON_AddObjectToObject(jr, "end_reasons");
         for (int e = 0; e < N_END; e++)
@@ -446,14 +451,14 @@ int report_write(const char *dir, const report_opts *o, char *err)
     buf_puts(&md, "\n| run | task | n | rewards | mean | std | advantages | |\n|---|---|---|---|---|---|---|---|\n");
     buf_puts(&md, buf_str(&grp));
     buf_puts(&md, "\n## Behaviour\n\n| run | mean turns | policy tokens / episode | tool calls | "
-                  "tool success | format errors / turn | identical to previous call | end reasons |\n"
-                  "|---|---|---|---|---|---|---|---|\n");
+                  "well-formed call / turn | tool success | format errors / turn | identical to previous call | "
+                  "end reasons |\n|---|---|---|---|---|---|---|---|---|\n");
     for (size_t k = 0; k < runs.n; k++) {
         run_stats *s = &st[k];
         double ident = s->calls ? s->identical / (double)s->calls : 0;
-        buf_printf(&md, "| %s | %.1f | %.0f | %zu | %.3f | %.3f | %.3f%s | ", s->name,
+        buf_printf(&md, "| %s | %.1f | %.0f | %zu | %.3f | %.3f | %.3f | %.3f%s | ", s->name,
                    s->n ? (double)s->turns_total / (double)s->n : 0, s->n ? s->tokens / (double)s->n : 0,
-                   s->calls, s->calls ? s->call_ok / (double)s->calls : 0,
+                   s->calls, s->turns_total ? s->wellformed / (double)s->turns_total : 0, s->calls ? s->call_ok / (double)s->calls : 0,
                    s->turns_total ? s->fmt_err / (double)s->turns_total : 0, ident,
                    ident > o->identical_flag ? " **flag: repeated calls**" : "");
         for (int e = 0; e < N_END; e++)

@@ -17,7 +17,7 @@ static void add_rec(const char *path, const char *run, const char *task, int see
              "{\"schema\":1,\"task\":\"%s\",\"config\":{\"run\":\"%s\",\"policy\":\"search\",\"seed\":%d},"
              "\"turns\":[{\"tool_calls\":[{\"name\":\"run_tests\",\"ok\":true,\"identical_to_previous\":false}]},"
              "{\"format_error\":\"bad\",\"tool_calls\":[{\"name\":\"run_tests\",\"ok\":false,"
-             "\"identical_to_previous\":%s}]}],"
+             "\"identical_to_previous\":%s}]},{\"generated\":\"no call\"}],"
              "\"tokens\":{\"policy\":10},\"reward\":%d,\"end_reason\":\"submit\",\"timings\":{\"total_ms\":%g}}",
              task, run, seed, identical ? "true" : "false", reward, ms);
     ck_assert_int_eq(fs_append_record(path, line, strlen(line), err), 0);
@@ -66,7 +66,9 @@ START_TEST(test_report_reference_groups)
     ck_assert_int_eq(cJSON_GetObjectItem(v2, "zero_variance_groups")->valueint, 0);
     ck_assert_double_eq_tol(cJSON_GetObjectItem(v2, "tool_success_rate")->valuedouble, 0.5, 1e-9);
     ck_assert_double_eq_tol(cJSON_GetObjectItem(v2, "identical_call_share")->valuedouble, 1.0 / 6.0, 1e-9);
-    ck_assert_double_eq_tol(cJSON_GetObjectItem(v2, "format_error_rate")->valuedouble, 0.5, 1e-9);
+    /* of 3 turns: one well-formed call, one format error, one without a call */
+    ck_assert_double_eq_tol(cJSON_GetObjectItem(v2, "format_error_rate")->valuedouble, 1.0 / 3.0, 1e-9);
+    ck_assert_double_eq_tol(cJSON_GetObjectItem(v2, "wellformed_turn_share")->valuedouble, 1.0 / 3.0, 1e-9);
     /* the [0, 1, 1] group's advantages */
     const cJSON *g, *found = NULL;
     cJSON_ArrayForEach(g, cJSON_GetObjectItem(root, "groups")) if (!strcmp(
