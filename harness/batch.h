@@ -25,7 +25,7 @@ typedef struct batch_job {
 typedef struct batch_opts {
     int workers;           /* default: number of online CPUs */
     const char *out;       /* JSONL path */
-    const char *ws_root;   /* workspace root, default build/ws */
+    const char *ws_root;   /* workspace root; NULL: the workspace default */
     int progress;          /* -1 auto (bar on a terminal), 0 plain lines, 1 bar */
     int quiet;
 } batch_opts;

@@ -39,7 +39,10 @@ typedef struct ws_tree ws_tree;
 
 typedef struct ws_opts {
     const char *root;      /* workspace root; default $RL_WS_ROOT, else
-                              "build/ws" */
+                              /dev/shm/rl-ws-<uid>-<hash of the current
+                              directory> when /dev/shm is a tmpfs we can
+                              use (resets are several times faster there),
+                              else "build/ws" */
     const char *repos_dir; /* where upstream repos live; default "repos" */
     size_t cache_max;      /* bytes of base content each work tree keeps in
                             * memory for reset; default (and cap)

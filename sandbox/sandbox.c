@@ -2,7 +2,8 @@
  *
  * A run: check the options, resolve the command, build the scrubbed
  * environment, get the work dir writable for the sandbox uid (idmapped
- * mount, else chown) and its Landlock ruleset (cached), then hand the job
+ * mount, else chown) and visible (one below /dev/shm is mounted into the
+ * run's private /dev/shm), build its Landlock ruleset (cached), hand the job
  * to a sandbox made ahead (sb_spare.c, sb_child.c) and read the output
  * with poll() under the wall-clock deadline until both pipes reach EOF.
  * That happens only once every process of the run is gone: the init kills
@@ -62,6 +63,7 @@ typedef struct sb_state {
     size_t nenv;
     int ruleset_fd, in_fd;       /* sent with the job */
     int idmap_fd[SB_MAX_IDMAPS]; /* cached, not ours to close */
+    char *rw[SB_RW_PATHS_MAX + 1]; /* rw_paths resolved (NULL-terminated) */
 } sb_state;
 
 static long sb_now_ms(void)
@@ -260,26 +262,69 @@ static int sb_chown_at(int dfd, const char *name, int depth, long *budget)
     return rc;
 }
 
-/* Root: make path writable by the sandbox uid, preferably with an
- * idmapped mount (nothing changes on disk), else by chowning. */
-static int sb_grant_dir(sb_state *s, const char *path, char *err)
+/* The private tmpfs (SB_COVER_TMP, SB_COVER_SHM) that would hide path
+ * from the command, with *rel the offset of the part below its mount
+ * point; -1 when none does. path is canonical. */
+static int sb_cover_of(const sb_caps *caps, const char *path, int *rel)
 {
+    const char *cover[SB_NCOVER] = {caps->tmp_mnt[0] ? caps->tmp_mnt : NULL,
+                                    caps->shm ? "/dev/shm" : NULL};
+    for (int i = 0; i < SB_NCOVER; i++) {
+        size_t n = cover[i] ? strlen(cover[i]) : 0;
+        if (!n || strncmp(path, cover[i], n) || (path[n] && path[n] != '/'))
+            continue;
+        *rel = (int)n + (path[n] == '/');
+        return i;
+    }
+    return -1;
+}
+
+/* Adds a mount for the init to make, after its ancestors among the others
+ * (a parent mounted later would hide it). */
+static void sb_bind_add(sb_job *j, const sb_bind *b)
+{
+    size_t len = strlen(b->path);
+    int at = j->nbind;
+    while (at > 0 && strlen(j->bind[at - 1].path) > len) {
+        j->bind[at] = j->bind[at - 1];
+        at--;
+    }
+    j->bind[at] = *b;
+    j->nbind++;
+}
+
+/* A path the command may write. Root makes it writable for the sandbox
+ * uid, preferably with an idmapped mount (nothing changes on disk), else
+ * by chowning; a path below a private tmpfs (/dev/shm) is mounted into it,
+ * else the command would not see it. */
+static int sb_writable(sb_state *s, const sb_caps *caps, const char *path, char *err)
+{
+    sb_bind b = {path, -1, 0, -1, 1};
+    b.cover = sb_cover_of(caps, path, &b.rel);
+    if (!caps->root && b.cover < 0)
+        return 0;
     struct stat st;
     if (stat(path, &st) < 0)
         return rl_err(err, rl_from_errno(errno), "sandbox: %s: %s", path, strerror(errno));
-    if (st.st_uid == SB_HOST_UID)
-        return 0;
+    b.is_dir = S_ISDIR(st.st_mode);
     sb_job *j = &s->job;
-    int fd = S_ISDIR(st.st_mode) ? sb_idmap_fd(st.st_uid, st.st_gid, st.st_dev, path) : -1;
-    if (fd >= 0 && j->nidmap < SB_MAX_IDMAPS) {
-        j->idmap_path[j->nidmap] = path;
-        s->idmap_fd[j->nidmap++] = fd;
-        return 0;
+    if (j->nbind >= SB_MAX_BINDS)
+        return rl_err(err, RL_ELIMIT, "sandbox: %s: expected at most %d writable paths", path,
+                      SB_MAX_BINDS);
+    if (caps->root && st.st_uid != SB_HOST_UID) {
+        int fd = b.is_dir ? sb_idmap_fd(st.st_uid, st.st_gid, st.st_dev, path) : -1;
+        if (fd >= 0 && j->nidmap < SB_MAX_IDMAPS) {
+            b.idmap = j->nidmap;
+            s->idmap_fd[j->nidmap++] = fd;
+        } else {
+            long budget = SB_CHOWN_MAX;
+            if (sb_chown_at(AT_FDCWD, path, 0, &budget) < 0)
+                return rl_err(err, RL_EIO, "sandbox: %s: cannot hand it to the sandbox uid: %s",
+                              path, budget < 0 ? "too many files" : strerror(errno));
+        }
     }
-    long budget = SB_CHOWN_MAX;
-    if (sb_chown_at(AT_FDCWD, path, 0, &budget) < 0)
-        return rl_err(err, RL_EIO, "sandbox: %s: cannot hand it to the sandbox uid: %s", path,
-                      budget < 0 ? "too many files" : strerror(errno));
+    if (b.idmap >= 0 || b.cover >= 0)
+        sb_bind_add(j, &b);
     return 0;
 }
 
@@ -391,8 +436,13 @@ static void sb_job_fill(sb_state *s, const sb_opts *o, const sb_caps *caps)
 
 static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *err)
 {
-    if (sb_is_canonical(o->dir) && strlen(o->dir) < sizeof s->dir)
-        memcpy(s->dir, o->dir, strlen(o->dir) + 1); /* realpath costs a syscall per component */
+    /* realpath costs a syscall per component: skipped for a canonical
+     * path, unless it lies below a private tmpfs, where the mount the
+     * init makes must not go through a symlink. */
+    int rel;
+    if (sb_is_canonical(o->dir) && strlen(o->dir) < sizeof s->dir &&
+        sb_cover_of(caps, o->dir, &rel) < 0)
+        memcpy(s->dir, o->dir, strlen(o->dir) + 1);
     else if (!realpath(o->dir, s->dir))
         return rl_err(err, rl_from_errno(errno), "sandbox: work dir %s: %s", o->dir, strerror(errno));
     struct stat st;
@@ -408,18 +458,21 @@ static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *
     s->path = sb_resolve(s, o->argv[0]);
     if (!s->path)
         return 1; /* command not found: reported as exit 127, no spawn */
-    if (caps->root) {
-        rc = sb_grant_dir(s, s->dir, err);
-        for (size_t i = 0; !rc && o->rw_paths && o->rw_paths[i]; i++)
-            rc = sb_grant_dir(s, o->rw_paths[i], err);
-        if (rc)
-            return rc;
-    }
+    /* Resolved: a mount below /dev/shm needs the real path (one that does
+     * not exist is left as given and fails below with its name). */
+    for (size_t i = 0; o->rw_paths && o->rw_paths[i]; i++)
+        if (!(s->rw[i] = realpath(o->rw_paths[i], NULL)) && !(s->rw[i] = strdup(o->rw_paths[i])))
+            return rl_err(err, RL_ENOMEM, "sandbox: rw_paths: out of memory");
+    rc = sb_writable(s, caps, s->dir, err);
+    for (size_t i = 0; !rc && s->rw[i]; i++)
+        rc = sb_writable(s, caps, s->rw[i], err);
+    if (rc)
+        return rc;
     if (caps->landlock_abi) {
         const char *rw[SB_RW_PATHS_MAX + 3] = {s->dir, s->tmp_is_mnt ? caps->tmp_rule : s->tmp};
         size_t n = 2;
-        for (size_t i = 0; o->rw_paths && o->rw_paths[i]; i++)
-            rw[n++] = o->rw_paths[i];
+        for (size_t i = 0; s->rw[i]; i++)
+            rw[n++] = s->rw[i];
         rw[n] = NULL;
         if ((rc = sb_landlock_ruleset_cached(&s->ruleset_fd, caps->landlock_abi, caps->shm, rw, err)))
             return rc;
@@ -440,6 +493,8 @@ static void sb_state_free(sb_state *s)
         free(s->envp[i]);
     free(s->envp);
     free(s->path);
+    for (size_t i = 0; s->rw[i]; i++)
+        free(s->rw[i]);
 }
 
 /* ---- running ---------------------------------------------------------------- */

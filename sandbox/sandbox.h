@@ -15,7 +15,10 @@
  *                     its init; nothing outside can be seen or signalled
  *   SB_LAYER_NETNS    network namespace with no interface but lo (down)
  *   SB_LAYER_MNTNS    private mounts: tmpfs on TMPDIR and /dev/shm, the
- *                     work dir idmapped (files stay owned by their owner)
+ *                     work dir idmapped (files stay owned by their owner);
+ *                     a work dir (or rw_paths entry) below /dev/shm is
+ *                     mounted at its path in the private /dev/shm, the
+ *                     rest of the host's /dev/shm stays hidden
  *   SB_LAYER_IPCNS / UTSNS (hostname "sandbox")
  *   SB_LAYER_SECCOMP  seccomp filter (socket only AF_UNIX, no io_uring,
  *                     ptrace, mount, namespaces, bpf, keyctl, ...; EPERM)

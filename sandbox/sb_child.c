@@ -12,13 +12,15 @@
  * all it can before it knows the job:
  *   init (pid 1 of new PID, mount, IPC, UTS namespaces; root stays root):
  *     closes every inherited fd but its own, joins the empty netns, mounts
- *     a /proc of its PID namespace and a tmpfs on TMPDIR, clones the
- *     command (root: into a new user namespace, whose maps it writes);
+ *     a /proc of its PID namespace and a tmpfs on TMPDIR and /dev/shm
+ *     (keeping an fd of what each hides), clones the command (root: into
+ *     a new user namespace, whose maps it writes);
  *   command: no_new_privs, seccomp, drops to the sandbox uid and every
  *     capability, takes stdout/stderr.
  * Then both wait on a socket. The job (a pointer into the harness's
- * memory, plus its fds) reaches the init, which makes the idmapped mounts
- * of the work dir and passes it on; the command enforces Landlock, sets
+ * memory, plus its fds) reaches the init, which mounts the work dir where
+ * needed (idmapped, or into the private tmpfs when it lies below /dev/shm)
+ * and passes the job on; the command enforces Landlock, sets
  * its limits, enters the work dir and execs. The init reaps every process
  * that ends up as its child until the command exits or the harness says
  * stop (SIGUSR1), then kills and reaps whatever is left in the namespace
@@ -33,6 +35,7 @@
 #include <linux/capability.h>
 #include <linux/futex.h>
 #include <linux/mount.h>
+#include <limits.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
@@ -186,8 +189,11 @@ SB_CHILD static long sb_close_except(const int *keep, int n)
 
 /* The mounts every run gets: private propagation, a /proc of our PID
  * namespace (only the run's processes are visible), tmpfs on TMPDIR and on
- * /dev/shm (private, bounded, gone with the namespace). */
-SB_CHILD static void sb_mounts(const sb_child *c)
+ * /dev/shm (private, bounded, gone with the namespace). Each tmpfs mount
+ * point is opened first (O_PATH): a lookup from that fd starts on the
+ * host's directory under the tmpfs, which is how sb_bind_mounts reaches a
+ * work dir below it. */
+SB_CHILD static void sb_mounts(sb_child *c)
 {
     if (!c->mount_proc && !c->tmpfs_opts[0] && !c->shm_opts[0])
         return;
@@ -197,34 +203,111 @@ SB_CHILD static void sb_mounts(const sb_child *c)
     if (c->mount_proc &&
         (r = SYS5(SYS_mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0)) < 0)
         sb_fail(c, SB_ST_PROC, r);
-    if (c->tmpfs_opts[0] &&
-        (r = SYS5(SYS_mount, "tmpfs", c->tmp, "tmpfs", MS_NOSUID | MS_NODEV, c->tmpfs_opts)) < 0)
-        sb_fail(c, SB_ST_TMPFS, r);
-    if (c->shm_opts[0] &&
-        (r = SYS5(SYS_mount, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, c->shm_opts)) < 0)
-        sb_fail(c, SB_ST_TMPFS, r);
+    const char *opts[SB_NCOVER] = {c->tmpfs_opts, c->shm_opts};
+    for (int i = 0; i < SB_NCOVER; i++) {
+        if (!c->cover[i] || !opts[i][0])
+            continue;
+        long fd = SYS4(SYS_openat, AT_FDCWD, c->cover[i], O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+        if (fd < 0)
+            sb_fail(c, SB_ST_TMPFS, fd);
+        c->cover_fd[i] = (int)fd;
+        if ((r = SYS5(SYS_mount, "tmpfs", c->cover[i], "tmpfs", MS_NOSUID | MS_NODEV, opts[i])) < 0)
+            sb_fail(c, SB_ST_TMPFS, r);
+    }
 }
 
-/* Root: mount the work dir (and extra writable dirs) over themselves
- * through an idmapping, in this mount namespace only: files owned by their
- * owner on disk appear owned by the sandbox uid, and files the command
- * creates belong to that owner on disk. userns_fd[i] maps owner -> uid. */
-SB_CHILD static void sb_idmap_mounts(const sb_child *c, const sb_job *job, const int *userns_fd)
+/* Makes the missing directories of b->path below its cover's mount point
+ * in the private tmpfs (0755: the command can search them; as root they
+ * are ours and it cannot write them, unprivileged they are its own, which
+ * is harmless: they exist only in this run), and the mount point itself
+ * (a directory, or an empty file for a file). The tmpfs is fresh: nothing
+ * of the command's is there yet. */
+SB_CHILD static long sb_make_mountpoint(const sb_bind *b)
 {
-    for (int i = 0; i < job->nidmap; i++) {
-        long t = SYS3(SYS_open_tree, AT_FDCWD, job->idmap_path[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    char p[PATH_MAX];
+    long n = sb_strlen(b->path);
+    if (n >= (long)sizeof p)
+        return -ENAMETOOLONG;
+    for (long i = 0; i <= n; i++)
+        p[i] = b->path[i];
+    if (!p[b->rel])
+        return 0; /* the mount point itself */
+    long r;
+    for (long i = b->rel; i < n; i++) {
+        if (p[i] != '/')
+            continue;
+        p[i] = '\0';
+        r = SYS3(SYS_mkdirat, AT_FDCWD, p, 0755);
+        p[i] = '/';
+        if (r < 0 && r != -EEXIST)
+            return r;
+    }
+    if (b->is_dir) {
+        r = SYS3(SYS_mkdirat, AT_FDCWD, p, 0755);
+        return r == -EEXIST ? 0 : r;
+    }
+    r = SYS4(SYS_openat, AT_FDCWD, p, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (r >= 0)
+        SYS1(SYS_close, r);
+    return r < 0 ? r : 0;
+}
+
+/* The writable paths of the job, in this mount namespace only:
+ *   idmapped (root): mounted through an idmapping, so that files owned by
+ *     their owner on disk appear owned by the sandbox uid and files the
+ *     command creates belong to that owner on disk (userns_fd[b->idmap]
+ *     maps owner -> uid);
+ *   below a cover: cloned from the host's directory under the private
+ *     tmpfs and mounted on the same path in it. The rest of the host's
+ *     /dev/shm (or TMPDIR) stays hidden.
+ * Otherwise the path is mounted over itself. Landlock needs nothing more:
+ * its rules hold the paths' inodes, which the mounts show unchanged. */
+SB_CHILD static void sb_bind_mounts(sb_child *c, const sb_job *job, const int *userns_fd)
+{
+    SYS1(SYS_umask, 0); /* our own: the command has its copy already */
+    for (int i = 0; i < job->nbind; i++) {
+        const sb_bind *b = &job->bind[i];
+        long dfd = AT_FDCWD;
+        const char *src = b->path;
+        unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC;
+        if (b->cover >= 0) {
+            if (b->cover >= SB_NCOVER || (dfd = c->cover_fd[b->cover]) < 0)
+                sb_fail(c, SB_ST_BIND, -EINVAL);
+            src = b->path + b->rel;
+            if (!src[0])
+                flags |= AT_EMPTY_PATH;
+        }
+        /* An idmapping goes on the top mount only; a plain bind takes the
+         * mounts below along (unprivileged, locked ones must come too). */
+        if (b->idmap < 0)
+            flags |= AT_RECURSIVE;
+        else if (b->idmap >= job->nidmap)
+            sb_fail(c, SB_ST_IDMAP, -EINVAL);
+        long t = SYS3(SYS_open_tree, dfd, src, flags);
         if (t < 0)
-            sb_fail(c, SB_ST_IDMAP, t);
-        struct mount_attr attr = {0};
-        attr.attr_set = MOUNT_ATTR_IDMAP;
-        attr.userns_fd = (unsigned)userns_fd[i];
-        long r = SYS5(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &attr, sizeof attr);
-        if (r >= 0)
-            r = SYS5(SYS_move_mount, t, "", AT_FDCWD, job->idmap_path[i], MOVE_MOUNT_F_EMPTY_PATH);
+            sb_fail(c, b->idmap >= 0 ? SB_ST_IDMAP : SB_ST_BIND, t);
+        long r = 0;
+        if (b->idmap >= 0) {
+            struct mount_attr attr = {0};
+            attr.attr_set = MOUNT_ATTR_IDMAP;
+            attr.userns_fd = (unsigned)userns_fd[b->idmap];
+            r = SYS5(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &attr, sizeof attr);
+            SYS1(SYS_close, userns_fd[b->idmap]);
+            if (r < 0)
+                sb_fail(c, SB_ST_IDMAP, r);
+        }
+        if (b->cover >= 0 && (r = sb_make_mountpoint(b)) < 0)
+            sb_fail(c, SB_ST_BIND, r);
+        r = SYS5(SYS_move_mount, t, "", AT_FDCWD, b->path, MOVE_MOUNT_F_EMPTY_PATH);
         SYS1(SYS_close, t);
-        SYS1(SYS_close, userns_fd[i]);
         if (r < 0)
-            sb_fail(c, SB_ST_IDMAP, r);
+            sb_fail(c, b->cover >= 0 ? SB_ST_BIND : SB_ST_IDMAP, r);
+    }
+    /* Nothing of the host's hidden directories stays within reach. */
+    for (int i = 0; i < SB_NCOVER; i++) {
+        if (c->cover_fd[i] >= 0)
+            SYS1(SYS_close, c->cover_fd[i]);
+        c->cover_fd[i] = -1;
     }
 }
 
@@ -477,7 +560,7 @@ SB_CHILD __attribute__((noreturn)) static void sb_reap_all(const sb_child *c, lo
     sb_exit(0);
 }
 
-SB_CHILD static void sb_init_setup(const sb_child *c)
+SB_CHILD static void sb_init_setup(sb_child *c)
 {
     /* If the harness's thread that made us dies, so does the sandbox. */
     SYS5(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -552,7 +635,7 @@ SB_CHILD int sb_child_init(void *arg)
     int pass = job->has_ruleset + job->has_stdin;
     if (n != pass + job->nidmap)
         sb_fail(c, SB_ST_JOB, -EPROTO);
-    sb_idmap_mounts(c, job, fds + pass);
+    sb_bind_mounts(c, job, fds + pass);
     c->job = job;
     long r = sb_send_job(go, job, fds, pass);
     if (r < 0)
@@ -573,6 +656,7 @@ const char *sb_stage_name(int stage)
     case SB_ST_NETNS: return "join the network namespace";
     case SB_ST_MOUNTS: return "make mounts private";
     case SB_ST_IDMAP: return "idmapped mount of the work dir";
+    case SB_ST_BIND: return "mount the work dir into the private tmpfs above it";
     case SB_ST_CREDS: return "drop to the sandbox uid";
     case SB_ST_USERNS: return "create the namespaces";
     case SB_ST_IDMAPS: return "write uid_map/gid_map";

@@ -67,6 +67,7 @@ enum sb_stage {
     SB_ST_IDMAP, SB_ST_CREDS, SB_ST_USERNS, SB_ST_IDMAPS, SB_ST_CAPS,
     SB_ST_CLONE, SB_ST_WAIT, SB_ST_STDIO, SB_ST_CHDIR, SB_ST_RLIMIT,
     SB_ST_LANDLOCK, SB_ST_SECCOMP, SB_ST_EXEC, SB_ST_PROC, SB_ST_TMPFS, SB_ST_JOB,
+    SB_ST_BIND,
 };
 const char *sb_stage_name(int stage);
 
@@ -81,6 +82,7 @@ typedef struct sb_msg {
 } sb_msg;
 
 #define SB_MAX_IDMAPS (SB_RW_PATHS_MAX + 1)
+#define SB_MAX_BINDS SB_MAX_IDMAPS
 #define SB_MAX_KEEP 8
 #define SB_MAX_RLIM 8
 
@@ -89,18 +91,39 @@ typedef struct sb_rlim {
     struct rlimit lim;
 } sb_rlim;
 
+/* The private tmpfs mounts of a run hide what the host has below their
+ * mount points: TMPDIR's and /dev/shm ("covers"). The init opens each
+ * mount point before covering it, so that a writable path below one can
+ * still be reached and mounted into the private tmpfs. */
+enum { SB_COVER_TMP, SB_COVER_SHM, SB_NCOVER };
+
+/* One writable path the init mounts for the command: through an idmapping
+ * (root: files stay owned by their owner on disk), and/or from below a
+ * cover onto the same path in the private tmpfs (its missing parents made
+ * there, root-owned 0755). Ancestors come before their descendants. */
+typedef struct sb_bind {
+    const char *path;        /* absolute, canonical */
+    int cover;               /* SB_COVER_* the path lies below, or -1 */
+    int rel;                 /* cover >= 0: path + rel is the part below the
+                                cover's mount point ("" for the point itself) */
+    int idmap;               /* root: index of its user namespace among the
+                                job's idmap fds, or -1 (no idmapping) */
+    int is_dir;              /* else a file: its mount point is a file */
+} sb_bind;
+
 /* What one run asks of a spare sandbox. It lives in the harness's memory,
  * which the init and the command share, until the run is over; the fds
  * travel with it over the job socket (SCM_RIGHTS), in this order: the
- * Landlock ruleset, stdin, then one user namespace per idmapped path. */
+ * Landlock ruleset, stdin, then one user namespace per idmapped bind. */
 typedef struct sb_job {
     const char *path;        /* resolved executable */
     char *const *argv;
     char *const *envp;
     const char *dir;         /* absolute work dir */
     int has_ruleset, has_stdin;
-    int nidmap;              /* idmapped mounts to make (root) */
-    const char *idmap_path[SB_MAX_IDMAPS];
+    int nidmap;              /* user namespace fds sent (root) */
+    int nbind;               /* mounts the init makes, in this order */
+    sb_bind bind[SB_MAX_BINDS];
     sb_rlim rlim[SB_MAX_RLIM];
     int nrlim;
 } sb_job;
@@ -122,6 +145,8 @@ typedef struct sb_child {
     int mount_proc;              /* a /proc of the new PID namespace (only
                                     with a mount namespace of our own) */
     const char *tmp;             /* TMPDIR mount point */
+    const char *cover[SB_NCOVER]; /* mount points of the private tmpfs
+                                    mounts (tmp, /dev/shm), or NULL */
     char tmpfs_opts[96];         /* "": TMPDIR is a directory of the job */
     char shm_opts[96];           /* "": /dev/shm stays the host's (read-only) */
     int write_maps;              /* unprivileged init: write own maps */
@@ -143,6 +168,8 @@ typedef struct sb_child {
                                     the init failed */
     int cmd_started;
     int go_fd;                   /* the command's end of the go socket */
+    int cover_fd[SB_NCOVER];     /* O_PATH fds of cover[i] opened before the
+                                    tmpfs hid it, until the binds are made */
     sb_job *job;                 /* the job, once it arrived */
 } sb_child;
 

@@ -124,13 +124,16 @@ static void sb_spare_fill(sb_child *c, const sb_caps *caps, const struct sock_fp
     c->unshare_flags = caps->clone_flags & ~(CLONE_NEWPID | CLONE_NEWUSER);
     c->set_hostname = (caps->clone_flags & CLONE_NEWUTS) != 0;
     c->mount_proc = caps->proc;
+    c->cover_fd[SB_COVER_TMP] = c->cover_fd[SB_COVER_SHM] = -1;
     if (caps->tmp_mnt[0]) {
         c->tmp = caps->tmp_mnt;
+        c->cover[SB_COVER_TMP] = c->tmp;
         int id = caps->root ? SB_HOST_UID : SB_NS_UID;
         snprintf(c->tmpfs_opts, sizeof c->tmpfs_opts, "size=%ldm,nr_inodes=%d,mode=0700,uid=%d,gid=%d",
                  (long)SB_TMPFS_MB, SB_TMPFS_INODES, id, id);
     }
     if (caps->shm) {
+        c->cover[SB_COVER_SHM] = "/dev/shm";
         int id = caps->root ? SB_HOST_UID : SB_NS_UID;
         snprintf(c->shm_opts, sizeof c->shm_opts, "size=%ldm,nr_inodes=%d,mode=1777,uid=%d,gid=%d",
                  (long)SB_SHM_MB, SB_TMPFS_INODES, id, id);

@@ -506,6 +506,93 @@ START_TEST(test_rw_paths)
 }
 END_TEST
 
+/* A work dir (and an extra writable dir) below /dev/shm, where the
+ * harness keeps its work trees: the command gets a private /dev/shm, into
+ * which the sandbox mounts just those dirs. It reads and writes them; it
+ * sees nothing else of the host's /dev/shm (not even their siblings) and
+ * writes nothing there. Twice: the first run makes its sandbox, the
+ * second gets one made ahead of the job. */
+START_TEST(test_shm_work_dir)
+{
+    if (!(sb_layers_available() & SB_LAYER_MNTNS) || !path_exists("/dev/shm"))
+        return; /* no private /dev/shm: nothing hides the host's */
+    char top[64], work[96], extra[96], path[PATH_MAX], host[64], hnew[64];
+    snprintf(top, sizeof top, "/dev/shm/rl-sbt-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(top));
+    ck_assert_int_eq(chmod(top, 0755), 0);
+    snprintf(work, sizeof work, "%s/work", top);
+    snprintf(extra, sizeof extra, "%s/extra", top);
+    ck_assert_int_eq(mkdir(work, 0755), 0);
+    ck_assert_int_eq(mkdir(extra, 0755), 0);
+    snprintf(path, sizeof path, "%s/in", work);
+    ck_assert_int_eq(fs_write_atomic(path, "input-data\n", 11, NULL), 0);
+    snprintf(path, sizeof path, "%s/secret", top);
+    ck_assert_int_eq(fs_write_atomic(path, "sibling-secret\n", 15, NULL), 0);
+    chmod(path, 0666); /* world-writable: only the mounts keep it out of reach */
+    snprintf(host, sizeof host, "/dev/shm/rl-sbt-host-%d", (int)getpid());
+    snprintf(hnew, sizeof hnew, "/dev/shm/rl-sbt-new-%d", (int)getpid());
+    ck_assert_int_eq(fs_write_atomic(host, "host-secret\n", 12, NULL), 0);
+    chmod(host, 0666);
+    unlink(hnew);
+    char script[4 * PATH_MAX];
+    snprintf(script, sizeof script,
+             "ls -A /dev/shm; echo ---; cat in; echo out > out && echo out-ok; "
+             "mkdir -p sub && echo s > sub/f && echo sub-ok; echo e > %s/f && echo extra-ok; "
+             "ls -A ..; echo ---; cat ../secret %s 2>/dev/null; echo x >> ../secret; "
+             "echo x > ../new; echo x >> %s; echo x > %s && echo private-ok; echo done",
+             extra, host, host, hnew);
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    const char *rw[] = {extra, NULL};
+    const char *base = top + strlen("/dev/shm/");
+    for (int run = 0; run < 2; run++) {
+        sb_opts o;
+        sb_opts_default(&o);
+        lim_tight(&o.lim);
+        o.argv = argv;
+        o.dir = work;
+        o.rw_paths = rw;
+        sb_result r;
+        char err[RL_ERR_MAX] = "";
+        ck_assert_msg(sb_run(&r, &o, err) == 0, "run %d: %s", run, err);
+        char want[256];
+        snprintf(want, sizeof want, "%s\n---\ninput-data\nout-ok\nsub-ok\nextra-ok\nextra\nwork\n---\n",
+                 base);
+        ck_assert_msg(!strncmp(r.out, want, strlen(want)), "run %d:\n%s", run, r.out);
+        ck_assert_msg(strstr(r.out, "private-ok\ndone\n"), "run %d:\n%s", run, r.out);
+        ck_assert_msg(!strstr(r.out, "sibling-secret") && !strstr(r.out, "host-secret"), "%s", r.out);
+        sb_result_free(&r);
+        /* on the host: the writes landed in the two dirs, owned like them */
+        char *text = NULL;
+        size_t len;
+        snprintf(path, sizeof path, "%s/out", work);
+        ck_assert_int_eq(fs_read_file(&text, &len, path, 1024, NULL), 0);
+        ck_assert_str_eq(text, "out\n");
+        free(text);
+        struct stat st, dir;
+        ck_assert_int_eq(stat(path, &st), 0);
+        ck_assert_int_eq(stat(work, &dir), 0);
+        ck_assert_int_eq(st.st_uid, dir.st_uid);
+        snprintf(path, sizeof path, "%s/sub/f", work);
+        ck_assert(path_exists(path));
+        snprintf(path, sizeof path, "%s/f", extra);
+        ck_assert(path_exists(path));
+        /* and nowhere else */
+        snprintf(path, sizeof path, "%s/secret", top);
+        ck_assert_int_eq(fs_read_file(&text, &len, path, 1024, NULL), 0);
+        ck_assert_str_eq(text, "sibling-secret\n");
+        free(text);
+        ck_assert_int_eq(fs_read_file(&text, &len, host, 1024, NULL), 0);
+        ck_assert_str_eq(text, "host-secret\n");
+        free(text);
+        snprintf(path, sizeof path, "%s/new", top);
+        ck_assert_msg(!path_exists(path), "wrote %s", path);
+        ck_assert_msg(!path_exists(hnew), "wrote %s", hnew);
+    }
+    unlink(host);
+    fs_remove_tree(top, NULL);
+}
+END_TEST
+
 /* Not root as the host sees it, no capability, no new privileges,
  * seccomp on, and the limits visible to the command. */
 START_TEST(test_privileges_and_limits)
@@ -1145,6 +1232,7 @@ Suite *sandbox_suite(void)
     tcase_add_test(unit, test_environment);
     tcase_add_test(unit, test_cwd_tmp_hostname);
     tcase_add_test(unit, test_rw_paths);
+    tcase_add_test(unit, test_shm_work_dir);
     tcase_add_test(unit, test_privileges_and_limits);
     tcase_add_test(unit, test_cpu_and_rss);
     tcase_add_test(unit, test_procs_cap);

@@ -9,6 +9,7 @@
 
 #include "common/err.h"
 #include "common/fsutil.h"
+#include "sandbox/sandbox.h"
 
 #include <check.h>
 #include <sched.h>
@@ -21,8 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1023,6 +1026,87 @@ START_TEST(test_disk_full)
 }
 END_TEST
 
+/* ---- default root ----------------------------------------------------- */
+
+/* Without RL_WS_ROOT the work trees go to a folder of ours on /dev/shm
+ * when it is a tmpfs. One episode there: open, the agent's command edits
+ * and builds in the sandbox (which must see and write the tree under its
+ * private /dev/shm), reset restores the base. */
+START_TEST(test_default_root_episode)
+{
+    ws_opts o;
+    setenv("RL_WS_ROOT", g_root, 1);
+    ws_opts_default(&o);
+    ck_assert_str_eq(o.root, g_root);
+    unsetenv("RL_WS_ROOT");
+    ws_opts_default(&o);
+    struct statfs fs;
+    if (statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC && access("/dev/shm", W_OK) == 0) {
+        char want[64];
+        fmt(want, sizeof want, "/dev/shm/rl-ws-%u-", (unsigned)geteuid());
+        ck_assert_msg(!strncmp(o.root, want, strlen(want)), "default root %s", o.root);
+        struct stat st;
+        ck_assert_int_eq(lstat(o.root, &st), 0);
+        ck_assert(S_ISDIR(st.st_mode));
+        ck_assert_uint_eq(st.st_uid, geteuid());
+        ck_assert_uint_eq(st.st_mode & 07777, geteuid() == 0 ? 0755 : 0700);
+    } else {
+        ck_assert_str_eq(o.root, "build/ws");
+    }
+    ws_opts o2;
+    ws_opts_default(&o2);
+    ck_assert_str_eq(o2.root, o.root);
+
+    char repo[64], key[64], err[RL_ERR_MAX] = "";
+    fmt(repo, sizeof repo, "ck-default-%d", (int)getpid());
+    fmt(key, sizeof key, "ck-default-%d", (int)getpid());
+    make_repo(repo);
+    o.repos_dir = g_repos;
+    ws_tree *t = NULL;
+    ck_assert_msg(ws_open(&t, &o, repo, key, BUG_PATCH, 0, err) == 0, "ws_open: %s", err);
+    char *before = snapshot(ws_path(t));
+
+    const char *argv[] = {"/bin/sh", "-c",
+                          "sed -i 's/a - b/a + b/' src/util.c && rm src/main.c && "
+                          "echo 'int extra;' > src/new.c && mkdir -p build/out && "
+                          "echo bin > build/out/a.bin && cc -c tests/test_util.c -o tests/test_util.o && "
+                          "chmod 755 README.md && echo agent-done",
+                          NULL};
+    sb_opts so;
+    sb_opts_default(&so);
+    so.argv = argv;
+    so.dir = ws_path(t);
+    sb_result r;
+    ck_assert_msg(sb_run(&r, &so, err) == 0, "sb_run: %s", err);
+    ck_assert_msg(r.exit_code == 0 && strstr(r.out, "agent-done"), "%s", r.out);
+    sb_result_free(&r);
+    ck_assert(exists(ws_path(t), "src/new.c"));
+    ck_assert(exists(ws_path(t), "tests/test_util.o"));
+    ck_assert(!exists(ws_path(t), "src/main.c"));
+
+    reset_ok(t);
+    char *after = snapshot(ws_path(t));
+    ck_assert_str_eq(after, before);
+    char *patch = NULL;
+    ck_assert_msg(ws_diff(&patch, t, err) == 0, "%s", err);
+    ck_assert_str_eq(patch, "");
+    free(patch);
+    free(before);
+    free(after);
+    ws_free(t);
+
+    /* only what this test made goes */
+    const char *made[] = {"trees/%s-0", "git/%s-0", "store/%s.git", "locks/store-%s.lock",
+                          "locks/tree-%s-0.lock"};
+    for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) {
+        char rel[128], path[PATH_MAX];
+        fmt(rel, sizeof rel, made[i], i == 2 || i == 3 ? repo : key);
+        fmt(path, sizeof path, "%s/%s", o.root, rel);
+        ck_assert_msg(fs_remove_tree(path, err) == 0, "%s", err);
+    }
+}
+END_TEST
+
 Suite *workspace_suite(void)
 {
     Suite *s = suite_create("workspace");
@@ -1045,6 +1129,7 @@ Suite *workspace_suite(void)
     tcase_add_test(tc, test_processes_race);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_disk_full);
+    tcase_add_test(tc, test_default_root_episode);
     suite_add_tcase(s, tc);
     return s;
 }
