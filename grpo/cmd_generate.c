@@ -2,17 +2,20 @@
  *
  *   grpo generate --ckpt CKPT (--prompt TEXT | --prompt-ids 1,2,3)
  *                 [--max-tokens N] [--temperature T] [--top-p P] [--seed S]
- *                 [--stop ID,...] [--tokenizer bytes] [--threads N] [--ids]
+ *                 [--stop ID,...] [--tokenizer FILE|bytes] [--threads N] [--ids]
  *
- * Text goes through a tokenizer. Until the BPE tokenizer is wired in, the
- * only one is "bytes": token id = byte value (0..255), which needs a model
- * with vocab >= 256; ids >= 256 are printed as <|N|>. --prompt-ids feeds
- * ids directly. --ids also prints one JSON line with the sampled ids and
+ * Text goes through the checkpoint's tokenizer (the file its metadata
+ * names; --tokenizer overrides): chat markers such as <|im_start|> in the
+ * prompt become their single ids, and sampling stops after <|im_end|> or
+ * <|endoftext|> unless --stop says otherwise. "bytes" (token id = byte
+ * value, for byte-level models; ids >= 256 printed as <|N|>) is used for a
+ * checkpoint without a tokenizer. --prompt-ids feeds ids directly. --ids also prints one JSON line with the sampled ids and
  * their logprobs. A summary line (tokens, speed, stop reason) goes to
  * stderr.
  */
 #include "grpo/cli.h"
 #include "policy/model.h"
+#include "policy/tokenizer.h"
 
 #include "common/err.h"
 #include "common/limits.h"
@@ -31,16 +34,17 @@ static void gen_usage(FILE *f)
     fprintf(f,
             "usage: grpo generate --ckpt CKPT (--prompt TEXT | --prompt-ids ID,...)\n"
             "                     [--max-tokens N] [--temperature T] [--top-p P] [--seed S]\n"
-            "                     [--stop ID,...] [--tokenizer bytes] [--threads N] [--ids]\n"
+            "                     [--stop ID,...] [--tokenizer FILE|bytes] [--threads N] [--ids]\n"
             "\n"
             "Samples a continuation of the prompt from a model checkpoint.\n"
             "  --max-tokens N    new tokens at most (default 128)\n"
             "  --temperature T   0 is greedy (default 0.8)\n"
             "  --top-p P         nucleus size, 0 < P <= 1 (default 0.95)\n"
             "  --seed S          sampling seed (default 0)\n"
-            "  --stop ID,...     stop after any of these token ids\n"
-            "  --tokenizer bytes byte-level text <-> ids (the only one until the BPE\n"
-            "                    tokenizer is wired in)\n"
+            "  --stop ID,...     stop after any of these token ids (default with a\n"
+            "                    tokenizer: <|im_end|>, <|endoftext|>)\n"
+            "  --tokenizer F     text <-> ids (default: the checkpoint's tokenizer;\n"
+            "                    'bytes': id = byte value)\n"
             "  --ids             also print {\"tokens\": [...], \"logprobs\": [...]}\n");
 }
 
@@ -98,7 +102,7 @@ static void print_token(int id)
 int cmd_generate(int argc, char **argv)
 {
     const char *ckpt = NULL, *prompt = NULL, *prompt_ids = NULL, *stop = NULL;
-    const char *tokenizer = "bytes";
+    const char *tokenizer = NULL; /* NULL: the checkpoint's */
     long max_tokens = 128, seed = 0, threads = 0;
     float temperature = 0.8f, top_p = 0.95f;
     int show_ids = 0;
@@ -154,12 +158,6 @@ int cmd_generate(int argc, char **argv)
         fprintf(stderr, "grpo generate: --top-p must be in (0, 1] and --temperature >= 0\n");
         return 2;
     }
-    if (strcmp(tokenizer, "bytes") != 0) {
-        fprintf(stderr, "grpo generate: tokenizer '%s' is not available here, expected 'bytes' "
-                        "(the BPE tokenizer is not wired in yet)\n",
-                tokenizer);
-        return 2;
-    }
 
     char err[RL_ERR_MAX];
     model_opts mo;
@@ -172,6 +170,24 @@ int cmd_generate(int argc, char **argv)
         return 1;
     }
     int rc = 1;
+    tok_t *tok = NULL;
+    if (!tokenizer)
+        tokenizer = meta.tokenizer[0] ? meta.tokenizer : "bytes";
+    if (strcmp(tokenizer, "bytes") != 0) {
+        if (tok_load(&tok, tokenizer, err)) {
+            fprintf(stderr, "grpo generate: --tokenizer: %s\n", err);
+            model_free(m);
+            return 1;
+        }
+        if (tok_vocab_size(tok) != m->cfg.vocab) {
+            fprintf(stderr, "grpo generate: tokenizer %s has %d ids, the model %d: expected the "
+                            "checkpoint's own tokenizer\n",
+                    tokenizer, tok_vocab_size(tok), m->cfg.vocab);
+            tok_free(tok);
+            model_free(m);
+            return 1;
+        }
+    }
     int *ids = malloc(sizeof(int) * GEN_PROMPT_MAX);
     int stop_ids[RL_MODEL_STOP_IDS_MAX];
     int n_stop = 0, n = 0;
@@ -189,24 +205,39 @@ int cmd_generate(int argc, char **argv)
             goto done;
         }
     } else {
-        if (m->cfg.vocab < 256) {
-            fprintf(stderr, "grpo generate: the bytes tokenizer needs vocab >= 256, the model "
-                            "has %d\n",
-                    m->cfg.vocab);
-            goto done;
-        }
-        if (meta.tokenizer[0])
-            fprintf(stderr, "grpo generate: note: the checkpoint names tokenizer %s; reading "
-                            "text as bytes instead\n",
-                    meta.tokenizer);
         size_t len = strlen(prompt);
         if (len < 1 || len > GEN_PROMPT_MAX) {
             fprintf(stderr, "grpo generate: --prompt: expected 1..%d bytes\n", GEN_PROMPT_MAX);
             rc = 2;
             goto done;
         }
-        for (size_t i = 0; i < len; i++)
-            ids[n++] = (unsigned char)prompt[i];
+        if (tok) { /* chat markers in the prompt become their single ids */
+            int32_t *enc = NULL;
+            size_t ne = 0;
+            if (tok_encode(&enc, &ne, tok, prompt, len, TOK_SPECIAL_ALLOW, err)) {
+                fprintf(stderr, "grpo generate: --prompt: %s\n", err);
+                goto done;
+            }
+            for (size_t i = 0; i < ne && i < GEN_PROMPT_MAX; i++)
+                ids[n++] = enc[i];
+            free(enc);
+        } else {
+            if (m->cfg.vocab < 256) {
+                fprintf(stderr, "grpo generate: the bytes tokenizer needs vocab >= 256, the model "
+                                "has %d\n",
+                        m->cfg.vocab);
+                goto done;
+            }
+            for (size_t i = 0; i < len; i++)
+                ids[n++] = (unsigned char)prompt[i];
+        }
+    }
+    if (!stop && tok) { /* default: stop at the end of the assistant's message */
+        int32_t s1 = tok_special_id(tok, "<|im_end|>"), s2 = tok_special_id(tok, "<|endoftext|>");
+        if (s1 >= 0)
+            stop_ids[n_stop++] = s1;
+        if (s2 >= 0)
+            stop_ids[n_stop++] = s2;
     }
     if (stop) {
         n_stop = parse_ids(stop, stop_ids, RL_MODEL_STOP_IDS_MAX, m->cfg.vocab - 1);
@@ -236,8 +267,20 @@ int cmd_generate(int argc, char **argv)
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    for (int i = 0; i < out.n; i++)
-        print_token(out.tokens[i]);
+    if (tok) {
+        char *text = NULL;
+        size_t tl = 0;
+        if (tok_decode(&text, &tl, tok, (const int32_t *)out.tokens, (size_t)out.n, err)) {
+            fprintf(stderr, "grpo generate: %s\n", err);
+            model_sample_out_free(&out);
+            goto done;
+        }
+        fwrite(text, 1, tl, stdout);
+        free(text);
+    } else {
+        for (int i = 0; i < out.n; i++)
+            print_token(out.tokens[i]);
+    }
     printf("\n");
     if (show_ids) {
         printf("{\"tokens\": [");
@@ -261,6 +304,7 @@ int cmd_generate(int argc, char **argv)
     rc = 0;
 done:
     free(ids);
+    tok_free(tok);
     model_free(m);
     return rc;
 }

@@ -76,6 +76,31 @@ START_TEST(test_oracle_fixes_leapyear)
     int passed = 0;
     cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "tests")) passed += !strcmp(str(t, "status"), "pass");
     ck_assert_int_eq(passed, cJSON_GetArraySize(cJSON_GetObjectItem(r, "tests")));
+    /* the edit is minimal: the one changed line, unique in the file as read */
+    const cJSON *call = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), 2),
+                                                               "tool_calls"), 0);
+    ck_assert_str_eq(str(call, "name"), "edit_file");
+    const cJSON *args = cJSON_GetObjectItem(call, "arguments");
+    ck_assert_str_eq(str(args, "old_string"), "    if (year % 100 == 0 && year % 400 == 0)\n");
+    ck_assert_str_eq(str(args, "new_string"), "    if (year % 100 == 0 && year % 400 != 0)\n");
+    cJSON_Delete(r);
+}
+END_TEST
+
+/* A read cut by the observation budget cannot prove a small old_string
+ * unique: the oracle edits the whole hunk, and still fixes the bug. */
+START_TEST(test_oracle_cut_read_whole_hunk)
+{
+    ep_config cfg;
+    ep_config_default(&cfg);
+    cfg.obs_budget = 1200;
+    cJSON *r = episode("leapyear", "oracle", &cfg);
+    ck_assert_double_eq(num(r, "reward"), 1);
+    const cJSON *call = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), 2),
+                                                               "tool_calls"), 0);
+    const char *old = str(cJSON_GetObjectItem(call, "arguments"), "old_string");
+    ck_assert_ptr_nonnull(old);
+    ck_assert_ptr_nonnull(strstr(old, "bool is_leap_year(int year)\n"));
     cJSON_Delete(r);
 }
 END_TEST
@@ -251,6 +276,7 @@ Suite *episode_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_oracle_fixes_leapyear);
+    tcase_add_test(tc, test_oracle_cut_read_whole_hunk);
     tcase_add_test(tc, test_same_seed_same_record);
     tcase_add_test(tc, test_editing_tests_earns_nothing);
     tcase_add_test(tc, test_think_off_history_drop);
