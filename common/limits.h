@@ -550,6 +550,11 @@
 #define RL_MODEL_BATCH_TOKENS_MAX (1 << 16)
 /* Sequences decoded together by model_sample: each holds a KV cache. */
 #define RL_MODEL_SAMPLE_BATCH_MAX 256
+/* Prefix caches a model policy keeps across turns (model_kvset): one per
+ * episode in flight, with room for the rollout's 16 active episodes and
+ * the ones that just ended. Each is a full window (~17 MB for a 4-layer
+ * d256 model at 4096 tokens), allocated on first use. */
+#define RL_MODEL_KV_CACHES 24
 /* Stop token ids per sampling call. */
 #define RL_MODEL_STOP_IDS_MAX 64
 /* Worker threads of the model's pool (the machines have 2 cores). */

@@ -12,6 +12,7 @@
 
 typedef struct live {
     model *m;
+    model_kvset *kv; /* prefix caches across turns (emptied when the weights change) */
     const tok_t *tok;
     live_policy_opts o;
     int stop_id;
@@ -150,7 +151,11 @@ static int generate_chunk(live *L, pol_response *resp, const pol_request *req, s
         so.max_new = max_new;
         so.stop_ids = &stop;
         so.n_stop = 1;
-        if ((rc = model_sample(L->m, out, prompts, plens, nb, &so, err)) < 0) {
+        long reused = model_kvset_reused(L->kv);
+        rc = L->kv && nb <= RL_MODEL_KV_CACHES ? model_sample_cached(L->m, L->kv, out, prompts, plens, nb, &so, err)
+                                               : model_sample(L->m, out, prompts, plens, nb, &so, err);
+        atomic_fetch_sub(&L->prompt_tokens, model_kvset_reused(L->kv) - reused); /* not prefilled */
+        if (rc < 0) {
             memset(out, 0, n * sizeof *out);
             goto done;
         }
@@ -213,7 +218,13 @@ static int live_generate(policy *p, pol_response *resp, const pol_request *req, 
     return 0;
 }
 
-static void live_free(policy *p) { free(p->impl); }
+static void live_free(policy *p)
+{
+    live *L = p->impl;
+    if (L)
+        model_kvset_free(L->kv);
+    free(L);
+}
 
 static const pol_vtable LIVE_VT = {live_generate, live_free};
 
@@ -242,6 +253,12 @@ int live_policy_new(policy **out, model *m, const tok_t *tok, const live_policy_
         free(p);
         free(L);
         return rl_err(err, RL_ENOMEM, "policy live: out of memory");
+    }
+    int rc = model_kvset_new(&L->kv, m, RL_MODEL_KV_CACHES, err);
+    if (rc < 0) {
+        free(p);
+        free(L);
+        return rc;
     }
     L->m = m;
     L->tok = tok;

@@ -5,7 +5,10 @@
  * file; the trainer instead samples from the very weights it is training:
  * every pol_generate call uses whatever m->params hold at that moment.
  * Requests of one call are sampled as one batch (model_sample, KV cache;
- * calls of more than RL_MODEL_SAMPLE_BATCH_MAX requests in several).
+ * calls of more than RL_MODEL_SAMPLE_BATCH_MAX requests in several). The
+ * caches are kept across calls (model_sample_cached): a turn prefills only
+ * the tokens its episode's last turn did not see; a weight update empties
+ * them.
  *
  * Prompts are req.context_ids when given, else the context text encoded
  * with special tokens allowed (the rendered template). Generation stops
@@ -45,8 +48,8 @@ int live_policy_new(policy **out, model *m, const tok_t *tok, const live_policy_
 /* Changes the sampling temperature (evaluation may sample differently). */
 void live_policy_set_temperature(policy *p, float temperature);
 
-/* Since creation: tokens generated, prompt tokens prefilled (every turn
- * prefills its whole context: the model keeps no cache across calls) and
+/* Since creation: tokens generated, prompt tokens prefilled (a turn
+ * prefills only what its episode's cached prefix lacks: model_kvset) and
  * wall time spent in generate. Any pointer may be NULL. */
 void live_policy_counters(const policy *p, long *tokens, long *prompt_tokens, double *seconds);
 

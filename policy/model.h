@@ -163,6 +163,28 @@ int model_sample(model *m, model_sample_out *out, const int *const *prompts,
                  char *err);
 void model_sample_out_free(model_sample_out *o);
 
+/* Prefix caches kept across calls. An episode's next prompt is its last
+ * prompt + the reply + the new tool response, so the keys and values of
+ * everything but the new part are already known: model_sample_cached gives
+ * each prompt the cache holding its longest prefix (else the least
+ * recently used one) and prefills only the rest. Results equal
+ * model_sample's to rounding. The set notes a fingerprint of the weights
+ * it filled its caches with and empties itself when they change (the
+ * trainer updates weights in place), so a stale cache is never read.
+ * Not thread-safe: one caller at a time, like the model. */
+typedef struct model_kvset model_kvset;
+
+/* n caches of the model's full window each, allocated on first use
+ * (n_layer * max_seq * kv dims * 8 bytes: ~17 MB for the default model). */
+int model_kvset_new(model_kvset **out, const model *m, int n, char *err);
+void model_kvset_free(model_kvset *s);
+/* Prompt tokens whose prefill was skipped, since creation. */
+long model_kvset_reused(const model_kvset *s);
+
+/* model_sample through the caches of set (which must belong to m's shape). */
+int model_sample_cached(model *m, model_kvset *set, model_sample_out *out, const int *const *prompts,
+                        const int *prompt_lens, int n_seq, const model_sample_opts *o, char *err);
+
 /* Teacher-forced scoring: for each sequence i of tokens seqs[i][0..lens[i]),
  * logp[i][t] = log p(seqs[i][t+1] | seqs[i][0..t]) at the temperature, for
  * t < lens[i]-1 (logp[i] has room for lens[i]-1 values). Batched. */

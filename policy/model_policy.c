@@ -34,6 +34,7 @@
 
 typedef struct mpol {
     model *m;
+    model_kvset *kv; /* prefix caches across turns */
     tok_t *tok;
     int32_t stop_id;
     float temperature, top_p;
@@ -79,6 +80,7 @@ static void mpol_free(policy *p)
     mpol *mp = p->impl;
     if (!mp)
         return;
+    model_kvset_free(mp->kv);
     model_free(mp->m);
     tok_free(mp->tok);
     free(mp);
@@ -206,7 +208,9 @@ static int mpol_generate(policy *p, pol_response *resp, const pol_request *req, 
         so.max_new = max_new;
         so.stop_ids = &mp->stop_id;
         so.n_stop = 1;
-        rc = model_sample(mp->m, outs, (const int *const *)prompts, lens, n_seq, &so, err);
+        rc = mp->kv && n_seq <= RL_MODEL_KV_CACHES
+                 ? model_sample_cached(mp->m, mp->kv, outs, (const int *const *)prompts, lens, n_seq, &so, err)
+                 : model_sample(mp->m, outs, (const int *const *)prompts, lens, n_seq, &so, err);
         for (int s = 0; rc == 0 && s < n_seq; s++) {
             const pol_request *r = &req[which[s]];
             int room = max_seq - lens[s];
@@ -269,6 +273,8 @@ int model_policy_open(policy **out, const char *ckpt, const pol_env *env, char *
                     tok_vocab_size(mp->tok));
     if (rc == 0 && (mp->stop_id = tok_special_id(mp->tok, "<|im_end|>")) < 0)
         rc = rl_err(err, RL_EINVAL, "%s: its tokenizer has no <|im_end|> token", ckpt);
+    if (rc == 0)
+        rc = model_kvset_new(&mp->kv, mp->m, RL_MODEL_KV_CACHES, err);
     if (rc < 0) {
         pol_free(p);
         return rc;

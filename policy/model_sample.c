@@ -39,6 +39,17 @@ typedef struct kv_cache {
     float *k, *v;
 } kv_cache;
 
+struct model_kvset {
+    int n, layers, dkv, cap;
+    kv_cache *c;          /* k, v NULL until first used */
+    int **ids;            /* the tokens whose keys and values cache i holds */
+    int *len;
+    unsigned long *stamp; /* last use, for least-recently-used eviction */
+    unsigned long clock;
+    uint64_t weights;     /* fingerprint of the weights the caches hold */
+    long reused;
+};
+
 typedef struct run {
     int seq, r0, r1; /* rows r0..r1-1 belong to seq, positions ascending */
 } run;
@@ -315,6 +326,122 @@ static int argmax(const float *x, int n)
 
 /* ---- model_sample ------------------------------------------------------------- */
 
+/* ---- prefix caches --------------------------------------------------------- */
+
+int model_kvset_new(model_kvset **out, const model *m, int n, char *err)
+{
+    *out = NULL;
+    if (n < 1 || n > RL_MODEL_SAMPLE_BATCH_MAX)
+        return rl_err(err, RL_EINVAL, "model_kvset: %d caches, expected 1..%d", n, RL_MODEL_SAMPLE_BATCH_MAX);
+    model_kvset *s = calloc(1, sizeof *s);
+    if (!s)
+        return rl_err(err, RL_ENOMEM, "model_kvset: out of memory");
+    s->n = n;
+    s->layers = m->cfg.n_layer;
+    s->dkv = m->head_dim * m->cfg.n_kv_head;
+    s->cap = m->cfg.max_seq;
+    s->c = calloc((size_t)n, sizeof *s->c);
+    s->ids = calloc((size_t)n, sizeof *s->ids);
+    s->len = calloc((size_t)n, sizeof *s->len);
+    s->stamp = calloc((size_t)n, sizeof *s->stamp);
+    if (!s->c || !s->ids || !s->len || !s->stamp) {
+        model_kvset_free(s);
+        return rl_err(err, RL_ENOMEM, "model_kvset: out of memory");
+    }
+    *out = s;
+    return 0;
+}
+
+void model_kvset_free(model_kvset *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; s->c && i < s->n; i++) {
+        free(s->c[i].k);
+        free(s->c[i].v);
+        free(s->ids[i]);
+    }
+    free(s->c);
+    free(s->ids);
+    free(s->len);
+    free(s->stamp);
+    free(s);
+}
+
+long model_kvset_reused(const model_kvset *s) { return s ? s->reused : 0; }
+
+/* Every parameter's bits, mixed: any optimizer step changes it. A few ms
+ * for the default model, against seconds of sampling per call. */
+static uint64_t weights_fingerprint(const model *m)
+{
+    const uint32_t *w = (const uint32_t *)(const void *)m->params;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)m->n_params;
+    for (size_t i = 0; i < m->n_params; i++)
+        h = (h ^ w[i]) * 0x100000001b3ull + (h >> 29);
+    return h;
+}
+
+static int common_prefix(const int *a, int na, const int *b, int nb)
+{
+    int n = na < nb ? na : nb, i = 0;
+    while (i < n && a[i] == b[i])
+        i++;
+    return i;
+}
+
+/* Picks a cache for each prompt (a distinct one each): the longest cached
+ * prefix first, else the least recently used. reuse[s] gets the prefix
+ * length; the caches are allocated here. */
+static int kvset_assign(model_kvset *set, const model *m, int *pick, int *reuse, const int *const *prompts,
+                        const int *lens, int n_seq, char *err)
+{
+    if (n_seq > set->n)
+        return rl_err(err, RL_EINVAL, "model_sample_cached: %d prompts, the set has %d caches", n_seq, set->n);
+    if (set->layers != m->cfg.n_layer || set->dkv != m->head_dim * m->cfg.n_kv_head ||
+        set->cap != m->cfg.max_seq)
+        return rl_err(err, RL_EINVAL, "model_sample_cached: the cache set was made for another model shape");
+    uint64_t fp = weights_fingerprint(m);
+    if (fp != set->weights) { /* new weights: every cached key is stale */
+        for (int i = 0; i < set->n; i++)
+            set->len[i] = 0;
+        set->weights = fp;
+    }
+    char taken[RL_MODEL_SAMPLE_BATCH_MAX] = {0};
+    for (int s = 0; s < n_seq; s++) {
+        int best = -1, best_len = 0;
+        for (int i = 0; i < set->n; i++) {
+            if (taken[i] || set->len[i] == 0)
+                continue;
+            int l = common_prefix(set->ids[i], set->len[i], prompts[s], lens[s]);
+            if (l > best_len) {
+                best = i;
+                best_len = l;
+            }
+        }
+        if (best < 0) { /* nothing to reuse: the least recently used cache */
+            for (int i = 0; i < set->n; i++)
+                if (!taken[i] && (best < 0 || set->stamp[i] < set->stamp[best]))
+                    best = i;
+            best_len = 0;
+        }
+        kv_cache *c = &set->c[best];
+        if (!c->k) {
+            size_t n = (size_t)set->layers * (size_t)set->cap * (size_t)set->dkv;
+            c->k = malloc(n * sizeof(float));
+            c->v = malloc(n * sizeof(float));
+            set->ids[best] = malloc((size_t)set->cap * sizeof(int));
+            if (!c->k || !c->v || !set->ids[best])
+                return rl_err(err, RL_ENOMEM, "model_sample_cached: out of memory for a cache");
+            c->cap = set->cap;
+        }
+        taken[best] = 1;
+        set->stamp[best] = ++set->clock;
+        pick[s] = best;
+        reuse[s] = best_len;
+    }
+    return 0;
+}
+
 static int check_sample_args(const model *m, const int *const *prompts, const int *lens,
                              int n_seq, const model_sample_opts *o, char *err)
 {
@@ -391,8 +518,8 @@ static int finished(const model_sample_opts *o, model_sample_out *out, int len, 
     return 0;
 }
 
-int model_sample(model *m, model_sample_out *out, const int *const *prompts,
-                 const int *prompt_lens, int n_seq, const model_sample_opts *o, char *err)
+static int sample_impl(model *m, model_kvset *set, model_sample_out *out, const int *const *prompts,
+                       const int *prompt_lens, int n_seq, const model_sample_opts *o, char *err)
 {
     int rc = check_sample_args(m, prompts, prompt_lens, n_seq, o, err);
     if (rc)
@@ -406,24 +533,36 @@ int model_sample(model *m, model_sample_out *out, const int *const *prompts,
     kv_cache *cache = calloc((size_t)n_seq, sizeof *cache);
     int *len = calloc((size_t)n_seq, sizeof *len);   /* tokens in the cache */
     int *done = calloc((size_t)n_seq, sizeof *done);
+    int *start = calloc((size_t)n_seq, sizeof *start); /* first prompt position to prefill */
+    int *pick = calloc((size_t)n_seq, sizeof *pick);
     int *row_seq = calloc((size_t)n_seq + PREFILL_ROWS, sizeof *row_seq);
     sp.rng = calloc((size_t)n_seq, sizeof *sp.rng);
     sp.prob = malloc((size_t)c->vocab * sizeof(float));
     sp.hist = malloc(RADIX_BUCKETS * sizeof(double));
     infer_ws w;
     memset(&w, 0, sizeof w);
-    if (!cache || !len || !done || !row_seq || !sp.rng || !sp.prob || !sp.hist) {
+    if (!cache || !len || !done || !start || !pick || !row_seq || !sp.rng || !sp.prob || !sp.hist) {
         rc = rl_err(err, RL_ENOMEM, "model_sample: out of memory");
         goto out;
     }
+    if (set && (rc = kvset_assign(set, m, pick, start, prompts, prompt_lens, n_seq, err)) < 0)
+        goto out;
     int ctx = 1;
     for (int s = 0; s < n_seq; s++) {
-        long cap = (long)prompt_lens[s] + o->max_new;
-        cache[s].cap = (int)(cap < c->max_seq ? cap : c->max_seq);
+        if (set) { /* the set's cache; at least the last prompt token is run for its logits */
+            cache[s] = set->c[pick[s]];
+            set->len[pick[s]] = 0; /* rewritten below: valid again only on success */
+            if (start[s] > prompt_lens[s] - 1)
+                start[s] = prompt_lens[s] - 1;
+            set->reused += start[s];
+        } else {
+            long cap = (long)prompt_lens[s] + o->max_new;
+            cache[s].cap = (int)(cap < c->max_seq ? cap : c->max_seq);
+            size_t n = (size_t)c->n_layer * cache[s].cap * dkv;
+            cache[s].k = malloc(n * sizeof(float));
+            cache[s].v = malloc(n * sizeof(float));
+        }
         ctx = cache[s].cap > ctx ? cache[s].cap : ctx;
-        size_t n = (size_t)c->n_layer * cache[s].cap * dkv;
-        cache[s].k = malloc(n * sizeof(float));
-        cache[s].v = malloc(n * sizeof(float));
         out[s].tokens = malloc(((size_t)o->max_new + 1) * sizeof(int));
         out[s].logprobs = malloc(((size_t)o->max_new + 1) * sizeof(float));
         if (!cache[s].k || !cache[s].v || !out[s].tokens || !out[s].logprobs) {
@@ -439,10 +578,10 @@ int model_sample(model *m, model_sample_out *out, const int *const *prompts,
     if ((rc = ws_alloc(&w, m, n_seq > PREFILL_ROWS ? n_seq : PREFILL_ROWS, ctx, err)) != 0)
         goto out;
 
-    /* prefill every prompt token, in chunks; draw at each prompt's end */
+    /* prefill every prompt token not cached, in chunks; draw at each prompt's end */
     int n = 0, n_out = 0;
     for (int s = 0; s < n_seq; s++)
-        for (int t = 0; t < prompt_lens[s]; t++) {
+        for (int t = start[s]; t < prompt_lens[s]; t++) {
             w.seq[n] = s;
             w.pos[n] = t;
             w.tok[n] = prompts[s][t];
@@ -482,7 +621,15 @@ out:
     if (rc)
         for (int s = 0; s < n_seq; s++)
             model_sample_out_free(&out[s]);
-    if (cache)
+    if (set && rc == 0 && o->max_new > 0) /* what each cache now holds: prompt + fed tokens */
+        for (int s = 0; s < n_seq; s++) {
+            int *ids = set->ids[pick[s]];
+            memcpy(ids, prompts[s], (size_t)prompt_lens[s] * sizeof(int));
+            for (int j = 0; j + 1 < out[s].n && prompt_lens[s] + j < set->cap; j++)
+                ids[prompt_lens[s] + j] = out[s].tokens[j];
+            set->len[pick[s]] = len[s];
+        }
+    if (cache && !set)
         for (int s = 0; s < n_seq; s++) {
             free(cache[s].k);
             free(cache[s].v);
@@ -490,12 +637,28 @@ out:
     free(cache);
     free(len);
     free(done);
+    free(start);
+    free(pick);
     free(row_seq);
     free(sp.rng);
     free(sp.prob);
     free(sp.hist);
     ws_free(&w);
     return rc;
+}
+
+int model_sample(model *m, model_sample_out *out, const int *const *prompts, const int *prompt_lens,
+                 int n_seq, const model_sample_opts *o, char *err)
+{
+    return sample_impl(m, NULL, out, prompts, prompt_lens, n_seq, o, err);
+}
+
+int model_sample_cached(model *m, model_kvset *set, model_sample_out *out, const int *const *prompts,
+                        const int *prompt_lens, int n_seq, const model_sample_opts *o, char *err)
+{
+    if (!set)
+        return rl_err(err, RL_EINVAL, "model_sample_cached: no cache set");
+    return sample_impl(m, set, out, prompts, prompt_lens, n_seq, o, err);
 }
 
 /* ---- model_score ----------------------------------------------------------- */

@@ -649,6 +649,78 @@ START_TEST(test_sample_matches_score)
 }
 END_TEST
 
+/* Two turns of two episodes through a cache set: turn 2's prompts extend
+ * turn 1's prompt + reply, so most of them is reused, and every token and
+ * logprob equals plain model_sample's. New weights empty the set. */
+START_TEST(test_sample_cached_prefix)
+{
+    char err[RL_ERR_MAX];
+    model *m = sample_model(300, 33);
+    model_kvset *set;
+    ck_assert_int_eq(model_kvset_new(&set, m, 4, err), 0);
+    enum { S = 2 };
+    int a0[40], b0[9];
+    for (int i = 0; i < 40; i++)
+        a0[i] = (i * 7 + 3) % 300;
+    for (int i = 0; i < 9; i++)
+        b0[i] = (i * 11 + 1) % 300;
+    const int *p[S] = {a0, b0};
+    int lens[S] = {40, 9};
+    model_sample_opts o;
+    model_sample_opts_default(&o);
+    o.temperature = 0.8f;
+    o.seed = 5;
+    o.max_new = 12;
+    model_sample_out ref[S], got[S];
+    for (int turn = 0; turn < 3; turn++) {
+        if (turn == 2) /* a weight update: nothing cached may be read */
+            m->params[7] += 0.5f;
+        ck_assert_int_eq(model_sample(m, ref, p, lens, S, &o, err), 0);
+        long before = model_kvset_reused(set);
+        ck_assert_int_eq(model_sample_cached(m, set, got, p, lens, S, &o, err), 0);
+        long reused = model_kvset_reused(set) - before;
+        if (turn == 1) /* all of turn 1's prompts and replies but the last drawn tokens */
+            ck_assert_int_eq(reused, (40 + 11) + (9 + 11));
+        else
+            ck_assert_int_eq(reused, 0);
+        for (int s = 0; s < S; s++) {
+            ck_assert_int_eq(got[s].n, ref[s].n);
+            for (int i = 0; i < ref[s].n; i++) {
+                ck_assert_int_eq(got[s].tokens[i], ref[s].tokens[i]);
+                ck_assert_msg(fabsf(got[s].logprobs[i] - ref[s].logprobs[i]) < 1e-4f, "turn %d seq %d token %d", turn,
+                              s, i);
+            }
+        }
+        /* the next turn: prompt + reply + 5 new tokens (in the other order, to
+         * show caches are found by content, not position) */
+        int *next[S];
+        int nl[S];
+        for (int s = 0; s < S; s++) {
+            nl[s] = lens[s] + ref[s].n + 5;
+            next[s] = malloc(sizeof(int) * (size_t)nl[s]);
+            memcpy(next[s], p[s], sizeof(int) * (size_t)lens[s]);
+            memcpy(next[s] + lens[s], ref[s].tokens, sizeof(int) * (size_t)ref[s].n);
+            for (int i = 0; i < 5; i++)
+                next[s][lens[s] + ref[s].n + i] = (s * 50 + i + turn) % 300;
+            model_sample_out_free(&ref[s]);
+            model_sample_out_free(&got[s]);
+        }
+        if (turn > 0) {
+            free((void *)p[0]);
+            free((void *)p[1]);
+        }
+        p[0] = next[1];
+        p[1] = next[0];
+        lens[0] = nl[1];
+        lens[1] = nl[0];
+    }
+    free((void *)p[0]);
+    free((void *)p[1]);
+    model_kvset_free(set);
+    model_free(m);
+}
+END_TEST
+
 START_TEST(test_sample_deterministic_and_stop)
 {
     char err[RL_ERR_MAX];
@@ -1285,6 +1357,7 @@ Suite *model_suite(void)
     tcase_add_test(mdl, test_masked_tokens_zero_grad);
     tcase_add_test(mdl, test_forward_causal_batch);
     tcase_add_test(mdl, test_sample_matches_score);
+    tcase_add_test(mdl, test_sample_cached_prefix);
     tcase_add_test(mdl, test_sample_deterministic_and_stop);
     tcase_add_test(mdl, test_top_p_set);
     tcase_add_test(mdl, test_adamw_training_step);
