@@ -34,6 +34,20 @@
 
 #define SB_PATH "/usr/local/bin:/usr/bin:/bin"
 
+#ifdef SB_PROFILE
+/* This thread's stamps of its current run (until it has a spare), and of
+ * its last finished one. */
+static __thread sb_child tl_prof, tl_prof_last;
+
+int sb_prof_last(long long *out, int n)
+{
+    if (n > SB_P_N)
+        n = SB_P_N;
+    memcpy(out, tl_prof_last.prof, sizeof out[0] * (size_t)n);
+    return SB_P_N;
+}
+#endif
+
 void sb_limits_default(sb_limits *lim)
 {
     lim->timeout_ms = SB_TIMEOUT_MS_DEFAULT;
@@ -530,6 +544,7 @@ static void sb_read_out(sb_spare *s, sb_watch *w, const sb_opts *o, pid_t init)
             return; /* EAGAIN */
         if (n == 0) {
             sb_close(&s->out_r);
+            SB_PROF(&s->c, SB_P_H_OUTEOF);
             return;
         }
         buf_ht_append(&w->out, buf, (size_t)n);
@@ -548,8 +563,10 @@ static void sb_read_msg(sb_spare *s, sb_watch *w)
         return;
     if (n != (ssize_t)sizeof m) {
         sb_close(&s->msg_r);
+        SB_PROF(&s->c, SB_P_H_MSGEOF);
         return;
     }
+    SB_PROF(&s->c, SB_P_H_MSG);
     if (m.kind == SB_MSG_DONE && !w->got_done) {
         w->done = m;
         w->got_done = 1;
@@ -733,11 +750,17 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
         buf_ht_free(&w.out);
         return rc;
     }
+#ifdef SB_PROFILE
+    sp->c.prof[SB_P_H_ENTER] = tl_prof.prof[SB_P_H_ENTER];
+    sp->c.prof[SB_P_H_PREPARED] = tl_prof.prof[SB_P_H_PREPARED];
+#endif
+    SB_PROF(&sp->c, SB_P_H_SENT);
     /* The sandbox has its own copies now. */
     sb_close(&s->ruleset_fd);
     sb_close(&s->in_fd);
     /* While this command runs: the sandbox of the next run. */
     sb_spare_refill(caps);
+    SB_PROF(&sp->c, SB_P_H_REFILLED);
     sb_watch_run(sp, &w, o, sp->init, t0);
     int st = 0;
     struct rusage ru;
@@ -745,6 +768,10 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
     while (wait4(sp->init, &st, __WALL, &ru) < 0 && errno == EINTR)
         ;
     sp->reaped = 1;
+    SB_PROF(&sp->c, SB_P_H_REAPED);
+#ifdef SB_PROFILE
+    tl_prof_last = sp->c;
+#endif
     sb_spare_free(sp);
     res->wall_ms = sb_now_ms() - t0;
     res->cpu_ms = sb_tv_ms(ru.ru_utime) + sb_tv_ms(ru.ru_stime);
@@ -762,6 +789,7 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
 
 static int sb_run_checked(sb_result *res, const sb_opts *opts, char *err)
 {
+    SB_PROF(&tl_prof, SB_P_H_ENTER);
     int rc = sb_check_opts(opts, err);
     if (rc)
         return rc;
@@ -771,6 +799,7 @@ static int sb_run_checked(sb_result *res, const sb_opts *opts, char *err)
     memset(&s, 0, sizeof s);
     s.ruleset_fd = s.in_fd = -1;
     rc = sb_prepare(&s, opts, caps, err);
+    SB_PROF(&tl_prof, SB_P_H_PREPARED);
     if (rc == 1) {
         snprintf(res->reason, sizeof res->reason, "command not found: %.100s", opts->argv[0]);
         res->exit_code = 127;
@@ -779,6 +808,7 @@ static int sb_run_checked(sb_result *res, const sb_opts *opts, char *err)
         rc = sb_execute(res, &s, opts, caps, err);
     }
     sb_state_free(&s);
+    SB_PROF(&tl_prof_last, SB_P_H_RETURN);
     return rc;
 }
 

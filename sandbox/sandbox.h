@@ -148,4 +148,10 @@ unsigned sb_layers_available(void);
  * frees it now; it is also freed when the thread exits. */
 void sb_release(void);
 
+#ifdef SB_PROFILE
+/* A build with -DSB_PROFILE: the monotonic stamps (ns, 0: not reached) of
+ * this thread's last run, SB_P_* of sb_internal.h; returns SB_P_N. */
+int sb_prof_last(long long *out, int n);
+#endif
+
 #endif

@@ -451,6 +451,7 @@ SB_CHILD static void sb_cmd_spare(sb_child *c)
         sb_fail(c, SB_ST_CAPS, r);
     if (c->seccomp && (r = SYS3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, c->seccomp)) < 0)
         sb_fail(c, SB_ST_SECCOMP, r);
+    SB_PROF(c, SB_P_C_SECCOMP);
     int m;
     while ((m = __atomic_load_n(&c->mapped, __ATOMIC_ACQUIRE)) == 0)
         SYS4(SYS_futex, &c->mapped, FUTEX_WAIT_PRIVATE, 0, 0);
@@ -467,10 +468,13 @@ SB_CHILD static void sb_cmd_spare(sb_child *c)
 SB_CHILD static int sb_child_cmd(void *arg)
 {
     sb_child *c = arg;
+    SB_PROF(c, SB_P_C_START);
     sb_cmd_spare(c);
     sb_job *job = 0;
     int fds[SB_MAX_FDS];
+    SB_PROF(c, SB_P_C_READY);
     long n = sb_recv_job(c->go_fd, &job, fds);
+    SB_PROF(c, SB_P_C_JOB);
     if (n == -EPIPE)
         sb_exit(0); /* never used */
     if (n < 0)
@@ -493,6 +497,7 @@ SB_CHILD static int sb_child_cmd(void *arg)
         sb_fail(c, SB_ST_FDS, r);
     unsigned long none = 0;
     SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &none, 0, 8);
+    SB_PROF(c, SB_P_C_EXEC);
     r = SYS3(SYS_execve, job->path, job->argv, job->envp);
     sb_fail(c, SB_ST_EXEC, r);
 }
@@ -543,6 +548,10 @@ SB_CHILD __attribute__((noreturn)) static void sb_reap_all(const sb_child *c, lo
             break;
         siginfo_t info;
         long sig = SYS4(SYS_rt_sigtimedwait, &wake, &info, 0, 8);
+#ifdef SB_PROFILE
+        if (!c->prof[SB_P_I_CHLD])
+            SB_PROF((sb_child *)c, SB_P_I_CHLD);
+#endif
         if (sig == SIGUSR1 && info.si_pid == 0)
             stopped = 1; /* sent from outside our namespace: the harness */
     }
@@ -556,6 +565,7 @@ SB_CHILD __attribute__((noreturn)) static void sb_reap_all(const sb_child *c, lo
     m.wstatus = r.cmd ? 0 : r.cmd_status;
     m.maxrss_kb = r.maxrss_kb;
     m.cpu_us = r.cpu_us;
+    SB_PROF((sb_child *)c, SB_P_I_DONE);
     SYS3(SYS_write, c->msg_fd, &m, sizeof m);
     sb_exit(0);
 }
@@ -574,6 +584,7 @@ SB_CHILD static void sb_init_setup(sb_child *c)
      * more than the clone itself: here it overlaps with the harness. */
     if (c->unshare_flags && (r = SYS1(SYS_unshare, c->unshare_flags)) < 0)
         sb_fail(c, SB_ST_USERNS, r);
+    SB_PROF(c, SB_P_I_UNSHARED);
     if (c->set_hostname && (r = SYS2(SYS_sethostname, "sandbox", 7)) < 0)
         sb_fail(c, SB_ST_HOSTNAME, r);
     if (c->net_fd >= 0) {
@@ -586,6 +597,7 @@ SB_CHILD static void sb_init_setup(sb_child *c)
     if (c->no_dump && (r = SYS5(SYS_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0)) < 0)
         sb_fail(c, SB_ST_CAPS, r);
     sb_mounts(c);
+    SB_PROF(c, SB_P_I_MOUNTED);
 }
 
 /* Starts the command, which prepares itself while we map it. */
@@ -605,8 +617,10 @@ SB_CHILD static long sb_start_cmd(sb_child *c, int *go_init)
     if (pid < 0)
         sb_fail(c, SB_ST_CLONE, -EAGAIN);
     c->cmd_started = 1;
+    SB_PROF(c, SB_P_I_CMDCLONED);
     if (c->cmd_userns)
         sb_map_cmd(c, pid);
+    SB_PROF(c, SB_P_I_MAPPED);
     __atomic_store_n(&c->mapped, 1, __ATOMIC_RELEASE);
     SYS3(SYS_futex, &c->mapped, FUTEX_WAKE_PRIVATE, 1);
     /* The command has its own copies; ours would keep the output pipe
@@ -620,6 +634,7 @@ SB_CHILD static long sb_start_cmd(sb_child *c, int *go_init)
 SB_CHILD int sb_child_init(void *arg)
 {
     sb_child *c = arg;
+    SB_PROF(c, SB_P_I_START);
     sb_init_setup(c);
     int go;
     long pid = sb_start_cmd(c, &go);
@@ -628,6 +643,7 @@ SB_CHILD int sb_child_init(void *arg)
     sb_job *job = 0;
     int fds[SB_MAX_FDS];
     long n = sb_recv_job(c->job_fd, &job, fds);
+    SB_PROF(c, SB_P_I_JOB);
     if (n == -EPIPE)
         sb_exit(0); /* discarded: the namespace takes the command along */
     if (n < 0)
@@ -636,8 +652,10 @@ SB_CHILD int sb_child_init(void *arg)
     if (n != pass + job->nidmap)
         sb_fail(c, SB_ST_JOB, -EPROTO);
     sb_bind_mounts(c, job, fds + pass);
+    SB_PROF(c, SB_P_I_BOUND);
     c->job = job;
     long r = sb_send_job(go, job, fds, pass);
+    SB_PROF(c, SB_P_I_PASSED);
     if (r < 0)
         sb_fail(c, SB_ST_JOB, r);
     for (int i = 0; i < pass; i++)

@@ -57,6 +57,33 @@ int sb_landlock_ruleset(int *fd, int abi, int dev_rw, const char *const *rw_dirs
  * dup the caller closes. */
 int sb_landlock_ruleset_cached(int *fd, int abi, int dev_rw, const char *const *rw_dirs, char *err);
 
+/* ---- profiling stamps (a build with -DSB_PROFILE only) ---------------- */
+
+/* Monotonic stamps of the steps of one spawn, written by the harness, the
+ * init and the command (they share memory until the exec): the spare's
+ * making, then the run itself. Read with sb_prof_last (sandbox.h). */
+enum sb_prof_point {
+    SB_P_SP_CLONE0, SB_P_SP_CLONE1, SB_P_I_START, SB_P_I_UNSHARED, SB_P_I_MOUNTED,
+    SB_P_I_CMDCLONED, SB_P_I_MAPPED, SB_P_C_START, SB_P_C_SECCOMP, SB_P_C_READY,
+    SB_P_H_ENTER, SB_P_H_PREPARED, SB_P_H_SENT, SB_P_H_REFILLED, SB_P_I_JOB, SB_P_I_BOUND,
+    SB_P_I_PASSED, SB_P_C_JOB, SB_P_C_EXEC, SB_P_I_CHLD, SB_P_I_DONE, SB_P_H_OUTEOF,
+    SB_P_H_MSG, SB_P_H_MSGEOF, SB_P_H_REAPED, SB_P_H_RETURN, SB_P_N
+};
+#ifdef SB_PROFILE
+#include <time.h>
+/* clock_gettime through the vDSO touches neither errno nor TLS when it
+ * succeeds: safe on the child side. */
+static inline long long sb_prof_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+#define SB_PROF(c, id) ((c)->prof[id] = sb_prof_now())
+#else
+#define SB_PROF(c, id) ((void)0)
+#endif
+
 /* ---- the child side (sb_child.c) -------------------------------------- */
 
 enum { SB_MSG_FAIL = 1, SB_MSG_DONE = 2 };
@@ -171,6 +198,9 @@ typedef struct sb_child {
     int cover_fd[SB_NCOVER];     /* O_PATH fds of cover[i] opened before the
                                     tmpfs hid it, until the binds are made */
     sb_job *job;                 /* the job, once it arrived */
+#ifdef SB_PROFILE
+    long long prof[SB_P_N];
+#endif
 } sb_child;
 
 /* Entry point of the init process (clone callback). */

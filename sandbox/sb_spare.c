@@ -234,8 +234,10 @@ static int sb_spare_new(sb_spare **out, const sb_caps *caps, char *err)
     /* Only the PID (and user) namespace at clone: the init makes the others
      * itself with unshare, while we go back to the running command. */
     int at_clone = caps->clone_flags & (CLONE_NEWPID | CLONE_NEWUSER);
+    SB_PROF(c, SB_P_SP_CLONE0);
     sp->init = clone(sb_child_init, (char *)sp->stacks + SB_CHILD_STACK, CLONE_VM | at_clone, c);
     e = errno;
+    SB_PROF(c, SB_P_SP_CLONE1);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     sb_spare_close_child_fds(sp); /* the init has its own copies */
     if (sp->init < 0) {
