@@ -5,11 +5,14 @@
  * mount, else chown) and visible (one below /dev/shm is mounted into the
  * run's private /dev/shm), build its Landlock ruleset (cached), hand the job
  * to a sandbox made ahead (sb_spare.c, sb_child.c) and read the output
- * with poll() under the wall-clock deadline until both pipes reach EOF.
- * That happens only once every process of the run is gone: the init kills
- * and reaps the whole tree when the command exits, or when we ask it to
- * (SIGUSR1) on a timeout or an output flood; SIGKILL to the init, which
- * takes its PID namespace down, if it does not within a grace period.
+ * with poll() under the wall-clock deadline until the output reaches EOF
+ * and the init has reported. That happens only once every process of the
+ * run but the init is gone: the init kills and reaps the whole tree when
+ * the command exits, or when we ask it to (SIGUSR1) on a timeout or an
+ * output flood, then reports and exits; SIGKILL to the init, which takes
+ * its PID namespace down, if it does not within a grace period. The init's
+ * own exit (tearing its namespaces down) is not waited for: it is reaped
+ * later (sb_spare_retire).
  */
 #include "sandbox/sb_internal.h"
 
@@ -576,12 +579,13 @@ static void sb_read_msg(sb_spare *s, sb_watch *w)
     }
 }
 
-/* Reads output and messages until every writer is gone (the whole tree
- * has exited), killing the tree at the deadline. */
+/* Reads output and messages until every writer of the output is gone and
+ * the init has reported (the whole tree is gone) or is gone itself,
+ * killing the tree at the deadline. */
 static void sb_watch_run(sb_spare *s, sb_watch *w, const sb_opts *o, pid_t init, long t0)
 {
     long deadline = t0 + o->lim.timeout_ms;
-    while (s->out_r >= 0 || s->msg_r >= 0) {
+    while (s->out_r >= 0 || (s->msg_r >= 0 && !w->got_done)) {
         long now = sb_now_ms(), until = -1;
         if (!w->stopping && !w->got_done)
             until = deadline;
@@ -758,23 +762,36 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
     /* The sandbox has its own copies now. */
     sb_close(&s->ruleset_fd);
     sb_close(&s->in_fd);
-    /* While this command runs: the sandbox of the next run. */
+    /* While this command runs: the sandbox of the next run. (Made after
+     * the result instead, it is not ready when runs follow each other
+     * closely: measured 2x slower back to back.) */
     sb_spare_refill(caps);
     SB_PROF(&sp->c, SB_P_H_REFILLED);
     sb_watch_run(sp, &w, o, sp->init, t0);
     int st = 0;
-    struct rusage ru;
-    memset(&ru, 0, sizeof ru);
-    while (wait4(sp->init, &st, __WALL, &ru) < 0 && errno == EINTR)
-        ;
-    sp->reaped = 1;
-    SB_PROF(&sp->c, SB_P_H_REAPED);
+    if (w.got_done) {
+        /* Everything of the run is gone; the init is exiting. Its CPU time
+         * is the sandbox's, the report holds the command's. */
+        res->cpu_ms = w.done.cpu_us / 1000;
 #ifdef SB_PROFILE
-    tl_prof_last = sp->c;
+        tl_prof_last = sp->c;
 #endif
-    sb_spare_free(sp);
+        sb_spare_retire(sp);
+    } else {
+        /* Failed, or killed: the init is gone or going. */
+        struct rusage ru;
+        memset(&ru, 0, sizeof ru);
+        while (wait4(sp->init, &st, __WALL, &ru) < 0 && errno == EINTR)
+            ;
+        sp->reaped = 1;
+        SB_PROF(&sp->c, SB_P_H_REAPED);
+#ifdef SB_PROFILE
+        tl_prof_last = sp->c;
+#endif
+        sb_spare_free(sp);
+        res->cpu_ms = sb_tv_ms(ru.ru_utime) + sb_tv_ms(ru.ru_stime);
+    }
     res->wall_ms = sb_now_ms() - t0;
-    res->cpu_ms = sb_tv_ms(ru.ru_utime) + sb_tv_ms(ru.ru_stime);
     res->layers = caps->layers;
     res->out_bytes = w.out.total;
     res->out_truncated = buf_ht_cut(&w.out) > 0;

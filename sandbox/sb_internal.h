@@ -186,7 +186,6 @@ typedef struct sb_child {
     char gid_map[48];
     int no_dump;                 /* make the init non-dumpable (it shares the
                                     harness's memory and environment) */
-    unsigned long long sig_ignored; /* signals the harness ignores (bit n-1) */
     const struct sock_fprog *seccomp;
     char *cmd_stack;             /* top of the command's stack */
 
@@ -229,5 +228,9 @@ void sb_spare_refill(const sb_caps *caps);
 int sb_spare_dispatch(sb_spare *sp, sb_job *job, const int *fds, int nfds);
 /* Closes our ends, kills the init if it still runs, reaps it, frees. */
 void sb_spare_free(sb_spare *sp);
+/* After the init's report: closes our ends and reaps the init if it has
+ * exited, else keeps it for a later reaping (the next run of this thread,
+ * sb_release, the thread's exit). */
+void sb_spare_retire(sb_spare *sp);
 
 #endif

@@ -9,6 +9,10 @@
  * its second run on, so a one-shot caller (`harness exec`) makes none. The
  * spare belongs to the thread: the init dies with the thread that cloned
  * it (PR_SET_PDEATHSIG), and a thread-exit destructor reaps it.
+ *
+ * A run returns once its init has reported, while that init still tears
+ * its namespaces down; it is "retired" here and reaped by a later run, by
+ * sb_release, or at exit.
  */
 #include "sandbox/sb_internal.h"
 
@@ -96,21 +100,14 @@ static void sb_keep(sb_child *c, int fd)
     c->nkeep++;
 }
 
-/* Which signals this process ignores (SigIgn of /proc/self/status): the
- * init resets those, so the command starts with default dispositions. */
-static unsigned long long sb_ignored_signals(void)
+/* /dev/null, opened once: every spare's init and command get a copy. */
+static int g_null_fd = -1;
+static pthread_once_t g_null_once = PTHREAD_ONCE_INIT;
+
+static void sb_null_open(void)
 {
-    char buf[4096];
-    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return ~0ULL; /* unknown: reset them all */
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return ~0ULL;
-    buf[n] = '\0';
-    const char *p = strstr(buf, "\nSigIgn:");
-    return p ? strtoull(p + 8, NULL, 16) : ~0ULL;
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    g_null_fd = fd >= 0 ? sb_fd_high(fd) : -1;
 }
 
 /* ---- making one ------------------------------------------------------------ */
@@ -120,7 +117,6 @@ static void sb_spare_fill(sb_child *c, const sb_caps *caps, const struct sock_fp
 {
     c->net_fd = caps->net_fd;
     c->seccomp = prog;
-    c->sig_ignored = sb_ignored_signals();
     c->unshare_flags = caps->clone_flags & ~(CLONE_NEWPID | CLONE_NEWUSER);
     c->set_hostname = (caps->clone_flags & CLONE_NEWUTS) != 0;
     c->mount_proc = caps->proc;
@@ -176,7 +172,8 @@ static int sb_spare_fds(sb_spare *sp)
     c->msg_fd = sb_fd_high(q[1]);
     sp->job_fd = sb_fd_high(sv[0]);
     c->job_fd = sb_fd_high(sv[1]);
-    c->null_fd = sb_fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    pthread_once(&g_null_once, sb_null_open);
+    c->null_fd = g_null_fd;
     if (sp->out_r < 0 || c->out_fd < 0 || sp->msg_r < 0 || c->msg_fd < 0 || sp->job_fd < 0 ||
         c->job_fd < 0 || c->null_fd < 0)
         return -1;
@@ -189,12 +186,12 @@ static int sb_spare_fds(sb_spare *sp)
     return 0;
 }
 
-/* Our copies of the init's fds. The record keeps the numbers: the init
- * reads them from it, in its own fd table. */
+/* Our copies of the init's fds (but /dev/null, which stays). The record
+ * keeps the numbers: the init reads them from it, in its own fd table. */
 static void sb_spare_close_child_fds(sb_spare *sp)
 {
-    int fds[4] = {sp->c.out_fd, sp->c.msg_fd, sp->c.job_fd, sp->c.null_fd};
-    for (int i = 0; i < 4; i++)
+    int fds[3] = {sp->c.out_fd, sp->c.msg_fd, sp->c.job_fd};
+    for (int i = 0; i < 3; i++)
         if (fds[i] >= 0)
             close(fds[i]);
 }
@@ -298,6 +295,71 @@ int sb_spare_dispatch(sb_spare *sp, sb_job *job, const int *fds, int nfds)
     return n == (ssize_t)sizeof job ? 0 : -1;
 }
 
+/* ---- retired inits ---------------------------------------------------------- */
+
+/* Inits that reported and are exiting, oldest first. Any thread of the
+ * process may reap them (wait4 sees the children of the whole thread
+ * group); the process reaps what is left at exit, so that none is handed
+ * to a subreaper. */
+static pthread_mutex_t g_retired_lock = PTHREAD_MUTEX_INITIALIZER;
+static sb_spare *g_retired[SB_RETIRED_MAX];
+static int g_nretired;
+static pthread_once_t g_atexit_once = PTHREAD_ONCE_INIT;
+
+/* Reaps the retired inits that have exited, or waits for all of them
+ * (block; not under the lock). */
+static void sb_reap_retired(int block)
+{
+    sb_spare *done[SB_RETIRED_MAX];
+    int n = 0, k = 0;
+    pthread_mutex_lock(&g_retired_lock);
+    for (int i = 0; i < g_nretired; i++) {
+        sb_spare *sp = g_retired[i];
+        if (!block && waitpid(sp->init, NULL, __WALL | WNOHANG) == 0) {
+            g_retired[k++] = sp; /* still exiting */
+            continue;
+        }
+        sp->reaped = !block; /* else sb_spare_free waits for it */
+        done[n++] = sp;
+    }
+    g_nretired = k;
+    pthread_mutex_unlock(&g_retired_lock);
+    for (int i = 0; i < n; i++)
+        sb_spare_free(done[i]);
+}
+
+static void sb_reap_at_exit(void) { sb_reap_retired(1); }
+/* A fork's child has none of the parent's children (and another thread of
+ * the parent may have held the lock). */
+static void sb_retired_forget(void)
+{
+    pthread_mutex_init(&g_retired_lock, NULL);
+    g_nretired = 0;
+}
+static void sb_atexit_init(void)
+{
+    atexit(sb_reap_at_exit);
+    pthread_atfork(NULL, NULL, sb_retired_forget);
+}
+
+void sb_spare_retire(sb_spare *sp)
+{
+    sb_close(&sp->out_r);
+    sb_close(&sp->msg_r);
+    sb_close(&sp->job_fd);
+    pthread_once(&g_atexit_once, sb_atexit_init);
+    sb_spare *old = NULL;
+    pthread_mutex_lock(&g_retired_lock);
+    if (g_nretired == SB_RETIRED_MAX) {
+        old = g_retired[0];
+        memmove(g_retired, g_retired + 1, sizeof g_retired[0] * (SB_RETIRED_MAX - 1));
+        g_nretired--;
+    }
+    g_retired[g_nretired++] = sp;
+    pthread_mutex_unlock(&g_retired_lock);
+    sb_spare_free(old); /* exited long ago, or about to */
+}
+
 /* ---- this thread's spare ------------------------------------------------------ */
 
 static pthread_key_t g_key;
@@ -305,7 +367,11 @@ static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 static __thread sb_spare *tl_spare;
 static __thread unsigned tl_runs;
 
-static void sb_spare_dtor(void *p) { sb_spare_free(p); }
+static void sb_spare_dtor(void *p)
+{
+    sb_spare_free(p);
+    sb_reap_retired(1);
+}
 static void sb_key_init(void) { pthread_key_create(&g_key, sb_spare_dtor); }
 
 static void sb_tl_set(sb_spare *sp)
@@ -318,6 +384,7 @@ static void sb_tl_set(sb_spare *sp)
 int sb_spare_get(sb_spare **out, const sb_caps *caps, char *err)
 {
     tl_runs++;
+    sb_reap_retired(0);
     sb_spare *sp = tl_spare;
     if (sp) {
         sb_tl_set(NULL);
@@ -346,4 +413,5 @@ void sb_release(void)
         sb_tl_set(NULL);
         sb_spare_free(sp);
     }
+    sb_reap_retired(1);
 }
