@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -316,22 +317,31 @@ static void sb_bind_add(sb_job *j, const sb_bind *b)
  * else the command would not see it. */
 static int sb_writable(sb_state *s, const sb_caps *caps, const char *path, char *err)
 {
-    sb_bind b = {path, -1, 0, -1, 1};
+    sb_bind b = {path, -1, 0, -1, 1, {0, 0, 0, 0, 0, 0}};
     b.cover = sb_cover_of(caps, path, &b.rel);
     if (!caps->root && b.cover < 0)
         return 0;
-    struct stat st;
-    if (stat(path, &st) < 0)
+    struct statx sx;
+    if (statx(AT_FDCWD, path, 0, STATX_BASIC_STATS | STATX_BTIME, &sx) < 0)
         return rl_err(err, rl_from_errno(errno), "sandbox: %s: %s", path, strerror(errno));
-    b.is_dir = S_ISDIR(st.st_mode);
+    b.is_dir = S_ISDIR(sx.stx_mode);
+    /* Compared with what a spare's premount shows (sb_spare.c). */
+    b.id.ok = (sx.stx_mask & (STATX_INO | STATX_BTIME)) == (STATX_INO | STATX_BTIME);
+    b.id.dev_major = sx.stx_dev_major;
+    b.id.dev_minor = sx.stx_dev_minor;
+    b.id.ino = sx.stx_ino;
+    b.id.btime_s = sx.stx_btime.tv_sec;
+    b.id.btime_ns = sx.stx_btime.tv_nsec;
     sb_job *j = &s->job;
     if (j->nbind >= SB_MAX_BINDS)
         return rl_err(err, RL_ELIMIT, "sandbox: %s: expected at most %d writable paths", path,
                       SB_MAX_BINDS);
-    if (caps->root && st.st_uid != SB_HOST_UID) {
-        int fd = b.is_dir ? sb_idmap_fd(st.st_uid, st.st_gid, st.st_dev, path) : -1;
+    if (caps->root && sx.stx_uid != SB_HOST_UID) {
+        dev_t dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+        int fd = b.is_dir ? sb_idmap_fd(sx.stx_uid, sx.stx_gid, dev, path) : -1;
         if (fd >= 0 && j->nidmap < SB_MAX_IDMAPS) {
             b.idmap = j->nidmap;
+            j->userns_h[j->nidmap] = fd;
             s->idmap_fd[j->nidmap++] = fd;
         } else {
             long budget = SB_CHOWN_MAX;
@@ -713,6 +723,7 @@ static int sb_start(sb_spare **out, sb_state *s, const sb_caps *caps, char *err)
         fds[n++] = s->ruleset_fd;
     if (s->in_fd >= 0)
         fds[n++] = s->in_fd;
+    int npass = n;
     for (int i = 0; i < s->job.nidmap; i++)
         fds[n++] = s->idmap_fd[i];
     sb_spare *sp = NULL;
@@ -720,7 +731,12 @@ static int sb_start(sb_spare **out, sb_state *s, const sb_caps *caps, char *err)
         int rc = sb_spare_get(&sp, caps, err);
         if (rc)
             return rc;
-        if (sb_spare_dispatch(sp, &s->job, fds, n) == 0) {
+#ifdef SB_PROFILE
+        sp->c.prof[SB_P_H_ENTER] = tl_prof.prof[SB_P_H_ENTER];
+        sp->c.prof[SB_P_H_PREPARED] = tl_prof.prof[SB_P_H_PREPARED];
+#endif
+        SB_PROF(&sp->c, SB_P_H_SENT);
+        if (sb_spare_dispatch(sp, &s->job, fds, npass, n) == 0) {
             *out = sp;
             return 0;
         }
@@ -754,18 +770,14 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
         buf_ht_free(&w.out);
         return rc;
     }
-#ifdef SB_PROFILE
-    sp->c.prof[SB_P_H_ENTER] = tl_prof.prof[SB_P_H_ENTER];
-    sp->c.prof[SB_P_H_PREPARED] = tl_prof.prof[SB_P_H_PREPARED];
-#endif
-    SB_PROF(&sp->c, SB_P_H_SENT);
     /* The sandbox has its own copies now. */
     sb_close(&s->ruleset_fd);
     sb_close(&s->in_fd);
     /* While this command runs: the sandbox of the next run. (Made after
      * the result instead, it is not ready when runs follow each other
-     * closely: measured 2x slower back to back.) */
-    sb_spare_refill(caps);
+     * closely: measured 2x slower back to back.) It premounts this run's
+     * binds: the next run is most often in the same dirs. */
+    sb_spare_refill(caps, &s->job);
     SB_PROF(&sp->c, SB_P_H_REFILLED);
     sb_watch_run(sp, &w, o, sp->init, t0);
     int st = 0;
