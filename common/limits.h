@@ -87,6 +87,12 @@
 #define SB_LL_KEY 1024
 #define SB_IDMAP_CACHE 16
 
+/* Inits of finished runs kept until they have exited (they tear their
+ * namespaces down after their report, while the harness goes on; the next
+ * run of any thread reaps them): about one per thread running sandboxes.
+ * Past this many the oldest is waited for. */
+#define SB_RETIRED_MAX 64
+
 /* Entries walked when the work dir must be chowned because the kernel
  * cannot idmap it: a repository work tree has hundreds, not this many. */
 #define SB_CHOWN_MAX 200000

@@ -3,6 +3,7 @@
 
 #include "common/err.h"
 #include "common/limits.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +49,9 @@ static void worker_main(int slot, int job_fd, int res_fd, const pool_cbs *cb)
             _exit(3);
     }
     buf_free(&out);
+    /* _exit skips atexit: the sandbox kept ready for a next run, and the
+     * inits of finished runs still exiting, would be left to our reaper. */
+    sb_release();
     _exit(0);
 }
 

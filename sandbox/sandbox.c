@@ -5,11 +5,14 @@
  * mount, else chown) and visible (one below /dev/shm is mounted into the
  * run's private /dev/shm), build its Landlock ruleset (cached), hand the job
  * to a sandbox made ahead (sb_spare.c, sb_child.c) and read the output
- * with poll() under the wall-clock deadline until both pipes reach EOF.
- * That happens only once every process of the run is gone: the init kills
- * and reaps the whole tree when the command exits, or when we ask it to
- * (SIGUSR1) on a timeout or an output flood; SIGKILL to the init, which
- * takes its PID namespace down, if it does not within a grace period.
+ * with poll() under the wall-clock deadline until the output reaches EOF
+ * and the init has reported. That happens only once every process of the
+ * run but the init is gone: the init kills and reaps the whole tree when
+ * the command exits, or when we ask it to (SIGUSR1) on a timeout or an
+ * output flood, then reports and exits; SIGKILL to the init, which takes
+ * its PID namespace down, if it does not within a grace period. The init's
+ * own exit (tearing its namespaces down) is not waited for: it is reaped
+ * later (sb_spare_retire).
  */
 #include "sandbox/sb_internal.h"
 
@@ -28,11 +31,26 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define SB_PATH "/usr/local/bin:/usr/bin:/bin"
+
+#ifdef SB_PROFILE
+/* This thread's stamps of its current run (until it has a spare), and of
+ * its last finished one. */
+static __thread sb_child tl_prof, tl_prof_last;
+
+int sb_prof_last(long long *out, int n)
+{
+    if (n > SB_P_N)
+        n = SB_P_N;
+    memcpy(out, tl_prof_last.prof, sizeof out[0] * (size_t)n);
+    return SB_P_N;
+}
+#endif
 
 void sb_limits_default(sb_limits *lim)
 {
@@ -299,22 +317,31 @@ static void sb_bind_add(sb_job *j, const sb_bind *b)
  * else the command would not see it. */
 static int sb_writable(sb_state *s, const sb_caps *caps, const char *path, char *err)
 {
-    sb_bind b = {path, -1, 0, -1, 1};
+    sb_bind b = {path, -1, 0, -1, 1, {0, 0, 0, 0, 0, 0}};
     b.cover = sb_cover_of(caps, path, &b.rel);
     if (!caps->root && b.cover < 0)
         return 0;
-    struct stat st;
-    if (stat(path, &st) < 0)
+    struct statx sx;
+    if (statx(AT_FDCWD, path, 0, STATX_BASIC_STATS | STATX_BTIME, &sx) < 0)
         return rl_err(err, rl_from_errno(errno), "sandbox: %s: %s", path, strerror(errno));
-    b.is_dir = S_ISDIR(st.st_mode);
+    b.is_dir = S_ISDIR(sx.stx_mode);
+    /* Compared with what a spare's premount shows (sb_spare.c). */
+    b.id.ok = (sx.stx_mask & (STATX_INO | STATX_BTIME)) == (STATX_INO | STATX_BTIME);
+    b.id.dev_major = sx.stx_dev_major;
+    b.id.dev_minor = sx.stx_dev_minor;
+    b.id.ino = sx.stx_ino;
+    b.id.btime_s = sx.stx_btime.tv_sec;
+    b.id.btime_ns = sx.stx_btime.tv_nsec;
     sb_job *j = &s->job;
     if (j->nbind >= SB_MAX_BINDS)
         return rl_err(err, RL_ELIMIT, "sandbox: %s: expected at most %d writable paths", path,
                       SB_MAX_BINDS);
-    if (caps->root && st.st_uid != SB_HOST_UID) {
-        int fd = b.is_dir ? sb_idmap_fd(st.st_uid, st.st_gid, st.st_dev, path) : -1;
+    if (caps->root && sx.stx_uid != SB_HOST_UID) {
+        dev_t dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+        int fd = b.is_dir ? sb_idmap_fd(sx.stx_uid, sx.stx_gid, dev, path) : -1;
         if (fd >= 0 && j->nidmap < SB_MAX_IDMAPS) {
             b.idmap = j->nidmap;
+            j->userns_h[j->nidmap] = fd;
             s->idmap_fd[j->nidmap++] = fd;
         } else {
             long budget = SB_CHOWN_MAX;
@@ -530,6 +557,7 @@ static void sb_read_out(sb_spare *s, sb_watch *w, const sb_opts *o, pid_t init)
             return; /* EAGAIN */
         if (n == 0) {
             sb_close(&s->out_r);
+            SB_PROF(&s->c, SB_P_H_OUTEOF);
             return;
         }
         buf_ht_append(&w->out, buf, (size_t)n);
@@ -548,8 +576,10 @@ static void sb_read_msg(sb_spare *s, sb_watch *w)
         return;
     if (n != (ssize_t)sizeof m) {
         sb_close(&s->msg_r);
+        SB_PROF(&s->c, SB_P_H_MSGEOF);
         return;
     }
+    SB_PROF(&s->c, SB_P_H_MSG);
     if (m.kind == SB_MSG_DONE && !w->got_done) {
         w->done = m;
         w->got_done = 1;
@@ -559,12 +589,13 @@ static void sb_read_msg(sb_spare *s, sb_watch *w)
     }
 }
 
-/* Reads output and messages until every writer is gone (the whole tree
- * has exited), killing the tree at the deadline. */
+/* Reads output and messages until every writer of the output is gone and
+ * the init has reported (the whole tree is gone) or is gone itself,
+ * killing the tree at the deadline. */
 static void sb_watch_run(sb_spare *s, sb_watch *w, const sb_opts *o, pid_t init, long t0)
 {
     long deadline = t0 + o->lim.timeout_ms;
-    while (s->out_r >= 0 || s->msg_r >= 0) {
+    while (s->out_r >= 0 || (s->msg_r >= 0 && !w->got_done)) {
         long now = sb_now_ms(), until = -1;
         if (!w->stopping && !w->got_done)
             until = deadline;
@@ -692,6 +723,7 @@ static int sb_start(sb_spare **out, sb_state *s, const sb_caps *caps, char *err)
         fds[n++] = s->ruleset_fd;
     if (s->in_fd >= 0)
         fds[n++] = s->in_fd;
+    int npass = n;
     for (int i = 0; i < s->job.nidmap; i++)
         fds[n++] = s->idmap_fd[i];
     sb_spare *sp = NULL;
@@ -699,7 +731,12 @@ static int sb_start(sb_spare **out, sb_state *s, const sb_caps *caps, char *err)
         int rc = sb_spare_get(&sp, caps, err);
         if (rc)
             return rc;
-        if (sb_spare_dispatch(sp, &s->job, fds, n) == 0) {
+#ifdef SB_PROFILE
+        sp->c.prof[SB_P_H_ENTER] = tl_prof.prof[SB_P_H_ENTER];
+        sp->c.prof[SB_P_H_PREPARED] = tl_prof.prof[SB_P_H_PREPARED];
+#endif
+        SB_PROF(&sp->c, SB_P_H_SENT);
+        if (sb_spare_dispatch(sp, &s->job, fds, npass, n) == 0) {
             *out = sp;
             return 0;
         }
@@ -736,18 +773,37 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
     /* The sandbox has its own copies now. */
     sb_close(&s->ruleset_fd);
     sb_close(&s->in_fd);
-    /* While this command runs: the sandbox of the next run. */
-    sb_spare_refill(caps);
+    /* While this command runs: the sandbox of the next run. (Made after
+     * the result instead, it is not ready when runs follow each other
+     * closely: measured 2x slower back to back.) It premounts this run's
+     * binds: the next run is most often in the same dirs. */
+    sb_spare_refill(caps, &s->job);
+    SB_PROF(&sp->c, SB_P_H_REFILLED);
     sb_watch_run(sp, &w, o, sp->init, t0);
     int st = 0;
-    struct rusage ru;
-    memset(&ru, 0, sizeof ru);
-    while (wait4(sp->init, &st, __WALL, &ru) < 0 && errno == EINTR)
-        ;
-    sp->reaped = 1;
-    sb_spare_free(sp);
+    if (w.got_done) {
+        /* Everything of the run is gone; the init is exiting. Its CPU time
+         * is the sandbox's, the report holds the command's. */
+        res->cpu_ms = w.done.cpu_us / 1000;
+#ifdef SB_PROFILE
+        tl_prof_last = sp->c;
+#endif
+        sb_spare_retire(sp);
+    } else {
+        /* Failed, or killed: the init is gone or going. */
+        struct rusage ru;
+        memset(&ru, 0, sizeof ru);
+        while (wait4(sp->init, &st, __WALL, &ru) < 0 && errno == EINTR)
+            ;
+        sp->reaped = 1;
+        SB_PROF(&sp->c, SB_P_H_REAPED);
+#ifdef SB_PROFILE
+        tl_prof_last = sp->c;
+#endif
+        sb_spare_free(sp);
+        res->cpu_ms = sb_tv_ms(ru.ru_utime) + sb_tv_ms(ru.ru_stime);
+    }
     res->wall_ms = sb_now_ms() - t0;
-    res->cpu_ms = sb_tv_ms(ru.ru_utime) + sb_tv_ms(ru.ru_stime);
     res->layers = caps->layers;
     res->out_bytes = w.out.total;
     res->out_truncated = buf_ht_cut(&w.out) > 0;
@@ -762,6 +818,7 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
 
 static int sb_run_checked(sb_result *res, const sb_opts *opts, char *err)
 {
+    SB_PROF(&tl_prof, SB_P_H_ENTER);
     int rc = sb_check_opts(opts, err);
     if (rc)
         return rc;
@@ -771,6 +828,7 @@ static int sb_run_checked(sb_result *res, const sb_opts *opts, char *err)
     memset(&s, 0, sizeof s);
     s.ruleset_fd = s.in_fd = -1;
     rc = sb_prepare(&s, opts, caps, err);
+    SB_PROF(&tl_prof, SB_P_H_PREPARED);
     if (rc == 1) {
         snprintf(res->reason, sizeof res->reason, "command not found: %.100s", opts->argv[0]);
         res->exit_code = 127;
@@ -779,6 +837,7 @@ static int sb_run_checked(sb_result *res, const sb_opts *opts, char *err)
         rc = sb_execute(res, &s, opts, caps, err);
     }
     sb_state_free(&s);
+    SB_PROF(&tl_prof_last, SB_P_H_RETURN);
     return rc;
 }
 

@@ -144,8 +144,17 @@ void sb_layers_str(unsigned mask, char *out, size_t n);
 unsigned sb_layers_available(void);
 
 /* From its second run on, a thread keeps one sandbox made ahead for its
- * next run (an idle init and command, already in their namespaces). This
- * frees it now; it is also freed when the thread exits. */
+ * next run (an idle init and command, already in their namespaces). And
+ * sb_run returns once the command's tree is gone and the sandbox's init
+ * has reported, while that init still tears its namespaces down: the
+ * thread reaps it later. This frees the spare and waits for those inits
+ * now; both also happen when the thread exits. */
 void sb_release(void);
+
+#ifdef SB_PROFILE
+/* A build with -DSB_PROFILE: the monotonic stamps (ns, 0: not reached) of
+ * this thread's last run, SB_P_* of sb_internal.h; returns SB_P_N. */
+int sb_prof_last(long long *out, int n);
+#endif
 
 #endif

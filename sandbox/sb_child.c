@@ -14,13 +14,16 @@
  *     closes every inherited fd but its own, joins the empty netns, mounts
  *     a /proc of its PID namespace and a tmpfs on TMPDIR and /dev/shm
  *     (keeping an fd of what each hides), clones the command (root: into
- *     a new user namespace, whose maps it writes);
+ *     a new user namespace, whose maps it writes), then mounts the
+ *     writable paths of its thread's previous run ("premounts": idmapped,
+ *     or into the private tmpfs when they lie below /dev/shm);
  *   command: no_new_privs, seccomp, drops to the sandbox uid and every
  *     capability, takes stdout/stderr.
- * Then both wait on a socket. The job (a pointer into the harness's
- * memory, plus its fds) reaches the init, which mounts the work dir where
- * needed (idmapped, or into the private tmpfs when it lies below /dev/shm)
- * and passes the job on; the command enforces Landlock, sets
+ * Then both wait. The job (a pointer into the harness's memory, plus its
+ * fds) goes straight to the command when the premounts are exactly its
+ * writable paths, of the same directories (the common case: the same work
+ * dir again); else to the init, which undoes the premounts, mounts the
+ * job's paths and passes the job on. The command enforces Landlock, sets
  * its limits, enters the work dir and execs. The init reaps every process
  * that ends up as its child until the command exits or the harness says
  * stop (SIGUSR1), then kills and reaps whatever is left in the namespace
@@ -37,13 +40,16 @@
 #include <linux/mount.h>
 #include <limits.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -149,6 +155,44 @@ SB_CHILD static long sb_write_file(const char *path, const char *text)
 
 /* ---- init steps ---------------------------------------------------------- */
 
+/* The signals we ignore (our copy of the harness's dispositions), from the
+ * SigIgn line of /proc/self/status: one read instead of 64 rt_sigaction
+ * calls (a system call costs ~1 us on a VM with PTI). All of them when it
+ * cannot be read. */
+SB_CHILD static unsigned long long sb_ignored(void)
+{
+    char buf[4096];
+    long fd = SYS4(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return ~0ULL;
+    long n = SYS3(SYS_read, fd, buf, sizeof buf - 1);
+    SYS1(SYS_close, fd);
+    if (n <= 0)
+        return ~0ULL;
+    static const char key[] = "\nSigIgn:";
+    for (long i = 0; i + (long)sizeof key - 1 < n; i++) {
+        long k = 0;
+        while (key[k] && buf[i + k] == key[k])
+            k++;
+        if (key[k])
+            continue;
+        unsigned long long v = 0;
+        long j = i + k;
+        while (j < n && (buf[j] == ' ' || buf[j] == '\t'))
+            j++;
+        int digits = 0;
+        for (; j < n; j++, digits++) {
+            char ch = buf[j];
+            int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+            if (d < 0)
+                break;
+            v = v << 4 | (unsigned)d;
+        }
+        return digits ? v : ~0ULL;
+    }
+    return ~0ULL;
+}
+
 /* Signals the harness ignores back to default: SIG_IGN survives exec, and
  * an ignored SIGCHLD would make the kernel reap the command for us.
  * Handlers need no reset: every signal stays blocked here and exec resets
@@ -161,8 +205,9 @@ SB_CHILD static void sb_reset_signals(const sb_child *c)
         void *restorer;
         unsigned long mask;
     } act = {0};
+    unsigned long long ign = sb_ignored();
     for (int sig = 1; sig < 65; sig++) {
-        if (!(c->sig_ignored & (1ULL << (sig - 1))) || sig == SIGKILL || sig == SIGSTOP)
+        if (!(ign & (1ULL << (sig - 1))) || sig == SIGKILL || sig == SIGSTOP)
             continue;
         long r = SYS4(SYS_rt_sigaction, sig, &act, 0, 8);
         if (r < 0 && r != -EINVAL)
@@ -252,58 +297,210 @@ SB_CHILD static long sb_make_mountpoint(const sb_bind *b)
     return r < 0 ? r : 0;
 }
 
-/* The writable paths of the job, in this mount namespace only:
+/* One writable path, in this mount namespace only:
  *   idmapped (root): mounted through an idmapping, so that files owned by
  *     their owner on disk appear owned by the sandbox uid and files the
- *     command creates belong to that owner on disk (userns_fd[b->idmap]
- *     maps owner -> uid);
+ *     command creates belong to that owner on disk (userns_fd maps
+ *     owner -> uid);
  *   below a cover: cloned from the host's directory under the private
  *     tmpfs and mounted on the same path in it. The rest of the host's
  *     /dev/shm (or TMPDIR) stays hidden.
  * Otherwise the path is mounted over itself. Landlock needs nothing more:
- * its rules hold the paths' inodes, which the mounts show unchanged. */
+ * its rules hold the paths' inodes, which the mounts show unchanged.
+ * *id gets what the mounted tree shows; *keep (if not NULL) the mount's
+ * fd, else it is closed. Returns 0 or -errno with *stage. */
+SB_CHILD static long sb_mount_one(const sb_child *c, const sb_bind *b, int userns_fd, sb_id *id,
+                                  int *keep, int *stage)
+{
+    long dfd = AT_FDCWD;
+    const char *src = b->path;
+    unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC;
+    *stage = b->idmap >= 0 ? SB_ST_IDMAP : SB_ST_BIND;
+    if (b->cover >= 0) {
+        if (b->cover >= SB_NCOVER || (dfd = c->cover_fd[b->cover]) < 0)
+            return -EINVAL;
+        src = b->path + b->rel;
+        if (!src[0])
+            flags |= AT_EMPTY_PATH;
+    }
+    /* An idmapping goes on the top mount only; a plain bind takes the
+     * mounts below along (unprivileged, locked ones must come too). */
+    if (b->idmap < 0)
+        flags |= AT_RECURSIVE;
+    else if (userns_fd < 0)
+        return -EINVAL;
+    long t = SYS3(SYS_open_tree, dfd, src, flags);
+    if (t < 0)
+        return t;
+    struct statx sx;
+    long r = SYS5(SYS_statx, t, "", AT_EMPTY_PATH, STATX_INO | STATX_BTIME, &sx);
+    id->ok = r == 0 && (sx.stx_mask & (STATX_INO | STATX_BTIME)) == (STATX_INO | STATX_BTIME);
+    if (id->ok) {
+        id->dev_major = sx.stx_dev_major;
+        id->dev_minor = sx.stx_dev_minor;
+        id->ino = sx.stx_ino;
+        id->btime_s = sx.stx_btime.tv_sec;
+        id->btime_ns = sx.stx_btime.tv_nsec;
+    }
+    r = 0;
+    if (b->idmap >= 0) {
+        struct mount_attr attr = {0};
+        attr.attr_set = MOUNT_ATTR_IDMAP;
+        attr.userns_fd = (unsigned)userns_fd;
+        r = SYS5(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &attr, sizeof attr);
+    }
+    if (r >= 0 && b->cover >= 0) {
+        *stage = SB_ST_BIND;
+        r = sb_make_mountpoint(b);
+    }
+    if (r >= 0) {
+        *stage = b->cover >= 0 ? SB_ST_BIND : SB_ST_IDMAP;
+        r = SYS5(SYS_move_mount, t, "", AT_FDCWD, b->path, MOVE_MOUNT_F_EMPTY_PATH);
+    }
+    if (r >= 0 && keep)
+        *keep = (int)t;
+    else
+        SYS1(SYS_close, t);
+    return r < 0 ? r : 0;
+}
+
+/* The job's binds, in order; a failure is fatal. */
 SB_CHILD static void sb_bind_mounts(sb_child *c, const sb_job *job, const int *userns_fd)
 {
     SYS1(SYS_umask, 0); /* our own: the command has its copy already */
     for (int i = 0; i < job->nbind; i++) {
         const sb_bind *b = &job->bind[i];
-        long dfd = AT_FDCWD;
-        const char *src = b->path;
-        unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC;
-        if (b->cover >= 0) {
-            if (b->cover >= SB_NCOVER || (dfd = c->cover_fd[b->cover]) < 0)
-                sb_fail(c, SB_ST_BIND, -EINVAL);
-            src = b->path + b->rel;
-            if (!src[0])
-                flags |= AT_EMPTY_PATH;
-        }
-        /* An idmapping goes on the top mount only; a plain bind takes the
-         * mounts below along (unprivileged, locked ones must come too). */
-        if (b->idmap < 0)
-            flags |= AT_RECURSIVE;
-        else if (b->idmap >= job->nidmap)
+        if (b->idmap >= job->nidmap)
             sb_fail(c, SB_ST_IDMAP, -EINVAL);
-        long t = SYS3(SYS_open_tree, dfd, src, flags);
-        if (t < 0)
-            sb_fail(c, b->idmap >= 0 ? SB_ST_IDMAP : SB_ST_BIND, t);
-        long r = 0;
-        if (b->idmap >= 0) {
-            struct mount_attr attr = {0};
-            attr.attr_set = MOUNT_ATTR_IDMAP;
-            attr.userns_fd = (unsigned)userns_fd[b->idmap];
-            r = SYS5(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &attr, sizeof attr);
-            SYS1(SYS_close, userns_fd[b->idmap]);
-            if (r < 0)
-                sb_fail(c, SB_ST_IDMAP, r);
-        }
-        if (b->cover >= 0 && (r = sb_make_mountpoint(b)) < 0)
-            sb_fail(c, SB_ST_BIND, r);
-        r = SYS5(SYS_move_mount, t, "", AT_FDCWD, b->path, MOVE_MOUNT_F_EMPTY_PATH);
-        SYS1(SYS_close, t);
+        sb_id id;
+        int stage;
+        long r = sb_mount_one(c, b, b->idmap >= 0 ? userns_fd[b->idmap] : -1, &id, 0, &stage);
         if (r < 0)
-            sb_fail(c, b->cover >= 0 ? SB_ST_BIND : SB_ST_IDMAP, r);
+            sb_fail(c, stage, r);
     }
-    /* Nothing of the host's hidden directories stays within reach. */
+    for (int i = 0; i < job->nidmap; i++)
+        SYS1(SYS_close, userns_fd[i]);
+}
+
+SB_CHILD static void sb_unmake_mountpoint(const sb_bind *b);
+
+/* The premounts, best effort (a dir that is gone makes them no match for
+ * any job); then the user namespace fds go. */
+SB_CHILD static void sb_premount(sb_child *c)
+{
+    SYS1(SYS_umask, 0);
+    int ok = 1;
+    for (int i = 0; i < c->npre && ok; i++) {
+        const sb_bind *b = &c->pre[i];
+        int fd = b->idmap >= 0 && b->idmap < c->npre_userns ? c->pre_userns[b->idmap] : -1;
+        int stage;
+        ok = sb_mount_one(c, b, fd, &c->pre_id[i], &c->pre_fd[i], &stage) == 0;
+        c->pre_made += ok;
+        if (!ok && b->cover >= 0)
+            sb_unmake_mountpoint(b);
+    }
+    for (int i = 0; i < c->npre_userns; i++)
+        SYS1(SYS_close, c->pre_userns[i]); /* harmless when repeated: EBADF */
+    __atomic_store_n(&c->pre_ok, ok ? 1 : -1, __ATOMIC_RELEASE);
+}
+
+SB_CHILD int sb_pre_match(const sb_child *c, const sb_job *job)
+{
+    if (__atomic_load_n(&c->pre_ok, __ATOMIC_ACQUIRE) != 1 || c->npre != job->nbind)
+        return 0;
+    for (int i = 0; i < job->nbind; i++) {
+        const sb_bind *p = &c->pre[i], *b = &job->bind[i];
+        const sb_id *x = &c->pre_id[i], *y = &b->id;
+        long k = 0;
+        while (p->path[k] && p->path[k] == b->path[k])
+            k++;
+        if (p->path[k] != b->path[k] || p->cover != b->cover || p->rel != b->rel ||
+            p->is_dir != b->is_dir || (p->idmap < 0) != (b->idmap < 0))
+            return 0;
+        /* the same fd of the harness's idmap cache: the same owner mapping */
+        if (p->idmap >= 0 && (p->idmap >= c->npre_userns || b->idmap >= job->nidmap ||
+                              c->pre_userns[p->idmap] != job->userns_h[b->idmap]))
+            return 0;
+        if (!x->ok || !y->ok || x->dev_major != y->dev_major || x->dev_minor != y->dev_minor ||
+            x->ino != y->ino || x->btime_s != y->btime_s || x->btime_ns != y->btime_ns)
+            return 0;
+    }
+    return 1;
+}
+
+/* Removes what sb_make_mountpoint made for b in the private tmpfs: the
+ * mount point, then its parents up to the cover's mount point, stopping
+ * at one another premount still uses (they go children first). */
+SB_CHILD static void sb_unmake_mountpoint(const sb_bind *b)
+{
+    char p[PATH_MAX];
+    long n = sb_strlen(b->path);
+    if (n >= (long)sizeof p || !b->path[b->rel])
+        return;
+    for (long i = 0; i <= n; i++)
+        p[i] = b->path[i];
+    long r = SYS3(SYS_unlinkat, AT_FDCWD, p, b->is_dir ? AT_REMOVEDIR : 0);
+    while (r == 0) {
+        while (n > b->rel && p[n] != '/')
+            n--;
+        if (n <= b->rel)
+            return;
+        p[n] = '\0';
+        r = SYS3(SYS_unlinkat, AT_FDCWD, p, AT_REMOVEDIR);
+    }
+}
+
+/* After umount2 said EINVAL: the premount is no longer in our namespace
+ * (its dir was removed on the host, which detaches it) if its path does
+ * not lead to it. Else (a locked mount, say) it must not stay. */
+SB_CHILD static long sb_premount_gone(const sb_child *c, int i)
+{
+    struct statx a, b;
+    long r = SYS5(SYS_statx, c->pre_fd[i], "", AT_EMPTY_PATH, STATX_MNT_ID, &a);
+    if (r < 0 || !(a.stx_mask & STATX_MNT_ID))
+        return -EINVAL;
+    r = SYS5(SYS_statx, AT_FDCWD, c->pre[i].path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &b);
+    if (r == -ENOENT)
+        return 0;
+    if (r < 0 || !(b.stx_mask & STATX_MNT_ID))
+        return -EINVAL;
+    return a.stx_mnt_id != b.stx_mnt_id ? 0 : -EINVAL;
+}
+
+/* The job is not the premounts': they go (children first), through their
+ * fds, wherever their paths lead now. One whose dir was removed on the
+ * host meanwhile is already gone (EINVAL, and its path leads elsewhere). */
+SB_CHILD static void sb_unpremount(sb_child *c)
+{
+    for (int i = c->pre_made - 1; i >= 0; i--) {
+        char path[32] = "/proc/self/fd/";
+        char digits[12];
+        int n = 14, d = 0;
+        long fd = c->pre_fd[i];
+        do
+            digits[d++] = (char)('0' + fd % 10);
+        while ((fd /= 10) && d < 11);
+        while (d)
+            path[n++] = digits[--d];
+        path[n] = '\0';
+        long r = SYS2(SYS_umount2, path, MNT_DETACH);
+        if (r == -EINVAL)
+            r = sb_premount_gone(c, i);
+        SYS1(SYS_close, c->pre_fd[i]);
+        if (r < 0)
+            sb_fail(c, SB_ST_BIND, r);
+        if (c->pre[i].cover >= 0)
+            sb_unmake_mountpoint(&c->pre[i]);
+    }
+    c->pre_made = 0;
+}
+
+/* Nothing of the host's hidden directories stays within reach (nor the
+ * premounts' fds). */
+SB_CHILD static void sb_close_covers(sb_child *c)
+{
+    for (int i = 0; i < c->pre_made; i++)
+        SYS1(SYS_close, c->pre_fd[i]);
     for (int i = 0; i < SB_NCOVER; i++) {
         if (c->cover_fd[i] >= 0)
             SYS1(SYS_close, c->cover_fd[i]);
@@ -446,11 +643,15 @@ SB_CHILD static void sb_drop_privs(const sb_child *c)
  * identity, the session, stdout/stderr. */
 SB_CHILD static void sb_cmd_spare(sb_child *c)
 {
+    /* The sending end stays with the harness and the init only: their
+     * closing it is how a discarded spare's command learns it. */
+    SYS1(SYS_close, c->go_send);
     long r = SYS5(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     if (r < 0)
         sb_fail(c, SB_ST_CAPS, r);
     if (c->seccomp && (r = SYS3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, c->seccomp)) < 0)
         sb_fail(c, SB_ST_SECCOMP, r);
+    SB_PROF(c, SB_P_C_SECCOMP);
     int m;
     while ((m = __atomic_load_n(&c->mapped, __ATOMIC_ACQUIRE)) == 0)
         SYS4(SYS_futex, &c->mapped, FUTEX_WAIT_PRIVATE, 0, 0);
@@ -467,10 +668,13 @@ SB_CHILD static void sb_cmd_spare(sb_child *c)
 SB_CHILD static int sb_child_cmd(void *arg)
 {
     sb_child *c = arg;
+    SB_PROF(c, SB_P_C_START);
     sb_cmd_spare(c);
     sb_job *job = 0;
     int fds[SB_MAX_FDS];
+    SB_PROF(c, SB_P_C_READY);
     long n = sb_recv_job(c->go_fd, &job, fds);
+    SB_PROF(c, SB_P_C_JOB);
     if (n == -EPIPE)
         sb_exit(0); /* never used */
     if (n < 0)
@@ -493,6 +697,7 @@ SB_CHILD static int sb_child_cmd(void *arg)
         sb_fail(c, SB_ST_FDS, r);
     unsigned long none = 0;
     SYS4(SYS_rt_sigprocmask, SIG_SETMASK, &none, 0, 8);
+    SB_PROF(c, SB_P_C_EXEC);
     r = SYS3(SYS_execve, job->path, job->argv, job->envp);
     sb_fail(c, SB_ST_EXEC, r);
 }
@@ -536,27 +741,40 @@ SB_CHILD __attribute__((noreturn)) static void sb_reap_all(const sb_child *c, lo
     sb_reap r = {cmd, 0, 0, 0};
     unsigned long wake = (1UL << (SIGCHLD - 1)) | (1UL << (SIGUSR1 - 1));
     int stopped = 0;
+    long last = 0;
     while (r.cmd && !stopped) {
-        while (sb_reap_one(&r, WNOHANG) > 0)
+        while ((last = sb_reap_one(&r, WNOHANG)) > 0)
             ;
         if (!r.cmd)
             break;
         siginfo_t info;
         long sig = SYS4(SYS_rt_sigtimedwait, &wake, &info, 0, 8);
+#ifdef SB_PROFILE
+        if (!c->prof[SB_P_I_CHLD])
+            SB_PROF((sb_child *)c, SB_P_I_CHLD);
+#endif
         if (sig == SIGUSR1 && info.si_pid == 0)
             stopped = 1; /* sent from outside our namespace: the harness */
+        last = 0;
     }
-    SYS2(SYS_kill, -1, SIGKILL);
-    long w;
-    while ((w = sb_reap_one(&r, 0)) > 0 || w == -EINTR)
-        ;
+    /* With no child left (ECHILD) nobody else is in the namespace: every
+     * orphan is handed to us. Else kill(-1), which walks every process of
+     * the host, and reap them all. */
+    if (last != -ECHILD) {
+        SYS2(SYS_kill, -1, SIGKILL);
+        long w;
+        while ((w = sb_reap_one(&r, 0)) > 0 || w == -EINTR)
+            ;
+    }
     sb_msg m;
     memset(&m, 0, sizeof m);
     m.kind = SB_MSG_DONE;
     m.wstatus = r.cmd ? 0 : r.cmd_status;
     m.maxrss_kb = r.maxrss_kb;
     m.cpu_us = r.cpu_us;
+    SB_PROF((sb_child *)c, SB_P_I_DONE);
     SYS3(SYS_write, c->msg_fd, &m, sizeof m);
+    SYS1(SYS_close, c->out_fd);
     sb_exit(0);
 }
 
@@ -574,6 +792,7 @@ SB_CHILD static void sb_init_setup(sb_child *c)
      * more than the clone itself: here it overlaps with the harness. */
     if (c->unshare_flags && (r = SYS1(SYS_unshare, c->unshare_flags)) < 0)
         sb_fail(c, SB_ST_USERNS, r);
+    SB_PROF(c, SB_P_I_UNSHARED);
     if (c->set_hostname && (r = SYS2(SYS_sethostname, "sandbox", 7)) < 0)
         sb_fail(c, SB_ST_HOSTNAME, r);
     if (c->net_fd >= 0) {
@@ -586,17 +805,12 @@ SB_CHILD static void sb_init_setup(sb_child *c)
     if (c->no_dump && (r = SYS5(SYS_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0)) < 0)
         sb_fail(c, SB_ST_CAPS, r);
     sb_mounts(c);
+    SB_PROF(c, SB_P_I_MOUNTED);
 }
 
 /* Starts the command, which prepares itself while we map it. */
-SB_CHILD static long sb_start_cmd(sb_child *c, int *go_init)
+SB_CHILD static long sb_start_cmd(sb_child *c)
 {
-    int sv[2];
-    long r = SYS4(SYS_socketpair, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv);
-    if (r < 0)
-        sb_fail(c, SB_ST_CLONE, r);
-    *go_init = sv[0];
-    c->go_fd = sv[1];
     /* The command runs on its own stack in our memory until it execs.
      * glibc's clone() touches no TLS in the child and sets errno only on
      * failure. */
@@ -605,29 +819,61 @@ SB_CHILD static long sb_start_cmd(sb_child *c, int *go_init)
     if (pid < 0)
         sb_fail(c, SB_ST_CLONE, -EAGAIN);
     c->cmd_started = 1;
+    SB_PROF(c, SB_P_I_CMDCLONED);
     if (c->cmd_userns)
         sb_map_cmd(c, pid);
+    SB_PROF(c, SB_P_I_MAPPED);
     __atomic_store_n(&c->mapped, 1, __ATOMIC_RELEASE);
     SYS3(SYS_futex, &c->mapped, FUTEX_WAKE_PRIVATE, 1);
-    /* The command has its own copies; ours would keep the output pipe
-     * open after it is gone. */
+    /* The command has its own copies. We keep the output pipe open until
+     * our report is written: the harness then sees the end of the output
+     * and the report together, with one wakeup. */
     SYS1(SYS_close, c->go_fd);
-    SYS1(SYS_close, c->out_fd);
     SYS1(SYS_close, c->null_fd);
     return pid;
+}
+
+/* Waits for the job on the job socket (returns 1) or for the command's
+ * exit or a stop (0): when the premounts are the job's binds, the harness
+ * gives the job straight to the command and we have nothing to do before
+ * it ends. Signals stay blocked; a signalfd makes them pollable. */
+SB_CHILD static int sb_wait_job(const sb_child *c)
+{
+    unsigned long wake = (1UL << (SIGCHLD - 1)) | (1UL << (SIGUSR1 - 1));
+    long sfd = SYS4(SYS_signalfd4, -1, &wake, 8, SFD_CLOEXEC);
+    if (sfd < 0)
+        sb_fail(c, SB_ST_JOB, sfd);
+    struct pollfd pf[2] = {{c->job_fd, POLLIN, 0}, {(int)sfd, POLLIN, 0}};
+    long r;
+    do
+        r = SYS5(SYS_ppoll, pf, 2, 0, 0, 8);
+    while (r == -EINTR);
+    SYS1(SYS_close, sfd);
+    if (r < 0)
+        sb_fail(c, SB_ST_JOB, r);
+    if (!pf[0].revents)
+        SB_PROF((sb_child *)c, SB_P_I_CHLD);
+    return pf[0].revents != 0;
 }
 
 SB_CHILD int sb_child_init(void *arg)
 {
     sb_child *c = arg;
+    SB_PROF(c, SB_P_I_START);
     sb_init_setup(c);
-    int go;
-    long pid = sb_start_cmd(c, &go);
+    long pid = sb_start_cmd(c);
+    sb_premount(c);
+    SB_PROF(c, SB_P_I_PREMOUNTED);
 
-    /* A spare until the job arrives. */
+    /* A spare until the job arrives, here or at the command. */
+    if (!sb_wait_job(c)) {
+        sb_close_covers(c);
+        sb_reap_all(c, pid);
+    }
     sb_job *job = 0;
     int fds[SB_MAX_FDS];
     long n = sb_recv_job(c->job_fd, &job, fds);
+    SB_PROF(c, SB_P_I_JOB);
     if (n == -EPIPE)
         sb_exit(0); /* discarded: the namespace takes the command along */
     if (n < 0)
@@ -635,14 +881,24 @@ SB_CHILD int sb_child_init(void *arg)
     int pass = job->has_ruleset + job->has_stdin;
     if (n != pass + job->nidmap)
         sb_fail(c, SB_ST_JOB, -EPROTO);
-    sb_bind_mounts(c, job, fds + pass);
-    c->job = job;
-    long r = sb_send_job(go, job, fds, pass);
+    /* The premounts were not in place yet when the harness looked, or are
+     * not the job's binds. */
+    if (sb_pre_match(c, job)) {
+        for (int i = 0; i < job->nidmap; i++)
+            SYS1(SYS_close, fds[pass + i]);
+    } else {
+        sb_unpremount(c);
+        sb_bind_mounts(c, job, fds + pass);
+    }
+    sb_close_covers(c);
+    SB_PROF(c, SB_P_I_BOUND);
+    long r = sb_send_job(c->go_send, job, fds, pass);
+    SB_PROF(c, SB_P_I_PASSED);
     if (r < 0)
         sb_fail(c, SB_ST_JOB, r);
     for (int i = 0; i < pass; i++)
         SYS1(SYS_close, fds[i]);
-    SYS1(SYS_close, go);
+    SYS1(SYS_close, c->go_send);
     SYS1(SYS_close, c->job_fd);
     sb_reap_all(c, pid);
 }

@@ -57,6 +57,33 @@ int sb_landlock_ruleset(int *fd, int abi, int dev_rw, const char *const *rw_dirs
  * dup the caller closes. */
 int sb_landlock_ruleset_cached(int *fd, int abi, int dev_rw, const char *const *rw_dirs, char *err);
 
+/* ---- profiling stamps (a build with -DSB_PROFILE only) ---------------- */
+
+/* Monotonic stamps of the steps of one spawn, written by the harness, the
+ * init and the command (they share memory until the exec): the spare's
+ * making, then the run itself. Read with sb_prof_last (sandbox.h). */
+enum sb_prof_point {
+    SB_P_SP_CLONE0, SB_P_SP_CLONE1, SB_P_I_START, SB_P_I_UNSHARED, SB_P_I_MOUNTED,
+    SB_P_I_CMDCLONED, SB_P_I_MAPPED, SB_P_I_PREMOUNTED, SB_P_C_START, SB_P_C_SECCOMP, SB_P_C_READY,
+    SB_P_H_ENTER, SB_P_H_PREPARED, SB_P_H_SENT, SB_P_H_REFILLED, SB_P_I_JOB, SB_P_I_BOUND,
+    SB_P_I_PASSED, SB_P_C_JOB, SB_P_C_EXEC, SB_P_I_CHLD, SB_P_I_DONE, SB_P_H_OUTEOF,
+    SB_P_H_MSG, SB_P_H_MSGEOF, SB_P_H_REAPED, SB_P_H_RETURN, SB_P_N
+};
+#ifdef SB_PROFILE
+#include <time.h>
+/* clock_gettime through the vDSO touches neither errno nor TLS when it
+ * succeeds: safe on the child side. */
+static inline long long sb_prof_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+#define SB_PROF(c, id) ((c)->prof[id] = sb_prof_now())
+#else
+#define SB_PROF(c, id) ((void)0)
+#endif
+
 /* ---- the child side (sb_child.c) -------------------------------------- */
 
 enum { SB_MSG_FAIL = 1, SB_MSG_DONE = 2 };
@@ -83,7 +110,7 @@ typedef struct sb_msg {
 
 #define SB_MAX_IDMAPS (SB_RW_PATHS_MAX + 1)
 #define SB_MAX_BINDS SB_MAX_IDMAPS
-#define SB_MAX_KEEP 8
+#define SB_MAX_KEEP (8 + SB_MAX_IDMAPS)
 #define SB_MAX_RLIM 8
 
 typedef struct sb_rlim {
@@ -101,6 +128,17 @@ enum { SB_COVER_TMP, SB_COVER_SHM, SB_NCOVER };
  * (root: files stay owned by their owner on disk), and/or from below a
  * cover onto the same path in the private tmpfs (its missing parents made
  * there, root-owned 0755). Ancestors come before their descendants. */
+/* Which directory (or file) a path showed: device, inode and birth time,
+ * so that one removed and made again, even with a recycled inode number,
+ * is told apart. */
+typedef struct sb_id {
+    int ok;                  /* 0: unknown (matches nothing) */
+    unsigned dev_major, dev_minor;
+    unsigned long long ino;
+    long long btime_s;
+    unsigned btime_ns;
+} sb_id;
+
 typedef struct sb_bind {
     const char *path;        /* absolute, canonical */
     int cover;               /* SB_COVER_* the path lies below, or -1 */
@@ -109,12 +147,17 @@ typedef struct sb_bind {
     int idmap;               /* root: index of its user namespace among the
                                 job's idmap fds, or -1 (no idmapping) */
     int is_dir;              /* else a file: its mount point is a file */
+    sb_id id;                /* what path showed when the harness looked */
 } sb_bind;
 
 /* What one run asks of a spare sandbox. It lives in the harness's memory,
  * which the init and the command share, until the run is over; the fds
- * travel with it over the job socket (SCM_RIGHTS), in this order: the
- * Landlock ruleset, stdin, then one user namespace per idmapped bind. */
+ * travel with it (SCM_RIGHTS), in this order: the Landlock ruleset, stdin,
+ * then one user namespace per idmapped bind. It goes to the init over the
+ * job socket, which makes the binds and passes it on to the command over
+ * the go socket (without the user namespaces); or, when the spare has
+ * already made exactly the job's binds (premounts), from the harness
+ * straight to the command. */
 typedef struct sb_job {
     const char *path;        /* resolved executable */
     char *const *argv;
@@ -122,6 +165,8 @@ typedef struct sb_job {
     const char *dir;         /* absolute work dir */
     int has_ruleset, has_stdin;
     int nidmap;              /* user namespace fds sent (root) */
+    int userns_h[SB_MAX_IDMAPS]; /* their numbers in the harness (its idmap
+                                    cache: one fd per owner mapping) */
     int nbind;               /* mounts the init makes, in this order */
     sb_bind bind[SB_MAX_BINDS];
     sb_rlim rlim[SB_MAX_RLIM];
@@ -159,22 +204,44 @@ typedef struct sb_child {
     char gid_map[48];
     int no_dump;                 /* make the init non-dumpable (it shares the
                                     harness's memory and environment) */
-    unsigned long long sig_ignored; /* signals the harness ignores (bit n-1) */
     const struct sock_fprog *seccomp;
     char *cmd_stack;             /* top of the command's stack */
+
+    int go_fd;                   /* the command's end of the go socket */
+    int go_send;                 /* the other end: the harness's, and the
+                                    init's copy of it */
+
+    /* Premounts: the binds of the thread's previous run, made by the init
+     * while a spare, so that a run in the same dirs (the common case) goes
+     * straight to the command. Undone before the job's own binds when the
+     * job is not theirs. pre[i].idmap indexes pre_userns (fds the init
+     * inherits from the harness's idmap cache, the job's userns_h). */
+    const sb_bind *pre;
+    int npre;
+    const int *pre_userns;
+    int npre_userns;
 
     /* written by the init */
     int mapped;                  /* futex: 1 once the maps are written, -1 if
                                     the init failed */
     int cmd_started;
-    int go_fd;                   /* the command's end of the go socket */
     int cover_fd[SB_NCOVER];     /* O_PATH fds of cover[i] opened before the
                                     tmpfs hid it, until the binds are made */
-    sb_job *job;                 /* the job, once it arrived */
+    sb_id pre_id[SB_MAX_BINDS];  /* what each premount shows */
+    int pre_fd[SB_MAX_BINDS];    /* each premount (its mount's fd) */
+    int pre_made;                /* premounts in place */
+    int pre_ok;                  /* 1 (release) once all of them are in place
+                                    and pre_id is filled; -1: one failed */
+#ifdef SB_PROFILE
+    long long prof[SB_P_N];
+#endif
 } sb_child;
 
 /* Entry point of the init process (clone callback). */
 int sb_child_init(void *arg);
+/* Are the spare's premounts in place and exactly the job's binds, of the
+ * same dirs? (Harness and init: no libc.) */
+int sb_pre_match(const sb_child *c, const sb_job *job);
 
 /* ---- spare sandboxes (sb_spare.c) -------------------------------------- */
 
@@ -185,7 +252,9 @@ typedef struct sb_spare {
     pid_t init;
     pid_t owner;                 /* process that made it (fork safety) */
     int out_r, msg_r, job_fd;    /* our ends */
+    int go_fd;                   /* our end of the command's go socket */
     void *stacks;
+    void *pre;                   /* the premounts' binds, paths, fds */
     int reaped;
     sb_child c;
 } sb_spare;
@@ -193,11 +262,17 @@ typedef struct sb_spare {
 /* Takes this thread's ready spare, or makes one. */
 int sb_spare_get(sb_spare **out, const sb_caps *caps, char *err);
 /* Makes this thread's next spare (best effort: without one, the next run
- * makes its own). */
-void sb_spare_refill(const sb_caps *caps);
-/* Hands the job and its fds to the spare. -1: the spare is dead. */
-int sb_spare_dispatch(sb_spare *sp, sb_job *job, const int *fds, int nfds);
+ * makes its own), premounting the binds of job (or none). */
+void sb_spare_refill(const sb_caps *caps, const sb_job *job);
+/* Hands the job and its fds (ruleset and stdin first, npass of them, then
+ * the user namespaces of its idmapped binds) to the spare. -1: the spare
+ * is dead. */
+int sb_spare_dispatch(sb_spare *sp, sb_job *job, const int *fds, int npass, int nfds);
 /* Closes our ends, kills the init if it still runs, reaps it, frees. */
 void sb_spare_free(sb_spare *sp);
+/* After the init's report: closes our ends and reaps the init if it has
+ * exited, else keeps it for a later reaping (the next run of this thread,
+ * sb_release, the thread's exit). */
+void sb_spare_retire(sb_spare *sp);
 
 #endif

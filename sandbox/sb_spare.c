@@ -4,11 +4,17 @@
  * user namespace and loading its seccomp filter take about half a
  * millisecond, and none of it depends on the run. So a sandbox is made
  * before it is needed (sb_child.c: the init and the command then wait on a
- * socket), and a run only hands it the job. Each thread keeps one spare,
+ * socket), and a run only hands it the job: to the command itself when the
+ * spare has already mounted the job's writable paths (it premounts those
+ * of the run that made it), else to the init. Each thread keeps one spare,
  * made right after it dispatched a run (while that command runs) and from
  * its second run on, so a one-shot caller (`harness exec`) makes none. The
  * spare belongs to the thread: the init dies with the thread that cloned
  * it (PR_SET_PDEATHSIG), and a thread-exit destructor reaps it.
+ *
+ * A run returns once its init has reported, while that init still tears
+ * its namespaces down; it is "retired" here and reaped by a later run, by
+ * sb_release, or at exit.
  */
 #include "sandbox/sb_internal.h"
 
@@ -96,21 +102,14 @@ static void sb_keep(sb_child *c, int fd)
     c->nkeep++;
 }
 
-/* Which signals this process ignores (SigIgn of /proc/self/status): the
- * init resets those, so the command starts with default dispositions. */
-static unsigned long long sb_ignored_signals(void)
+/* /dev/null, opened once: every spare's init and command get a copy. */
+static int g_null_fd = -1;
+static pthread_once_t g_null_once = PTHREAD_ONCE_INIT;
+
+static void sb_null_open(void)
 {
-    char buf[4096];
-    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return ~0ULL; /* unknown: reset them all */
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return ~0ULL;
-    buf[n] = '\0';
-    const char *p = strstr(buf, "\nSigIgn:");
-    return p ? strtoull(p + 8, NULL, 16) : ~0ULL;
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    g_null_fd = fd >= 0 ? sb_fd_high(fd) : -1;
 }
 
 /* ---- making one ------------------------------------------------------------ */
@@ -120,7 +119,6 @@ static void sb_spare_fill(sb_child *c, const sb_caps *caps, const struct sock_fp
 {
     c->net_fd = caps->net_fd;
     c->seccomp = prog;
-    c->sig_ignored = sb_ignored_signals();
     c->unshare_flags = caps->clone_flags & ~(CLONE_NEWPID | CLONE_NEWUSER);
     c->set_hostname = (caps->clone_flags & CLONE_NEWUTS) != 0;
     c->mount_proc = caps->proc;
@@ -159,47 +157,83 @@ static void sb_spare_fill(sb_child *c, const sb_caps *caps, const struct sock_fp
 static int sb_spare_fds(sb_spare *sp)
 {
     sb_child *c = &sp->c;
-    int p[2], q[2], sv[2];
-    if (pipe2(p, O_CLOEXEC) < 0)
-        return -1;
-    if (pipe2(q, O_CLOEXEC) < 0) {
-        close(p[0]);
-        close(p[1]);
-        return -1;
-    }
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        sv[0] = sv[1] = -1;
-    }
+    int p[2] = {-1, -1}, q[2] = {-1, -1}, sv[2] = {-1, -1}, gv[2] = {-1, -1};
+    if (pipe2(p, O_CLOEXEC) == 0 && pipe2(q, O_CLOEXEC) == 0 &&
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0)
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, gv);
     sp->out_r = sb_fd_high(p[0]);
     c->out_fd = sb_fd_high(p[1]);
     sp->msg_r = sb_fd_high(q[0]);
     c->msg_fd = sb_fd_high(q[1]);
     sp->job_fd = sb_fd_high(sv[0]);
     c->job_fd = sb_fd_high(sv[1]);
-    c->null_fd = sb_fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    sp->go_fd = c->go_send = sb_fd_high(gv[0]);
+    c->go_fd = sb_fd_high(gv[1]);
+    pthread_once(&g_null_once, sb_null_open);
+    c->null_fd = g_null_fd;
     if (sp->out_r < 0 || c->out_fd < 0 || sp->msg_r < 0 || c->msg_fd < 0 || sp->job_fd < 0 ||
-        c->job_fd < 0 || c->null_fd < 0)
+        c->job_fd < 0 || sp->go_fd < 0 || c->go_fd < 0 || c->null_fd < 0)
         return -1;
     fcntl(sp->out_r, F_SETFL, O_NONBLOCK);
     sb_keep(c, c->out_fd);
     sb_keep(c, c->msg_fd);
     sb_keep(c, c->job_fd);
+    sb_keep(c, c->go_send);
+    sb_keep(c, c->go_fd);
     sb_keep(c, c->null_fd);
     sb_keep(c, c->net_fd);
+    for (int i = 0; i < c->npre_userns; i++)
+        sb_keep(c, c->pre_userns[i]);
     return 0;
 }
 
-/* Our copies of the init's fds. The record keeps the numbers: the init
+/* Our copies of the init's fds (but /dev/null, which stays, and the go
+ * socket's sending end, ours too). The record keeps the numbers: the init
  * reads them from it, in its own fd table. */
 static void sb_spare_close_child_fds(sb_spare *sp)
 {
-    int fds[4] = {sp->c.out_fd, sp->c.msg_fd, sp->c.job_fd, sp->c.null_fd};
+    int fds[4] = {sp->c.out_fd, sp->c.msg_fd, sp->c.job_fd, sp->c.go_fd};
     for (int i = 0; i < 4; i++)
         if (fds[i] >= 0)
             close(fds[i]);
 }
 
-static int sb_spare_new(sb_spare **out, const sb_caps *caps, char *err)
+/* The premounts of a spare: a copy of job's binds (the run that hints
+ * them ends before the spare is used), with the user namespace fds they
+ * use (from the process's idmap cache: they stay open). */
+static int sb_spare_hint(sb_spare *sp, const sb_job *job)
+{
+    sb_child *c = &sp->c;
+    if (!job || !job->nbind)
+        return 0;
+    size_t strs = 0;
+    for (int i = 0; i < job->nbind; i++)
+        strs += strlen(job->bind[i].path) + 1;
+    size_t nb = sizeof(sb_bind) * (size_t)job->nbind, nu = sizeof(int) * (size_t)job->nidmap;
+    char *blob = malloc(nb + nu + strs);
+    if (!blob)
+        return -1;
+    sb_bind *pre = (sb_bind *)blob;
+    int *fds = (int *)(blob + nb);
+    char *str = blob + nb + nu;
+    for (int i = 0; i < job->nbind; i++) {
+        pre[i] = job->bind[i];
+        size_t n = strlen(pre[i].path) + 1;
+        memcpy(str, pre[i].path, n);
+        pre[i].path = str;
+        str += n;
+    }
+    if (nu)
+        memcpy(fds, job->userns_h, nu);
+    sp->pre = blob;
+    c->pre = pre;
+    c->npre = job->nbind;
+    c->pre_userns = fds;
+    c->npre_userns = job->nidmap;
+    return 0;
+}
+
+static int sb_spare_new(sb_spare **out, const sb_caps *caps, const sb_job *hint, char *err)
 {
     *out = NULL;
     const struct sock_fprog *prog = NULL;
@@ -210,12 +244,14 @@ static int sb_spare_new(sb_spare **out, const sb_caps *caps, char *err)
         return rl_err(err, RL_ENOMEM, "sandbox: out of memory");
     sp->owner = getpid();
     sp->init = -1;
-    sp->out_r = sp->msg_r = sp->job_fd = -1;
+    sp->out_r = sp->msg_r = sp->job_fd = sp->go_fd = -1;
     sb_child *c = &sp->c;
-    c->out_fd = c->msg_fd = c->job_fd = c->null_fd = c->go_fd = -1;
+    c->out_fd = c->msg_fd = c->job_fd = c->null_fd = c->go_fd = c->go_send = -1;
     sb_spare_fill(c, caps, prog);
     int e = 0;
-    if (sb_spare_fds(sp) < 0)
+    if (sb_spare_hint(sp, hint) < 0)
+        e = ENOMEM;
+    else if (sb_spare_fds(sp) < 0)
         e = errno ? errno : EMFILE;
     else if (!(sp->stacks = sb_stacks_get()))
         e = errno ? errno : ENOMEM;
@@ -234,8 +270,10 @@ static int sb_spare_new(sb_spare **out, const sb_caps *caps, char *err)
     /* Only the PID (and user) namespace at clone: the init makes the others
      * itself with unshare, while we go back to the running command. */
     int at_clone = caps->clone_flags & (CLONE_NEWPID | CLONE_NEWUSER);
+    SB_PROF(c, SB_P_SP_CLONE0);
     sp->init = clone(sb_child_init, (char *)sp->stacks + SB_CHILD_STACK, CLONE_VM | at_clone, c);
     e = errno;
+    SB_PROF(c, SB_P_SP_CLONE1);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     sb_spare_close_child_fds(sp); /* the init has its own copies */
     if (sp->init < 0) {
@@ -254,6 +292,7 @@ void sb_spare_free(sb_spare *sp)
     sb_close(&sp->out_r);
     sb_close(&sp->msg_r);
     sb_close(&sp->job_fd); /* an idle init sees EOF and exits */
+    sb_close(&sp->go_fd);
     if (sp->owner == getpid()) {
         if (!sp->reaped && sp->init > 0) {
             kill(sp->init, SIGKILL);
@@ -264,13 +303,12 @@ void sb_spare_free(sb_spare *sp)
         if (sp->stacks)
             sb_stacks_put(sp->stacks);
     }
+    free(sp->pre); /* the init reads it until it is gone (or: a fork's copy) */
     free(sp);
 }
 
-int sb_spare_dispatch(sb_spare *sp, sb_job *job, const int *fds, int nfds)
+static int sb_send(int sock, sb_job *job, const int *fds, int nfds)
 {
-    if (sp->owner != getpid() || nfds > 2 + SB_MAX_IDMAPS)
-        return -1;
     union {
         char buf[CMSG_SPACE(sizeof(int) * (2 + SB_MAX_IDMAPS))];
         struct cmsghdr align;
@@ -291,9 +329,86 @@ int sb_spare_dispatch(sb_spare *sp, sb_job *job, const int *fds, int nfds)
         memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
     }
     ssize_t n;
-    while ((n = sendmsg(sp->job_fd, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+    while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
         ;
     return n == (ssize_t)sizeof job ? 0 : -1;
+}
+
+int sb_spare_dispatch(sb_spare *sp, sb_job *job, const int *fds, int npass, int nfds)
+{
+    if (sp->owner != getpid() || nfds > 2 + SB_MAX_IDMAPS)
+        return -1;
+    /* Straight to the command (the init only waits for its end), or to the
+     * init, which makes the binds first. */
+    if (sb_pre_match(&sp->c, job))
+        return sb_send(sp->go_fd, job, fds, npass);
+    return sb_send(sp->job_fd, job, fds, nfds);
+}
+
+/* ---- retired inits ---------------------------------------------------------- */
+
+/* Inits that reported and are exiting, oldest first. Any thread of the
+ * process may reap them (wait4 sees the children of the whole thread
+ * group); the process reaps what is left at exit, so that none is handed
+ * to a subreaper. */
+static pthread_mutex_t g_retired_lock = PTHREAD_MUTEX_INITIALIZER;
+static sb_spare *g_retired[SB_RETIRED_MAX];
+static int g_nretired;
+static pthread_once_t g_atexit_once = PTHREAD_ONCE_INIT;
+
+/* Reaps the retired inits that have exited, or waits for all of them
+ * (block; not under the lock). */
+static void sb_reap_retired(int block)
+{
+    sb_spare *done[SB_RETIRED_MAX];
+    int n = 0, k = 0;
+    pthread_mutex_lock(&g_retired_lock);
+    for (int i = 0; i < g_nretired; i++) {
+        sb_spare *sp = g_retired[i];
+        if (!block && waitpid(sp->init, NULL, __WALL | WNOHANG) == 0) {
+            g_retired[k++] = sp; /* still exiting */
+            continue;
+        }
+        sp->reaped = !block; /* else sb_spare_free waits for it */
+        done[n++] = sp;
+    }
+    g_nretired = k;
+    pthread_mutex_unlock(&g_retired_lock);
+    for (int i = 0; i < n; i++)
+        sb_spare_free(done[i]);
+}
+
+static void sb_reap_at_exit(void) { sb_reap_retired(1); }
+/* A fork's child has none of the parent's children (and another thread of
+ * the parent may have held the lock). */
+static void sb_retired_forget(void)
+{
+    pthread_mutex_init(&g_retired_lock, NULL);
+    g_nretired = 0;
+}
+static void sb_atexit_init(void)
+{
+    atexit(sb_reap_at_exit);
+    pthread_atfork(NULL, NULL, sb_retired_forget);
+}
+
+void sb_spare_retire(sb_spare *sp)
+{
+    sb_close(&sp->out_r);
+    sb_close(&sp->msg_r);
+    sb_close(&sp->job_fd);
+    sb_close(&sp->go_fd);
+    pthread_once(&g_atexit_once, sb_atexit_init);
+    sb_spare *old = NULL;
+    pthread_mutex_lock(&g_retired_lock);
+    if (g_nretired == SB_RETIRED_MAX) {
+        old = g_retired[0];
+        memmove(g_retired, g_retired + 1, sizeof g_retired[0] * (SB_RETIRED_MAX - 1));
+        g_nretired--;
+    }
+    g_retired[g_nretired++] = sp;
+    pthread_mutex_unlock(&g_retired_lock);
+    sb_spare_free(old); /* exited long ago, or about to */
 }
 
 /* ---- this thread's spare ------------------------------------------------------ */
@@ -303,7 +418,11 @@ static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 static __thread sb_spare *tl_spare;
 static __thread unsigned tl_runs;
 
-static void sb_spare_dtor(void *p) { sb_spare_free(p); }
+static void sb_spare_dtor(void *p)
+{
+    sb_spare_free(p);
+    sb_reap_retired(1);
+}
 static void sb_key_init(void) { pthread_key_create(&g_key, sb_spare_dtor); }
 
 static void sb_tl_set(sb_spare *sp)
@@ -316,6 +435,7 @@ static void sb_tl_set(sb_spare *sp)
 int sb_spare_get(sb_spare **out, const sb_caps *caps, char *err)
 {
     tl_runs++;
+    sb_reap_retired(0);
     sb_spare *sp = tl_spare;
     if (sp) {
         sb_tl_set(NULL);
@@ -325,15 +445,15 @@ int sb_spare_get(sb_spare **out, const sb_caps *caps, char *err)
         }
         sb_spare_free(sp); /* inherited through fork(): not ours to use */
     }
-    return sb_spare_new(out, caps, err);
+    return sb_spare_new(out, caps, NULL, err);
 }
 
-void sb_spare_refill(const sb_caps *caps)
+void sb_spare_refill(const sb_caps *caps, const sb_job *job)
 {
     if (tl_spare || tl_runs < 2)
         return;
     sb_spare *sp;
-    if (sb_spare_new(&sp, caps, NULL) == 0)
+    if (sb_spare_new(&sp, caps, job, NULL) == 0)
         sb_tl_set(sp);
 }
 
@@ -344,4 +464,5 @@ void sb_release(void)
         sb_tl_set(NULL);
         sb_spare_free(sp);
     }
+    sb_reap_retired(1);
 }

@@ -136,8 +136,9 @@ static int stray_children(pid_t except)
     return n;
 }
 
-/* Pids of our direct children (at most max). */
-static int our_children(pid_t *out, int max)
+/* Pids of our direct children (at most max); live ones only (not
+ * zombies) with live. */
+static int our_children_st(pid_t *out, int max, int live)
 {
     DIR *d = opendir("/proc");
     ck_assert_ptr_nonnull(d);
@@ -157,11 +158,29 @@ static int our_children(pid_t *out, int max)
         buf[len] = '\0';
         const char *rp = strrchr(buf, ')');
         int ppid = 0;
-        if (rp && sscanf(rp + 2, "%*c %d", &ppid) == 1 && ppid == getpid())
+        char state = 0;
+        if (rp && sscanf(rp + 2, "%c %d", &state, &ppid) == 2 && ppid == getpid() &&
+            (!live || state != 'Z'))
             out[n++] = pid;
     }
     closedir(d);
     return n;
+}
+
+static int our_children(pid_t *out, int max) { return our_children_st(out, max, 0); }
+
+/* The init of this thread's spare sandbox: our one live child once the
+ * inits of finished runs (reaped by the next run or sb_release) have
+ * become zombies; -1 if there is not exactly one after a second. */
+static pid_t spare_init(void)
+{
+    pid_t kids[8];
+    for (int i = 0; i < 100; i++) {
+        if (our_children_st(kids, 8, 1) == 1)
+            return kids[0];
+        usleep(10 * 1000);
+    }
+    return -1;
 }
 
 static double now_ms(void)
@@ -736,8 +755,9 @@ START_TEST(test_spare_reuse)
         sb_result_free(&r);
     }
     pid_t kids[8];
-    ck_assert_int_eq(our_children(kids, 8), 1); /* the spare's init */
-    kill(kids[0], SIGKILL);
+    pid_t spare = spare_init();
+    ck_assert_int_gt(spare, 0);
+    kill(spare, SIGKILL);
     usleep(50 * 1000);
     run_sh(&r, NULL, "echo after");
     ck_assert_str_eq(r.out, "after\n");
@@ -745,6 +765,111 @@ START_TEST(test_spare_reuse)
     sb_release();
     ck_assert_int_eq(our_children(kids, 8), 0);
     sb_release(); /* nothing to free: harmless */
+}
+END_TEST
+
+/* One run of test_spare_premounts in dir; the others must not be mounted
+ * in its sandbox: as root, a dir shows owned by the command's uid only
+ * through its idmapped mount (unprivileged, every dir of ours does); one
+ * below /dev/shm is there only when mounted. */
+static void premount_run(const char *dir, const char *const *others, int n, int fresh)
+{
+    char script[8192];
+    int len = snprintf(script, sizeof script,
+                       "%s echo %s > out && echo wrote; stat -c 'own %%u' .;",
+                       fresh ? "cat fresh;" : "", dir);
+    for (int i = 0; i < n; i++)
+        if (strcmp(others[i], dir))
+            len += snprintf(script + len, sizeof script - (size_t)len,
+                            " (stat -c 'other %%u %%n' %s 2>/dev/null || echo other hidden %s);"
+                            " echo x > %s/x 2>/dev/null && echo other writable;",
+                            others[i], others[i], others[i]);
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    sb_result r;
+    run_in(&r, dir, NULL, argv);
+    char want[64];
+    snprintf(want, sizeof want, "%swrote\nown %d\n", fresh ? "fresh\n" : "", SB_NS_UID);
+    ck_assert_msg(!strncmp(r.out, want, strlen(want)), "in %s:\n%s", dir, r.out);
+    ck_assert_msg(!strstr(r.out, "other writable"), "in %s:\n%s", dir, r.out);
+    char own[32];
+    snprintf(own, sizeof own, "other %d ", SB_NS_UID);
+    ck_assert_msg(getuid() != 0 || !strstr(r.out, own), "in %s, another dir is mounted:\n%s", dir,
+                  r.out);
+    for (int i = 0; i < n; i++) {
+        char hidden[128];
+        snprintf(hidden, sizeof hidden, "other hidden %s\n", others[i]);
+        ck_assert_msg(!strcmp(others[i], dir) || strncmp(others[i], "/dev/shm/", 9) ||
+                          strstr(r.out, hidden),
+                      "in %s, %s shows:\n%s", dir, others[i], r.out);
+    }
+    sb_result_free(&r);
+    /* on the host: the write landed in this dir, owned like it */
+    char path[PATH_MAX], *text = NULL;
+    size_t tl;
+    snprintf(path, sizeof path, "%s/out", dir);
+    ck_assert_int_eq(fs_read_file(&text, &tl, path, 4096, NULL), 0);
+    ck_assert_int_eq(strncmp(text, dir, strlen(dir)), 0);
+    free(text);
+    struct stat st, d;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(stat(dir, &d), 0);
+    ck_assert_int_eq(st.st_uid, d.st_uid);
+}
+
+/* A spare premounts the writable dirs of its thread's previous run, and
+ * the next run in the same dirs goes straight to the command. Runs that
+ * switch dirs (one below /dev/shm among them), or whose dir was removed
+ * and made again at the same path, must see their own dir and only it. */
+START_TEST(test_spare_premounts)
+{
+    char b[96], shm[64] = "", path[PATH_MAX];
+    snprintf(b, sizeof b, "%s/b", g_parent);
+    ck_assert_int_eq(mkdir(b, 0755), 0);
+    const char *dirs[3] = {g_work, b, NULL};
+    int n = 2;
+    if ((sb_layers_available() & SB_LAYER_MNTNS) && path_exists("/dev/shm")) {
+        snprintf(shm, sizeof shm, "/dev/shm/rl-sbt-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(shm));
+        ck_assert_int_eq(chmod(shm, 0755), 0);
+        dirs[n++] = shm;
+    }
+    /* same dir (premounted), switches, back, and the same again */
+    const int seq[] = {0, 0, 0, 1, 1, 0, 2, 2, 0, 2, 1, 1};
+    for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++)
+        if (seq[i] < n)
+            premount_run(dirs[seq[i]], dirs, n, 0);
+    /* the work dir removed and made again between two runs in it */
+    for (int k = 0; k < 3; k++) {
+        premount_run(g_work, dirs, n, k > 0);
+        ck_assert_int_eq(fs_remove_tree(g_work, NULL), 0);
+        ck_assert_int_eq(mkdir(g_work, 0755), 0);
+        snprintf(path, sizeof path, "%s/fresh", g_work);
+        ck_assert_int_eq(fs_write_atomic(path, "fresh\n", 6, NULL), 0);
+    }
+    premount_run(g_work, dirs, n, 1);
+    sb_release();
+    if (shm[0])
+        fs_remove_tree(shm, NULL);
+}
+END_TEST
+
+/* Signals the harness ignores are not ignored in the command. */
+START_TEST(test_signals_reset)
+{
+    struct sigaction ign, old1, old2;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    ck_assert_int_eq(sigaction(SIGPIPE, &ign, &old1), 0);
+    ck_assert_int_eq(sigaction(SIGRTMIN + 2, &ign, &old2), 0);
+    for (int i = 0; i < 3; i++) {
+        sb_result r;
+        const char *argv[] = {"grep", "SigIgn", "/proc/self/status", NULL};
+        run_in(&r, g_work, NULL, argv);
+        ck_assert_str_eq(r.out, "SigIgn:\t0000000000000000\n");
+        sb_result_free(&r);
+    }
+    sigaction(SIGPIPE, &old1, NULL);
+    sigaction(SIGRTMIN + 2, &old2, NULL);
 }
 END_TEST
 
@@ -774,7 +899,7 @@ START_TEST(test_spare_thread_exit_and_fork)
     sb_result_free(&r);
     run_sh(&r, NULL, "true");
     sb_result_free(&r);
-    ck_assert_int_eq(our_children(kids, 8), 1);
+    ck_assert_int_gt(spare_init(), 0);
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
@@ -1239,6 +1364,8 @@ Suite *sandbox_suite(void)
     tcase_add_test(unit, test_parallel_runs);
     tcase_add_test(unit, test_spare_reuse);
     tcase_add_test(unit, test_spare_thread_exit_and_fork);
+    tcase_add_test(unit, test_spare_premounts);
+    tcase_add_test(unit, test_signals_reset);
     tcase_add_test(unit, test_cli);
     suite_add_tcase(s, unit);
 
