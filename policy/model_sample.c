@@ -430,8 +430,14 @@ static int kvset_assign(model_kvset *set, const model *m, int *pick, int *reuse,
             c->k = malloc(n * sizeof(float));
             c->v = malloc(n * sizeof(float));
             set->ids[best] = malloc((size_t)set->cap * sizeof(int));
-            if (!c->k || !c->v || !set->ids[best])
+            if (!c->k || !c->v || !set->ids[best]) { /* all or nothing: a later call retries */
+                free(c->k);
+                free(c->v);
+                free(set->ids[best]);
+                c->k = c->v = NULL;
+                set->ids[best] = NULL;
                 return rl_err(err, RL_ENOMEM, "model_sample_cached: out of memory for a cache");
+            }
             c->cap = set->cap;
         }
         taken[best] = 1;
