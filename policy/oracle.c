@@ -1,9 +1,12 @@
 /* oracle.c - the shortest path to a fix, from the gold patch.
  *
- * Run the tests, read each file the fix touches, apply the fix as
- * edit_file calls (one per hunk; write_file for new files), re-run the
- * tests, submit. This is the demonstration SFT data is made of: it shows
- * the tool-call format and a clean working order, never a recovery.
+ * Run the tests, list the files, read each file the fix touches, apply
+ * the fix as edit_file calls (one per hunk; write_file for new files),
+ * re-run the tests, submit. This is the demonstration SFT data is made of:
+ * it shows the tool-call format and a clean working order, never a
+ * recovery. The listing comes before the read so that the path a policy
+ * reads is one it can copy from its context rather than recall: a small
+ * model trained without it guessed file names of other repositories.
  *
  * An edit is minimal, as a careful engineer writes it: the hunk's changed
  * lines only, with just enough of its context lines to make old_string
@@ -54,6 +57,8 @@ static int push(oracle *o, const char *tool, cJSON *args, const char *why)
 static int plan(oracle *o, const patch *p)
 {
     int rc = push(o, "run_tests", cJSON_CreateObject(), "First, run the tests to see what fails.");
+    if (!rc)
+        rc = push(o, "list_files", cJSON_CreateObject(), "List the files to find the code under test.");
     size_t *read_turn = calloc(p->nfiles ? p->nfiles : 1, sizeof *read_turn);
     if (!read_turn)
         return RL_ENOMEM;

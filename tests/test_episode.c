@@ -76,8 +76,14 @@ START_TEST(test_oracle_fixes_leapyear)
     int passed = 0;
     cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "tests")) passed += !strcmp(str(t, "status"), "pass");
     ck_assert_int_eq(passed, cJSON_GetArraySize(cJSON_GetObjectItem(r, "tests")));
+    /* the tree is listed before the read, so the path read is in the context */
+    const cJSON *turns = cJSON_GetObjectItem(r, "turns");
+    const cJSON *list = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(turns, 1), "tool_calls"), 0);
+    ck_assert_str_eq(str(list, "name"), "list_files");
+    const char *ctx2 = str(cJSON_GetObjectItem(cJSON_GetArrayItem(turns, 2), "context"), "append");
+    ck_assert_ptr_nonnull(strstr(ctx2, "\nsrc/leapyear.c\n"));
     /* the edit is minimal: the one changed line, unique in the file as read */
-    const cJSON *call = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), 2),
+    const cJSON *call = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(turns, 3),
                                                                "tool_calls"), 0);
     ck_assert_str_eq(str(call, "name"), "edit_file");
     const cJSON *args = cJSON_GetObjectItem(call, "arguments");
@@ -96,7 +102,7 @@ START_TEST(test_oracle_cut_read_whole_hunk)
     cfg.obs_budget = 1200;
     cJSON *r = episode("leapyear", "oracle", &cfg);
     ck_assert_double_eq(num(r, "reward"), 1);
-    const cJSON *call = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), 2),
+    const cJSON *call = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), 3),
                                                                "tool_calls"), 0);
     const char *old = str(cJSON_GetObjectItem(call, "arguments"), "old_string");
     ck_assert_ptr_nonnull(old);
@@ -252,10 +258,10 @@ START_TEST(test_shaped_reward_config)
     ep_config_default(&cfg);
     ck_assert_int_eq(ep_shaping_load(&cfg.shaping, path, err), 0);
     cJSON *r = episode("leapyear", "oracle", &cfg);
-    /* oracle: 5 turns, 5 successful calls, all well formed, no repeats:
-     * 2.0 + 5 * 0.5 + 5 * 0.1 - 0.2 * (5 - 3) */
+    /* oracle: 6 turns, 6 successful calls, all well formed, no repeats:
+     * 2.0 + 6 * 0.5 + 6 * 0.1 - 0.2 * (6 - 3) */
     ck_assert_double_eq(num(r, "reward"), 1);
-    ck_assert_double_eq_tol(num(r, "shaped_reward"), 2.0 + 2.5 + 0.5 - 0.4, 1e-9);
+    ck_assert_double_eq_tol(num(r, "shaped_reward"), 2.0 + 3.0 + 0.6 - 0.6, 1e-9);
     ck_assert_str_eq(str(cJSON_GetObjectItem(r, "config"), "reward"), "shaped");
     cJSON_Delete(r);
     /* off by default: the reward is the test result alone */
