@@ -160,6 +160,49 @@ START_TEST(test_grad_matmul)
 }
 END_TEST
 
+/* Decode-sized products (1-8 rows; on AVX-512 machines a kernel of their
+ * own, in blocks of 4 x 4 with tails) against a plain loop, overwriting
+ * (beta 0, over NaN garbage) and accumulating (beta 1). */
+START_TEST(test_matmul_decode_sizes)
+{
+    char err[RL_ERR_MAX];
+    mpool *pool;
+    ck_assert_int_eq(mpool_new(&pool, 2, err), 0);
+    const int Cs[] = {32, 48, 256}, OCs[] = {4, 9, 131, 260};
+    for (int N = 1; N <= 8; N++)
+        for (int ci = 0; ci < 3; ci++)
+            for (int oi = 0; oi < 4; oi++) {
+                int C = Cs[ci], OC = OCs[oi];
+                size_t na = (size_t)N * C, nw = (size_t)OC * C, no = (size_t)N * OC;
+                float *a = malloc(na * 4), *w = malloc(nw * 4), *out = malloc(no * 4);
+                float *prev = malloc(no * 4);
+                fill_normal(a, na, 1.0f, 7 + (uint64_t)N);
+                fill_normal(w, nw, 1.0f, 8);
+                fill_normal(prev, no, 1.0f, 9);
+                for (size_t k = 0; k < no; k++)
+                    out[k] = NAN;
+                matmul_forward(pool, out, a, w, N, C, OC, 0.0f);
+                for (int i = 0; i < N; i++)
+                    for (int o = 0; o < OC; o++) {
+                        double s = dot_d(a + (size_t)i * C, w + (size_t)o * C, (size_t)C);
+                        ck_assert_msg(fabs(s - out[(size_t)i * OC + o]) < 1e-4 * (1 + fabs(s)),
+                                      "N %d C %d OC %d row %d col %d: %g vs %g", N, C, OC, i, o,
+                                      out[(size_t)i * OC + o], s);
+                    }
+                memcpy(out, prev, no * 4);
+                matmul_forward(pool, out, a, w, N, C, OC, 1.0f);
+                for (int i = 0; i < N; i++)
+                    for (int o = 0; o < OC; o++) {
+                        size_t k = (size_t)i * OC + o;
+                        double s = prev[k] + dot_d(a + (size_t)i * C, w + (size_t)o * C, (size_t)C);
+                        ck_assert(fabs(s - out[k]) < 1e-4 * (1 + fabs(s)));
+                    }
+                free(a), free(w), free(out), free(prev);
+            }
+    mpool_free(pool);
+}
+END_TEST
+
 static void make_rope(op_ctx *c, int max_pos, float theta)
 {
     int half = c->hd / 2;
@@ -1342,6 +1385,7 @@ Suite *model_suite(void)
     tcase_add_test(ops, test_vexp_accuracy);
     tcase_add_test(ops, test_grad_rmsnorm);
     tcase_add_test(ops, test_grad_matmul);
+    tcase_add_test(ops, test_matmul_decode_sizes);
     tcase_add_test(ops, test_grad_rope);
     tcase_add_test(ops, test_grad_swiglu);
     tcase_add_test(ops, test_grad_logp);
