@@ -29,6 +29,7 @@
 
 typedef struct curves {
     double *step, *reward, *pass, *kl, *clip, *ent, *step_s, *tps;
+    double *groups, *zero_var, *updated, *episodes, *passed;
     size_t n;
     double *estep, *epass;
     size_t ne;
@@ -39,7 +40,9 @@ typedef struct curves {
 
 static void curves_free(curves *c)
 {
-    double **v[] = {&c->step, &c->reward, &c->pass, &c->kl, &c->clip, &c->ent, &c->step_s, &c->tps, &c->estep, &c->epass};
+    double **v[] = {&c->step,   &c->reward,  &c->pass,  &c->kl,       &c->clip,     &c->ent,    &c->step_s,
+                    &c->tps,    &c->groups,  &c->zero_var, &c->updated, &c->episodes, &c->passed, &c->estep,
+                    &c->epass};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         free(*v[i]);
     memset(c, 0, sizeof *c);
@@ -66,7 +69,9 @@ static int curves_read(curves *c, const char *run_dir, char *err)
     size_t lines = 1;
     for (size_t i = 0; i < len; i++)
         lines += text[i] == '\n';
-    double **v[] = {&c->step, &c->reward, &c->pass, &c->kl, &c->clip, &c->ent, &c->step_s, &c->tps, &c->estep, &c->epass};
+    double **v[] = {&c->step,   &c->reward,  &c->pass,  &c->kl,       &c->clip,     &c->ent,    &c->step_s,
+                    &c->tps,    &c->groups,  &c->zero_var, &c->updated, &c->episodes, &c->passed, &c->estep,
+                    &c->epass};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (!(*v[i] = calloc(lines, sizeof(double)))) {
             free(text);
@@ -108,6 +113,11 @@ static int curves_read(curves *c, const char *run_dir, char *err)
             c->clip[k] = jnum_(o, "clip_frac");
             c->ent[k] = jnum_(o, "entropy");
             c->step_s[k] = jnum_(o, "step_s");
+            c->groups[k] = jnum_(o, "groups");
+            c->zero_var[k] = jnum_(o, "zero_var_groups");
+            c->updated[k] = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "updated"));
+            c->episodes[k] = jnum_(o, "episodes");
+            c->passed[k] = jnum_(o, "pass_rate") * c->episodes[k];
             c->tps[k] = jnum_(o, "train_tokens_per_s");
             c->n = k + 1;
         }
@@ -212,6 +222,15 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
         memcpy(cmp, cv.cmp, sizeof cmp);
         lambda = cv.lambda;
     }
+    /* the training signal: groups with a gradient, steps that moved the weights */
+    double groups = 0, zero_var = 0, episodes = 0, passed = 0, updated = 0;
+    for (size_t i = 0; have_curves && i < cv.n; i++) {
+        groups += isfinite(cv.groups[i]) ? cv.groups[i] : 0;
+        zero_var += isfinite(cv.zero_var[i]) ? cv.zero_var[i] : 0;
+        episodes += isfinite(cv.episodes[i]) ? cv.episodes[i] : 0;
+        passed += isfinite(cv.passed[i]) ? cv.passed[i] : 0;
+        updated += cv.updated[i];
+    }
     for (size_t i = 0; have_curves && i < cv.n; i++)
         if (isfinite(cv.step_s[i]) && isfinite(cv.tps[i])) {
             step_s += cv.step_s[i];
@@ -247,6 +266,11 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
         cJSON_AddItemToArray(sets, s);
     }
     cJSON *tr = cJSON_AddObjectToObject(o, "training");
+    cJSON_AddNumberToObject(tr, "episodes", episodes);
+    cJSON_AddNumberToObject(tr, "episodes_passed", round(passed));
+    cJSON_AddNumberToObject(tr, "groups", groups);
+    cJSON_AddNumberToObject(tr, "zero_variance_groups", zero_var);
+    cJSON_AddNumberToObject(tr, "steps_that_updated", updated);
     cJSON_AddNumberToObject(tr, "mean_step_s", nstep ? step_s / (double)nstep : 0);
     cJSON_AddNumberToObject(tr, "steps_per_s", step_s > 0 ? (double)nstep / step_s : 0);
     cJSON_AddNumberToObject(tr, "train_tokens_per_s", nstep ? tps / (double)nstep : 0);
@@ -315,6 +339,15 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
     if (nstep)
         buf_printf(&md, "\nTraining: %.1f s per step (%.4f steps/s), %.0f tokens/s through forward + backward.\n",
                    step_s / (double)nstep, (double)nstep / step_s, tps / (double)nstep);
+    if (have_curves && cv.n) {
+        buf_printf(&md,
+                   "\nTraining signal: %.0f of %.0f training episodes passed; %.0f of %.0f groups had zero "
+                   "variance (no gradient); %.0f of %zu steps changed the weights.\n",
+                   round(passed), episodes, zero_var, groups, updated, cv.n);
+        if (groups > 0 && zero_var == groups)
+            buf_printf(&md, "Every group had zero variance: GRPO had nothing to learn from, and the RL "
+                            "policy is the SFT policy.\n");
+    }
     if (has_cmp)
         buf_printf(&md,
                    "\nRollout modes, measured in the same run: synchronous %.1f s per step, generation-slot "
