@@ -132,6 +132,15 @@ static int parse_field(sft_config *c, const cJSON *f, const char *name, char *er
         return str(c->tokenizer, sizeof c->tokenizer, f, name, err);
     if (!strcmp(k, "eval_data"))
         return parse_eval_data(c, f, name, err);
+    if (!strcmp(k, "loss_on")) {
+        char on[16];
+        if ((rc = str(on, sizeof on, f, name, err)) < 0)
+            return rc;
+        if (strcmp(on, "policy") && strcmp(on, "all"))
+            return rl_err(err, RL_EINVAL, "%s: loss_on is \"%s\": expected \"policy\" or \"all\"", name, on);
+        c->loss_all = !strcmp(on, "all");
+        return 0;
+    }
     if (!strcmp(k, "min_reward")) {
         if (cJSON_IsNull(f)) {
             c->min_reward = -INFINITY;
@@ -320,6 +329,15 @@ static int load_data(trainer *t, traj_set *set, const char *const *files, int n,
         if (rc < 0)
             return rc;
     }
+    if (t->c->loss_all) /* pretraining: every token after the first is a target */
+        for (size_t i = 0; i < set->n; i++) {
+            traj_sample *x = &set->v[i];
+            if (x->n < 2)
+                continue;
+            set->st.policy_tokens += x->n - 1 - x->n_policy;
+            memset(x->mask + 1, 1, x->n - 1);
+            x->n_policy = x->n - 1;
+        }
     if (max && set->n > max) {
         /* keep an even spread over the files, the same every run */
         size_t keep = 0;

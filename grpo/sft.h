@@ -16,10 +16,19 @@
  *    "steps": 1000 | "epochs": 10, "batch": 8, "seq_len": 4096,
  *    "micro_tokens": 8192, "seed": 1, "min_reward": 1, "threads": 0,
  *    "eval_data": ["FILE.jsonl"], "eval_every": 100, "eval_max": 64,
- *    "save_every": 200, "log_every": 1}
+ *    "save_every": 200, "log_every": 1, "loss_on": "policy"}
  * "model" fields are those of model_config (missing ones take the defaults;
  * vocab defaults to the tokenizer's). With "init" the run continues from a
  * checkpoint (its config; its tokenizer unless "tokenizer" is given).
+ *
+ * "loss_on": "policy" (the default) is SFT: only tokens the policy wrote
+ * are trained. "all" is language-model pretraining on the same text: every
+ * token after the first is a target, tool output and prompts included. It
+ * is a stage before SFT, never a replacement: a model trained from scratch
+ * on the masked loss alone sees too few targets to learn to copy from its
+ * context (a path from a listing, old_string into new_string), and the
+ * environment's text is full of such repeats. Its checkpoint predicts tool
+ * output too; the SFT stage after it restores the policy's objective.
  */
 #ifndef RL_SFT_H
 #define RL_SFT_H
@@ -50,6 +59,7 @@ typedef struct sft_config {
     int eval_max;              /* samples evaluated at most */
     long save_every;           /* steps; 0: only at the end */
     long log_every;            /* steps between progress lines */
+    int loss_all;              /* "loss_on": "all": every token is a target */
 } sft_config;
 
 void sft_config_default(sft_config *c);

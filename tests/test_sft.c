@@ -161,6 +161,48 @@ START_TEST(test_sft_lowers_loss)
 }
 END_TEST
 
+/* Targets of one step of 4 samples, from its metrics line: all tokens but
+ * each sample's first with "loss_on": "all", far fewer by default. */
+static void step_targets(const char *loss_on, double *tokens, double *targets)
+{
+    char err[RL_ERR_MAX], cfg[1024], out[160], metrics[160];
+    snprintf(cfg, sizeof cfg,
+             "{\"model\": {\"d_model\": 32, \"n_layer\": 1, \"n_head\": 2, \"n_kv_head\": 1, \"d_ff\": 64, "
+             "\"max_seq\": 128}, \"tokenizer\": \"%s\", \"steps\": 1, \"batch\": 4, \"threads\": 1, "
+             "\"loss_on\": \"%s\"}",
+             tokpath, loss_on);
+    snprintf(out, sizeof out, "%s/lm.safetensors", dir);
+    snprintf(metrics, sizeof metrics, "%s/lm-%s.jsonl", dir, loss_on);
+    sft_config c;
+    sft_config_default(&c);
+    ck_assert_msg(sft_config_parse(&c, cfg, strlen(cfg), "lm.json", err) == 0, "%s", err);
+    const char *files[1] = {data};
+    sft_io io = {.progress = NULL, .metrics = metrics};
+    sft_result r;
+    ck_assert_msg(sft_run(&r, &c, files, 1, out, &io, err) == 0, "%s", err);
+    ck_assert(isfinite(r.first_loss));
+    size_t len;
+    char *m = slurp(metrics, &len);
+    cJSON *o = cJSON_Parse(m);
+    ck_assert_ptr_nonnull(o);
+    *tokens = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "tokens"));
+    *targets = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "policy_tokens"));
+    cJSON_Delete(o);
+    free(m);
+    sft_config_free(&c);
+}
+
+START_TEST(test_loss_on_all)
+{
+    double tok_all, tgt_all, tok_pol, tgt_pol;
+    step_targets("all", &tok_all, &tgt_all);
+    step_targets("policy", &tok_pol, &tgt_pol);
+    ck_assert_double_eq(tok_all, tok_pol); /* the same samples */
+    ck_assert_double_eq(tgt_all, tok_all - 4);
+    ck_assert(tgt_pol > 0 && tgt_pol < tgt_all / 2);
+}
+END_TEST
+
 static int parse(const char *json, char *err)
 {
     sft_config c;
@@ -189,6 +231,9 @@ START_TEST(test_config_errors)
     ck_assert_int_eq(parse("{\"init\": \"a\", \"model\": {}, \"steps\": 1}", err), RL_EINVAL);
     ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"steps\": 1, \"steps\": 2}", err), RL_EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "twice"));
+    ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"loss_on\": \"tools\"}", err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "loss_on"));
+    ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"loss_on\": \"all\"}", err), 0);
     ck_assert_int_eq(parse("[1, 2]", err), RL_EPARSE);
     ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"eval_data\": [1]}", err), RL_EINVAL);
     ck_assert_ptr_null(strchr(err, '\n'));
@@ -277,6 +322,7 @@ Suite *sft_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_sft_lowers_loss);
     tcase_add_test(tc, test_config_errors);
+    tcase_add_test(tc, test_loss_on_all);
     tcase_add_test(tc, test_cli);
     suite_add_tcase(s, tc);
     return s;
