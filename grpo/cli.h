@@ -9,6 +9,8 @@
 int cmd_tokenizer(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_sft(int argc, char **argv); /* grpo/cmd_sft.c */
+/* grpo score --ckpt CKPT --data FILE: policy-token and copy-token logprobs (grpo/cmd_score.c). */
+int cmd_score(int argc, char **argv);
 /* grpo train --config FILE [--resume DIR] (grpo/cmd_train.c). */
 int cmd_train(int argc, char **argv);
 /* grpo flywheel --config FILE [--resume DIR] (grpo/cmd_flywheel.c). */

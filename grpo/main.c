@@ -15,6 +15,7 @@ static const command COMMANDS[] = {
     {"tokenizer", cmd_tokenizer, "train the BPE tokenizer (--vocab N --out FILE)"},
     {"generate", cmd_generate, "sample text from a model checkpoint"},
     {"sft", cmd_sft, "supervised fine-tuning on trajectories (--data F --config C --out CKPT)"},
+    {"score", cmd_score, "logprobs of recorded policy tokens, copy tokens apart (--ckpt C --data F)"},
     {"train", cmd_train, "GRPO from the test reward (--config FILE [--resume DIR])"},
     {"flywheel", cmd_flywheel, "rejection-sample successes, fine-tune on them, resume RL"},
 };

@@ -314,6 +314,67 @@ START_TEST(test_cli)
 }
 END_TEST
 
+/* Runs a shell command line; returns its exit status and its stdout and
+ * stderr (caller frees both). */
+static int sh(const char *cmdline, char **out, char **errout)
+{
+    char cmd[2048], of[160], ef[160];
+    snprintf(of, sizeof of, "%s/stdout.txt", dir);
+    snprintf(ef, sizeof ef, "%s/stderr.txt", dir);
+    snprintf(cmd, sizeof cmd, "%s >%s 2>%s", cmdline, of, ef);
+    int st = system(cmd);
+    size_t len;
+    *out = slurp(of, &len);
+    *errout = slurp(ef, &len);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* grpo score on an oracle leapyear episode: its copied tokens (the path,
+ * old_string, new_string) are told apart from the rest. */
+START_TEST(test_score_cli)
+{
+    const char *bin = getenv("RL_BIN") ? getenv("RL_BIN") : "bin";
+    char cmd[1024], cfg[512], ck[160], rec[160], *out, *e;
+    snprintf(ck, sizeof ck, "%s/score.safetensors", dir);
+    snprintf(rec, sizeof rec, "%s/oracle.jsonl", dir);
+    snprintf(cfg, sizeof cfg, "%s/score.json", dir);
+    write_file(cfg, "{\"model\": {\"d_model\": 32, \"n_layer\": 1, \"n_head\": 2, \"n_kv_head\": 1, \"d_ff\": 64,"
+                    " \"max_seq\": 4096}, \"tokenizer\": \"models/tokenizer.json\", \"steps\": 1, \"batch\": 1,"
+                    " \"threads\": 1}");
+    snprintf(cmd, sizeof cmd, "%s/harness run --task leapyear --policy oracle --out %s", bin, rec);
+    ck_assert_int_eq(sh(cmd, &out, &e), 0);
+    free(out), free(e);
+    snprintf(cmd, sizeof cmd, "%s/grpo sft --data %s --config %s --out %s --quiet", bin, rec, cfg, ck);
+    ck_assert_int_eq(sh(cmd, &out, &e), 0);
+    free(out), free(e);
+    snprintf(cmd, sizeof cmd, "%s/grpo score --ckpt %s --data %s --show -100", bin, ck, rec);
+    ck_assert_int_eq(sh(cmd, &out, &e), 0);
+    ck_assert_msg(strstr(e, "score: 1 samples") != NULL, "%s", e);
+    cJSON *o = cJSON_Parse(out); /* the first line: nothing scores below -100 */
+    ck_assert_ptr_nonnull(o);
+    double n = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "policy_tokens"));
+    double cn = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "copy_tokens"));
+    double lp = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "logp_mean"));
+    /* old_string and new_string each repeat most of a line of the file read */
+    ck_assert_msg(cn >= 16 && cn < n / 2, "copy tokens %g of %g", cn, n);
+    ck_assert(lp < 0 && isfinite(lp));
+    cJSON_Delete(o);
+    free(out), free(e);
+    /* usage errors: 2; a missing file: 1, one line naming it */
+    snprintf(cmd, sizeof cmd, "%s/grpo score --ckpt %s", bin, ck);
+    ck_assert_int_eq(sh(cmd, &out, &e), 2);
+    free(out), free(e);
+    snprintf(cmd, sizeof cmd, "%s/grpo score --ckpt %s --data %s --show 2", bin, ck, rec);
+    ck_assert_int_eq(sh(cmd, &out, &e), 2);
+    free(out), free(e);
+    snprintf(cmd, sizeof cmd, "%s/grpo score --ckpt %s --data %s/none.jsonl", bin, ck, dir);
+    ck_assert_int_eq(sh(cmd, &out, &e), 1);
+    ck_assert_uint_eq(count_lines(e), 1);
+    ck_assert_ptr_nonnull(strstr(e, "none.jsonl"));
+    free(out), free(e);
+}
+END_TEST
+
 Suite *sft_suite(void)
 {
     Suite *s = suite_create("sft");
@@ -324,6 +385,7 @@ Suite *sft_suite(void)
     tcase_add_test(tc, test_config_errors);
     tcase_add_test(tc, test_loss_on_all);
     tcase_add_test(tc, test_cli);
+    tcase_add_test(tc, test_score_cli);
     suite_add_tcase(s, tc);
     return s;
 }
