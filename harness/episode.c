@@ -13,6 +13,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/utf8.h"
 #include "harness/chat.h"
 #include "harness/testrun.h"
 #include "harness/toolcall.h"
@@ -575,6 +576,21 @@ int ep_feed(ep_state *e, pol_response *resp, char *err)
 
 /* ---- finish ------------------------------------------------------------- */
 
+/* Every string of the record as valid UTF-8: a policy may write any bytes
+ * (half a character), and JSON readers reject invalid UTF-8. Each bad
+ * byte becomes '?', so segment offsets stay right; the token ids, not the
+ * text, are what training uses, and they are exact. */
+static void scrub_strings(cJSON *o)
+{
+    for (; o; o = o->next) {
+        if (cJSON_IsString(o) && o->valuestring)
+            utf8_scrub(o->valuestring, strlen(o->valuestring));
+        if (o->string)
+            utf8_scrub(o->string, strlen(o->string));
+        scrub_strings(o->child);
+    }
+}
+
 static cJSON *ids_json(const int32_t *ids, size_t n)
 {
     cJSON *a = cJSON_CreateArray();
@@ -775,6 +791,7 @@ int ep_finish(char **record, ep_state *e, char *err)
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     cJSON_AddStringToObject(o, "started_at", when);
+    scrub_strings(o);
     *record = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     if (!*record)

@@ -7,6 +7,8 @@
  */
 #include "harness/tools.h"
 
+#include "common/utf8.h"
+
 #include "common/err.h"
 #include "common/limits.h"
 
@@ -990,25 +992,6 @@ static int tool_submit(buf_t *out, const tool_ctx *c, char *err)
 
 /* ---- observations ------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at p (0 if invalid). */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-    unsigned char c = p[0];
-    if (c < 0x80)
-        return 1;
-    size_t k = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
-             : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    if (!k || k > n)
-        return 0;
-    for (size_t i = 1; i < k; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) || (c == 0xF0 && p[1] < 0x90) ||
-        (c == 0xF4 && p[1] > 0x8F))
-        return 0;
-    return k;
-}
-
 /* Valid UTF-8 without NUL or terminal control codes: each bad byte becomes
  * U+FFFD, so tokenizers and JSON records see clean text. */
 static int sanitize(buf_t *o, const char *s, size_t n)
@@ -1016,7 +999,7 @@ static int sanitize(buf_t *o, const char *s, size_t n)
     const unsigned char *p = (const unsigned char *)s;
     int rc = 0;
     for (size_t i = 0; i < n && !rc;) {
-        size_t k = utf8_len(p + i, n - i);
+        size_t k = utf8_seq_len(p + i, n - i);
         int ctl = k == 1 && p[i] < 0x20 && p[i] != '\n' && p[i] != '\t' && p[i] != '\r';
         if (k && !ctl) {
             size_t j = i + k;

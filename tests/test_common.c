@@ -1,6 +1,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/fsutil.h"
+#include "common/utf8.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -67,6 +68,24 @@ START_TEST(test_fs_atomic_and_append)
 }
 END_TEST
 
+START_TEST(test_utf8)
+{
+    const struct {
+        const char *s;
+        size_t len;
+    } ok[] = {{"a", 1}, {"\xc3\xa9", 2}, {"\xe2\x82\xac", 3}, {"\xf0\x9f\x98\x80", 4}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        ck_assert_uint_eq(utf8_seq_len((const unsigned char *)ok[i].s, strlen(ok[i].s)), ok[i].len);
+    /* a lone continuation, a cut sequence, overlong, a surrogate, past U+10FFFF */
+    const char *bad[] = {"\x80", "\xc3", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xff"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_uint_eq(utf8_seq_len((const unsigned char *)bad[i], strlen(bad[i])), 0);
+    char s[] = "ok \xc3\xa9 \xc3 x\xff\xe2\x82";
+    ck_assert_uint_eq(utf8_scrub(s, strlen(s)), 4);
+    ck_assert_str_eq(s, "ok \xc3\xa9 ? x???");
+}
+END_TEST
+
 Suite *common_suite(void)
 {
     Suite *s = suite_create("common");
@@ -74,6 +93,7 @@ Suite *common_suite(void)
     tcase_add_test(tc, test_buf_cap);
     tcase_add_test(tc, test_buf_head_tail);
     tcase_add_test(tc, test_fs_atomic_and_append);
+    tcase_add_test(tc, test_utf8);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,6 +2,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/fsutil.h"
+#include "common/utf8.h"
 #include "harness/episode.h"
 #include "harness/workspace.h"
 #include "policy/policy.h"
@@ -246,6 +247,49 @@ START_TEST(test_max_turns_and_format_error)
 }
 END_TEST
 
+/* 1 if every string (and key) in o is valid UTF-8. */
+static int all_utf8(const cJSON *o)
+{
+    for (; o; o = o->next) {
+        const char *v[2] = {cJSON_IsString(o) ? o->valuestring : NULL, o->string};
+        for (int i = 0; i < 2; i++)
+            for (size_t j = 0, n = v[i] ? strlen(v[i]) : 0; j < n;) {
+                size_t k = utf8_seq_len((const unsigned char *)v[i] + j, n - j);
+                if (!k)
+                    return 0;
+                j += k;
+            }
+        if (!all_utf8(o->child))
+            return 0;
+    }
+    return 1;
+}
+
+/* A policy that writes invalid UTF-8 (half a character, a stray byte, in
+ * its text and in a tool argument) still yields a record of valid UTF-8,
+ * each bad byte shown as '?'. */
+START_TEST(test_record_invalid_utf8)
+{
+    char err[RL_ERR_MAX], path[128], spec[160];
+    snprintf(path, sizeof path, "%s/bytes.jsonl", g_root);
+    const char *line = "{\"turns\":[{\"generated\":\"<think>\\nok \xc3\\n</think>\\n\\n<tool_call>\\n"
+                       "<function=read_file>\\n<parameter=path>\\nsrc/\xff.c\\n</parameter>\\n</function>\\n"
+                       "</tool_call>\"}]}";
+    ck_assert_int_eq(fs_append_record(path, line, strlen(line), err), 0);
+    snprintf(spec, sizeof spec, "replay:%s", path);
+    ep_config cfg;
+    ep_config_default(&cfg);
+    cfg.max_turns = 1;
+    cJSON *r = episode("leapyear", spec, &cfg);
+    ck_assert(all_utf8(r));
+    const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), 0);
+    ck_assert_ptr_nonnull(strstr(str(t0, "generated"), "ok ?\n"));
+    const cJSON *call = cJSON_GetArrayItem(cJSON_GetObjectItem(t0, "tool_calls"), 0);
+    ck_assert_str_eq(str(cJSON_GetObjectItem(call, "arguments"), "path"), "src/?.c");
+    cJSON_Delete(r);
+}
+END_TEST
+
 /* Shaped rewards only when a reward config switches them on. */
 START_TEST(test_shaped_reward_config)
 {
@@ -283,6 +327,7 @@ Suite *episode_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_oracle_fixes_leapyear);
     tcase_add_test(tc, test_oracle_cut_read_whole_hunk);
+    tcase_add_test(tc, test_record_invalid_utf8);
     tcase_add_test(tc, test_same_seed_same_record);
     tcase_add_test(tc, test_editing_tests_earns_nothing);
     tcase_add_test(tc, test_think_off_history_drop);
