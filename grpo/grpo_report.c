@@ -38,12 +38,21 @@ typedef struct curves {
     double lambda;
 } curves;
 
+/* The per-step arrays of c, for allocating and freeing them all. */
+#define CURVES_ARRAYS 15
+static void curves_arrays(curves *c, double **v[CURVES_ARRAYS])
+{
+    double **a[CURVES_ARRAYS] = {&c->step,   &c->reward,   &c->pass,    &c->kl,       &c->clip,
+                                 &c->ent,    &c->step_s,   &c->tps,     &c->groups,   &c->zero_var,
+                                 &c->updated, &c->episodes, &c->passed, &c->estep,    &c->epass};
+    memcpy(v, a, sizeof a);
+}
+
 static void curves_free(curves *c)
 {
-    double **v[] = {&c->step,   &c->reward,  &c->pass,  &c->kl,       &c->clip,     &c->ent,    &c->step_s,
-                    &c->tps,    &c->groups,  &c->zero_var, &c->updated, &c->episodes, &c->passed, &c->estep,
-                    &c->epass};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+    double **v[CURVES_ARRAYS];
+    curves_arrays(c, v);
+    for (size_t i = 0; i < CURVES_ARRAYS; i++)
         free(*v[i]);
     memset(c, 0, sizeof *c);
 }
@@ -69,10 +78,9 @@ static int curves_read(curves *c, const char *run_dir, char *err)
     size_t lines = 1;
     for (size_t i = 0; i < len; i++)
         lines += text[i] == '\n';
-    double **v[] = {&c->step,   &c->reward,  &c->pass,  &c->kl,       &c->clip,     &c->ent,    &c->step_s,
-                    &c->tps,    &c->groups,  &c->zero_var, &c->updated, &c->episodes, &c->passed, &c->estep,
-                    &c->epass};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+    double **v[CURVES_ARRAYS];
+    curves_arrays(c, v);
+    for (size_t i = 0; i < CURVES_ARRAYS; i++)
         if (!(*v[i] = calloc(lines, sizeof(double)))) {
             free(text);
             curves_free(c);

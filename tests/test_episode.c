@@ -67,6 +67,20 @@ static cJSON *episode(const char *id, const char *spec, const ep_config *cfg_in)
 static double num(const cJSON *o, const char *k) { return cJSON_GetNumberValue(cJSON_GetObjectItem(o, k)); }
 static const char *str(const cJSON *o, const char *k) { return cJSON_GetStringValue(cJSON_GetObjectItem(o, k)); }
 
+/* Replays one recorded line of replies (file `name` in the test root) on
+ * leapyear for at most max_turns turns; returns the record. */
+static cJSON *replay_episode(const char *name, const char *line, int max_turns)
+{
+    char err[RL_ERR_MAX], path[128], spec[160];
+    snprintf(path, sizeof path, "%s/%s", g_root, name);
+    ck_assert_int_eq(fs_append_record(path, line, strlen(line), err), 0);
+    snprintf(spec, sizeof spec, "replay:%s", path);
+    ep_config cfg;
+    ep_config_default(&cfg);
+    cfg.max_turns = max_turns;
+    return episode("leapyear", spec, &cfg);
+}
+
 START_TEST(test_oracle_fixes_leapyear)
 {
     cJSON *r = episode("leapyear", "oracle", NULL);
@@ -225,17 +239,10 @@ END_TEST
 START_TEST(test_max_turns_and_format_error)
 {
     /* a reply that is not a well-formed call, then silence */
-    char err[RL_ERR_MAX], path[128], spec[160];
-    snprintf(path, sizeof path, "%s/bad.jsonl", g_root);
     const char *line = "{\"turns\":[{\"generated\":\"<tool_call>\\n<function=read_file>\\n\"},"
                        "{\"generated\":\"<tool_call>\\n<function=list_files>\\n</function>\\n</tool_call>\"},"
                        "{\"generated\":\"<tool_call>\\n<function=list_files>\\n</function>\\n</tool_call>\"}]}";
-    ck_assert_int_eq(fs_append_record(path, line, strlen(line), err), 0);
-    snprintf(spec, sizeof spec, "replay:%s", path);
-    ep_config cfg;
-    ep_config_default(&cfg);
-    cfg.max_turns = 3;
-    cJSON *r = episode("leapyear", spec, &cfg);
+    cJSON *r = replay_episode("bad.jsonl", line, 3);
     ck_assert_str_eq(str(r, "end_reason"), "max_turns");
     const cJSON *turns = cJSON_GetObjectItem(r, "turns");
     ck_assert_int_eq(cJSON_GetArraySize(turns), 3);
@@ -270,17 +277,10 @@ static int all_utf8(const cJSON *o)
  * each bad byte shown as '?'. */
 START_TEST(test_record_invalid_utf8)
 {
-    char err[RL_ERR_MAX], path[128], spec[160];
-    snprintf(path, sizeof path, "%s/bytes.jsonl", g_root);
     const char *line = "{\"turns\":[{\"generated\":\"<think>\\nok \xc3\\n</think>\\n\\n<tool_call>\\n"
                        "<function=read_file>\\n<parameter=path>\\nsrc/\xff.c\\n</parameter>\\n</function>\\n"
                        "</tool_call>\"}]}";
-    ck_assert_int_eq(fs_append_record(path, line, strlen(line), err), 0);
-    snprintf(spec, sizeof spec, "replay:%s", path);
-    ep_config cfg;
-    ep_config_default(&cfg);
-    cfg.max_turns = 1;
-    cJSON *r = episode("leapyear", spec, &cfg);
+    cJSON *r = replay_episode("bytes.jsonl", line, 1);
     ck_assert(all_utf8(r));
     const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), 0);
     ck_assert_ptr_nonnull(strstr(str(t0, "generated"), "ok ?\n"));
