@@ -937,6 +937,88 @@ START_TEST(test_adamw_training_step)
 }
 END_TEST
 
+/* ---- in-context copying ------------------------------------------------------
+ * Every repair copies from the context (a path from a listing, old_string
+ * from the file read). A two-layer model must learn to continue a sequence
+ * it has seen once: each sample is 16 random tokens, then the same 16
+ * again, drawn fresh every step. Copying (an induction head) makes the
+ * second half predictable; the first half stays at chance, which shows the
+ * model copies rather than memorizes. A bug in the causal mask, the rotary
+ * positions or the attention backward keeps the second half at chance. */
+
+START_TEST(test_learns_to_copy)
+{
+    char err[RL_ERR_MAX];
+    model_config cfg;
+    model_config_default(&cfg);
+    cfg.vocab = 32;
+    cfg.d_model = 32;
+    cfg.n_layer = 2;
+    cfg.n_head = 2;
+    cfg.n_kv_head = 1;
+    cfg.d_ff = 96;
+    cfg.max_seq = 32;
+    cfg.rope_theta = 10000.0f;
+    model_opts mo;
+    model_opts_default(&mo);
+    mo.n_threads = 1;
+    model *m;
+    ck_assert_int_eq(model_new(&m, &cfg, &mo, err), 0);
+    model_random_init(m, 1);
+    opt_span spans[64];
+    for (int i = 0; i < m->n_tensors; i++) {
+        spans[i].offset = m->tensors[i].offset;
+        spans[i].n = m->tensors[i].numel;
+        spans[i].decay = !m->tensors[i].is_norm;
+    }
+    enum { STEPS = 400, B = 16, L = 16, T = 2 * L };
+    opt_config oc;
+    opt_config_default(&oc);
+    oc.lr = 5e-3f;
+    oc.warmup_steps = 20;
+    oc.total_steps = STEPS;
+    oc.weight_decay = 0.0f;
+    adamw *opt;
+    ck_assert_int_eq(opt_new(&opt, &oc, m->n_params, spans, m->n_tensors, err), 0);
+    static int tok[B * T], tgt[B * T];
+    static float lp[B * T], dl[B * T];
+    uint64_t rng = 7;
+    double first = 0, second = 0;
+    for (int step = 0; step < STEPS; step++) {
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < L; t++) {
+                rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+                tok[b * T + t] = tok[b * T + L + t] = 1 + (int)((rng >> 33) % (uint64_t)(cfg.vocab - 1));
+            }
+        for (int i = 0; i < B * T; i++) {
+            int t = i % T;
+            tgt[i] = t + 1 < T ? tok[i + 1] : -1;
+            dl[i] = t + 1 < T ? -1.0f / (float)(B * (T - 1)) : 0.0f;
+        }
+        ck_assert_int_eq(model_forward(m, tok, tgt, B, T, 1.0f, lp, NULL, err), 0);
+        first = second = 0;
+        for (int i = 0; i < B * T; i++) {
+            int t = i % T;
+            if (t < L - 1)
+                first -= lp[i] / (B * (L - 1));
+            else if (t >= L && t < T - 1)
+                second -= lp[i] / (B * (L - 1));
+        }
+        ck_assert_int_eq(model_zero_grad(m, err), 0);
+        ck_assert_int_eq(model_backward(m, dl, err), 0);
+        double norm;
+        ck_assert_int_eq(opt_step(opt, m->params, m->grads, &norm, NULL, err), 0);
+    }
+    double chance = log(cfg.vocab - 1);
+    ck_assert_msg(second < 0.5, "second half %.3f nats/token after %d steps: the model does not copy", second,
+                  STEPS);
+    ck_assert_msg(first > 0.8 * chance, "first half %.3f nats/token, chance %.3f: random tokens predicted?",
+                  first, chance);
+    opt_free(opt);
+    model_free(m);
+}
+END_TEST
+
 /* ---- AdamW against a hand computation ------------------------------------- */
 
 START_TEST(test_adamw_reference)
@@ -1407,6 +1489,7 @@ Suite *model_suite(void)
     tcase_add_test(mdl, test_adamw_training_step);
     tcase_add_test(mdl, test_adamw_reference);
     tcase_add_test(mdl, test_lr_schedule_and_clip);
+    tcase_add_test(mdl, test_learns_to_copy);
     tcase_set_timeout(mdl, 120);
     suite_add_tcase(s, mdl);
 
