@@ -15,17 +15,26 @@ are almost all copies, in the harness's exact formats:
          are copied from it;
   list   a list_files response, then a read_file call of one listed file.
 
+With --kind repeat it writes instead the plainest copying there is, for a
+language-model stage ("loss_on": "all") before SFT: a tool response of
+4-8 lines of random words, each one token of the tokenizer (--tokenizer),
+then the same lines again, and a policy turn that repeats one of them.
+The second copy can be predicted only by finding the first one earlier in
+the context: the data that grows induction heads (see
+results/copy-probe.md).
+
 Only the training repositories are used (never a held-out repository's
 code). The records have no token ids: the SFT loader tokenizes them by
 their segments like the oracle's. They teach a skill, not a behaviour
 (the edits fix nothing): use them before or beside the oracle's data.
 
-  scripts/copy-data.py [--count N] [--seed S] [--out FILE]
+  scripts/copy-data.py [--kind edit|repeat] [--count N] [--seed S] [--tokenizer F] [--out FILE]
 """
 import argparse
 import json
 import os
 import random
+import re
 import sys
 
 TRAIN_REPOS = ["base64", "datelib", "ini", "leapyear", "pydate", "pysemver", "roman", "strutil", "utf8"]
@@ -119,16 +128,39 @@ def list_sample(rng, i, root, repo, files, srcs):
     return record(rng, i, "list", listing, gen)
 
 
+def repeat_sample(rng, i, words):
+    lines = [" ".join(rng.choice(words) for _ in range(rng.randrange(6, 12))) for _ in range(rng.randrange(4, 9))]
+    block = "".join(line + "\n" for line in lines)
+    k = rng.randrange(len(lines))
+    gen = "<think>\nline %d\n</think>\n\n%s" % (k + 1, lines[k])
+    return record(rng, i, "repeat", block + "\n" + block, gen)
+
+
+def one_token_words(path):
+    """The tokenizer's tokens that are a space and an identifier (joined
+    with spaces, each stays one token)."""
+    with open(path, encoding="utf-8") as f:
+        tok = json.load(f)
+    vocab = [bytes([i]) for i in range(256)]
+    for a, b in tok["merges"]:
+        vocab.append(vocab[a] + vocab[b])
+    return sorted({v[1:].decode() for v in vocab if re.fullmatch(rb" [A-Za-z_][A-Za-z0-9_]+", v)})
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--count", type=int, default=3000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repos", default="repos")
-    ap.add_argument("--out", default="results/sft-data/copy/trajectories.jsonl")
+    ap.add_argument("--kind", choices=["edit", "repeat"], default="edit")
+    ap.add_argument("--tokenizer", default="models/tokenizer.json")
+    ap.add_argument("--out", default=None)
     a = ap.parse_args()
     if a.count < 1:
         print("copy-data: --count must be at least 1", file=sys.stderr)
         return 2
+    if a.out is None:
+        a.out = "results/sft-data/%s/trajectories.jsonl" % ("copy" if a.kind == "edit" else "repeat")
     rng = random.Random(a.seed)
     trees = {}
     for r in TRAIN_REPOS:
@@ -138,6 +170,7 @@ def main():
         files = files_of(a.repos, r)
         srcs = [p for p in files if p.endswith(SOURCE_EXT)]
         trees[r] = (files, srcs)
+    words = one_token_words(a.tokenizer) if a.kind == "repeat" else None
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     tmp = a.out + ".tmp"
     made = 0
@@ -145,7 +178,9 @@ def main():
         while made < a.count:
             r = rng.choice(TRAIN_REPOS)
             files, srcs = trees[r]
-            if rng.random() < 0.75:
+            if a.kind == "repeat":
+                rec = repeat_sample(rng, made, words)
+            elif rng.random() < 0.75:
                 rec = read_sample(rng, made, a.repos, r, srcs)
             else:
                 rec = list_sample(rng, made, a.repos, r, files, srcs)
