@@ -886,6 +886,16 @@ END_TEST
 
 /* ---- training reduces the loss --------------------------------------------- */
 
+/* One optimizer span per tensor; norm gains are not decayed. */
+static void model_spans(const model *m, opt_span *spans)
+{
+    for (int i = 0; i < m->n_tensors; i++) {
+        spans[i].offset = m->tensors[i].offset;
+        spans[i].n = m->tensors[i].numel;
+        spans[i].decay = !m->tensors[i].is_norm;
+    }
+}
+
 START_TEST(test_adamw_training_step)
 {
     char err[RL_ERR_MAX];
@@ -895,11 +905,7 @@ START_TEST(test_adamw_training_step)
     ck_assert_int_eq(model_new(&m, &cfg, NULL, err), 0);
     model_random_init(m, 5);
     opt_span spans[64];
-    for (int i = 0; i < m->n_tensors; i++) {
-        spans[i].offset = m->tensors[i].offset;
-        spans[i].n = m->tensors[i].numel;
-        spans[i].decay = !m->tensors[i].is_norm;
-    }
+    model_spans(m, spans);
     opt_config oc;
     opt_config_default(&oc);
     oc.lr = 1e-2f;
@@ -967,11 +973,7 @@ START_TEST(test_learns_to_copy)
     ck_assert_int_eq(model_new(&m, &cfg, &mo, err), 0);
     model_random_init(m, 1);
     opt_span spans[64];
-    for (int i = 0; i < m->n_tensors; i++) {
-        spans[i].offset = m->tensors[i].offset;
-        spans[i].n = m->tensors[i].numel;
-        spans[i].decay = !m->tensors[i].is_norm;
-    }
+    model_spans(m, spans);
     enum { STEPS = 400, B = 16, L = 16, T = 2 * L };
     opt_config oc;
     opt_config_default(&oc);
