@@ -163,7 +163,7 @@ static int parse_field(sft_config *c, const cJSON *f, const char *name, char *er
         {"micro_tokens", 1, RL_MODEL_BATCH_TOKENS_MAX, 1},     {"seed", 0, 9007199254740991.0, 1},
         {"threads", 0, RL_MODEL_THREADS_MAX, 1},               {"eval_every", 0, RL_SFT_STEPS_MAX, 1},
         {"eval_max", 0, RL_TRAJ_SAMPLES_MAX, 1},               {"save_every", 0, RL_SFT_STEPS_MAX, 1},
-        {"log_every", 1, RL_SFT_STEPS_MAX, 1},
+        {"log_every", 1, RL_SFT_STEPS_MAX, 1},                 {"stop_after", 0, RL_SFT_STEPS_MAX, 1},
     };
     size_t i = 0, nf = sizeof F / sizeof F[0];
     while (i < nf && strcmp(F[i].key, k))
@@ -192,6 +192,7 @@ static int parse_field(sft_config *c, const cJSON *f, const char *name, char *er
     case 16: c->eval_max = (int)v; break;
     case 17: c->save_every = (long)v; break;
     case 18: c->log_every = (long)v; break;
+    case 19: c->stop_after = (long)v; break;
     }
     return 0;
 }
@@ -553,6 +554,8 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
         total = RL_SFT_STEPS_MAX;
     opt_config oc = c->opt;
     oc.total_steps = total;
+    /* stop_after: run the first steps of the schedule of `total` steps */
+    long run_steps = c->stop_after > 0 && c->stop_after < total ? c->stop_after : total;
     opt_span *spans = calloc((size_t)t.m->n_tensors, sizeof *spans);
     if (!spans) {
         trainer_free(&t);
@@ -575,7 +578,7 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
                 t.m->n_params, total, batch, (double)total * batch / t.train.n, (double)oc.lr, oc.warmup_steps, out);
     double t0 = now_s(), train_time = 0;
     size_t tokens_done = 0, bad_in_row = 0;
-    for (long step = 0; step < total; step++) {
+    for (long step = 0; step < run_steps; step++) {
         double ts = now_s();
         stream_take(&st, idx, batch);
         /* token mean over the step: count the targets first */
@@ -610,7 +613,7 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
         res->steps = step + 1;
         double tok_s = train_time > 0 ? (double)tokens_done / train_time : 0.0;
         double eval_loss = NAN;
-        int last = step + 1 == total;
+        int last = step + 1 == run_steps;
         if (t.eval.n && ((c->eval_every && (step + 1) % c->eval_every == 0) || last)) {
             if ((rc = evaluate(&t, &eval_loss, err)) < 0)
                 goto done;
@@ -620,7 +623,7 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
         log_metrics(io, step + 1, loss, lr, gnorm, ps.tokens, ps.targets, tok_s, elapsed, eval_loss);
         if (pf && ((step + 1) % c->log_every == 0 || last || isfinite(eval_loss))) {
             char eta[32], ev[48] = "";
-            fmt_eta(eta, sizeof eta, elapsed / (double)(step + 1) * (double)(total - step - 1));
+            fmt_eta(eta, sizeof eta, elapsed / (double)(step + 1) * (double)(run_steps - step - 1));
             if (isfinite(eval_loss))
                 snprintf(ev, sizeof ev, " eval %.4f", eval_loss);
             fprintf(pf, "step %ld/%ld loss %.4f%s lr %.2e gnorm %.2f tok/s %.0f epoch %.2f elapsed %.0fs eta %s\n",

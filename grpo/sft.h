@@ -13,7 +13,7 @@
  *    "tokenizer": "models/tokenizer.json",
  *    "lr": 1e-3, "min_lr_ratio": 0.1, "warmup": 50, "weight_decay": 0.1,
  *    "beta1": 0.9, "beta2": 0.95, "grad_clip": 1.0,
- *    "steps": 1000 | "epochs": 10, "batch": 8, "seq_len": 4096,
+ *    "steps": 1000 | "epochs": 10, "stop_after": 0, "batch": 8, "seq_len": 4096,
  *    "micro_tokens": 8192, "seed": 1, "min_reward": 1, "threads": 0,
  *    "eval_data": ["FILE.jsonl"], "eval_every": 100, "eval_max": 64,
  *    "save_every": 200, "log_every": 1, "loss_on": "policy"}
@@ -46,6 +46,8 @@ typedef struct sft_config {
     char tokenizer[1024];      /* "" : the init checkpoint's */
     opt_config opt;            /* total_steps is set by the run */
     long steps;                /* 0: from epochs */
+    long stop_after;           /* 0: all; else stop after this many steps
+                                  (the schedule still spans all of them) */
     double epochs;
     int batch;                 /* samples per optimizer step */
     int seq_len;               /* longest sample; 0: the model's max_seq */

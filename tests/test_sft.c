@@ -203,6 +203,66 @@ START_TEST(test_loss_on_all)
 }
 END_TEST
 
+/* One metrics line: its loss and lr. */
+static void metric_at(const char *line, double *loss, double *lr)
+{
+    cJSON *o = cJSON_Parse(line);
+    ck_assert_ptr_nonnull(o);
+    *loss = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "loss"));
+    *lr = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "lr"));
+    cJSON_Delete(o);
+}
+
+/* "stop_after" runs the first steps of the longer schedule: the same
+ * losses and learning rates as the full run, then it stops. */
+START_TEST(test_stop_after)
+{
+    char err[RL_ERR_MAX], cfg[1024], out[160], mfull[160], mstop[160];
+    snprintf(out, sizeof out, "%s/stop.safetensors", dir);
+    snprintf(mfull, sizeof mfull, "%s/full.jsonl", dir);
+    snprintf(mstop, sizeof mstop, "%s/stop.jsonl", dir);
+    const char *files[1] = {data};
+    for (int stop = 0; stop <= 1; stop++) {
+        snprintf(cfg, sizeof cfg,
+                 "{\"model\": {\"d_model\": 32, \"n_layer\": 1, \"n_head\": 2, \"n_kv_head\": 1, \"d_ff\": 64, "
+                 "\"max_seq\": 128}, \"tokenizer\": \"%s\", \"steps\": 8, \"warmup\": 0, \"lr\": 0.003, "
+                 "\"batch\": 2, \"threads\": 1, \"seed\": 3%s}",
+                 tokpath, stop ? ", \"stop_after\": 3" : "");
+        sft_config c;
+        sft_config_default(&c);
+        ck_assert_msg(sft_config_parse(&c, cfg, strlen(cfg), "stop.json", err) == 0, "%s", err);
+        sft_io io = {.progress = NULL, .metrics = stop ? mstop : mfull};
+        sft_result r;
+        ck_assert_msg(sft_run(&r, &c, files, 1, out, &io, err) == 0, "%s", err);
+        ck_assert_int_eq(r.steps, stop ? 3 : 8);
+        sft_config_free(&c);
+    }
+    size_t lf, ls;
+    char *full = slurp(mfull, &lf), *part = slurp(mstop, &ls);
+    char *f = full, *p = part;
+    int lines = 0;
+    while (*p) {
+        double loss_f, lr_f, loss_p, lr_p;
+        metric_at(f, &loss_f, &lr_f);
+        metric_at(p, &loss_p, &lr_p);
+        ck_assert_double_eq_tol(loss_p, loss_f, 1e-9);
+        ck_assert_double_eq_tol(lr_p, lr_f, 1e-12);
+        ck_assert(lr_p > 0.003 * 0.5); /* still early in the cosine of 8 steps */
+        f = strchr(f, '\n') + 1;
+        p = strchr(p, '\n') + 1;
+        lines++;
+    }
+    ck_assert_int_eq(lines, 3);
+    free(full);
+    free(part);
+    model *mod;
+    model_meta meta;
+    ck_assert_int_eq(model_load(&mod, &meta, out, NULL, err), 0);
+    ck_assert_int_eq(meta.step, 3);
+    model_free(mod);
+}
+END_TEST
+
 static int parse(const char *json, char *err)
 {
     sft_config c;
@@ -384,6 +444,7 @@ Suite *sft_suite(void)
     tcase_add_test(tc, test_sft_lowers_loss);
     tcase_add_test(tc, test_config_errors);
     tcase_add_test(tc, test_loss_on_all);
+    tcase_add_test(tc, test_stop_after);
     tcase_add_test(tc, test_cli);
     tcase_add_test(tc, test_score_cli);
     suite_add_tcase(s, tc);
