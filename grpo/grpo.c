@@ -447,6 +447,7 @@ static cJSON *metrics_json(const grpo_step_metrics *sm)
     cJSON_AddNumberToObject(o, "stale_dropped", (double)sm->stale_dropped);
     cJSON_AddNumberToObject(o, "skipped_long", (double)sm->skipped_long);
     cJSON_AddNumberToObject(o, "skipped_records", (double)sm->skipped_records);
+    cJSON_AddNumberToObject(o, "filtered_records", (double)sm->filtered_seqs);
     cJSON_AddNumberToObject(o, "step_s", sm->step_s);
     cJSON_AddNumberToObject(o, "rollout_s", sm->rollout_s);
     cJSON_AddNumberToObject(o, "train_s", sm->train_s);

@@ -77,7 +77,8 @@ typedef struct grpo_config {
     /* advantages */
     stats_std std_mode;
     double adv_eps, adv_clip;        /* 1e-6, 2.0 */
-    int dynamic_sampling;            /* DAPO: replace zero-variance groups */
+    int dynamic_sampling;            /* DAPO: replace zero-variance groups,
+                                        and leave those left out of the batch */
     int max_extra_groups;            /* per step */
     /* loss and optimizer */
     grpo_loss_opts loss;

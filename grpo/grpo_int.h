@@ -45,7 +45,7 @@ typedef struct grpo_step_metrics {
     double reward_mean, pass_rate, tool_success, format_error_rate, policy_tokens_mean, turns_mean,
         identical_share;
     grpo_loss_stats loss;
-    size_t seqs, trained_tokens, forward_tokens, stale_dropped, skipped_long, skipped_records;
+    size_t seqs, trained_tokens, forward_tokens, stale_dropped, skipped_long, skipped_records, filtered_seqs;
     int updated;         /* 0: no gradient signal, optimizer skipped */
     int passes;          /* update passes done (loss sums over them) */
     double step_s, rollout_s, train_s, util;

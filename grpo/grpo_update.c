@@ -131,6 +131,13 @@ int grpo_train_groups(grpo_trainer *t, grpo_group **gs, size_t ng, grpo_step_met
             traj_adv[ti] = (float)gs[k]->adv[i];
             if (!gs[k]->tr[i].rec)
                 continue;
+            /* DAPO's filter: with dynamic sampling a group without reward
+             * variance is not in the batch (no policy-gradient signal; its
+             * tokens would only dilute the token mean and cost a forward) */
+            if (c->dynamic_sampling && gs[k]->st.zero_variance) {
+                sm->filtered_seqs++;
+                continue;
+            }
             char rerr[RL_ERR_MAX];
             int r = grpo_seqs_add_json(&S, gs[k]->tr[i].rec, (int)ti, t->m->cfg.vocab, t->m->cfg.max_seq, rerr);
             if (r == RL_ENOMEM) {

@@ -807,6 +807,54 @@ START_TEST(test_zero_variance_step_changes_nothing)
 }
 END_TEST
 
+/* With dynamic sampling on, groups still without variance after the
+ * resampling budget are left out of the batch (DAPO's filter): with KL on
+ * and the policy already away from the reference, such a step would
+ * otherwise move the weights toward the reference. */
+START_TEST(test_dynamic_sampling_filters_zero_variance)
+{
+    char err[RL_ERR_MAX], tok_path[128], run[128];
+    make_tmp();
+    tok_t *tok = tiny_tokenizer(tok_path, sizeof tok_path);
+    int vocab = tok_vocab_size(tok);
+    tok_free(tok);
+    snprintf(run, sizeof run, "%s/d", g_tmp);
+    grpo_config c;
+    run_config(&c, tok_path, vocab, run);
+    c.loss.kl_coef = 0.05;
+    c.optim.weight_decay = 0;
+    c.ckpt_every = 0;
+    c.dynamic_sampling = 1;
+    c.max_extra_groups = 1;
+    hook_ctx h = {0, 0, 0};
+    grpo_hooks hooks = {parity_reward, &h};
+    grpo_trainer *t;
+    ck_assert_msg(grpo_open(&t, &c, NULL, &hooks, err) == 0, "%s", err);
+    ck_assert_ptr_nonnull(t->ref);
+    ck_assert_msg(grpo_train(t, 1, err) == 0, "%s", err);
+    size_t np = t->m->n_params;
+    float *w1 = malloc(np * sizeof *w1);
+    memcpy(w1, t->m->params, np * sizeof *w1);
+    ck_assert(memcmp(w1, t->ref->params, np * sizeof *w1) != 0); /* away from the reference */
+    h.constant = 1;
+    ck_assert_msg(grpo_train(t, 2, err) == 0, "%s", err);
+    ck_assert_msg(memcmp(w1, t->m->params, np * sizeof *w1) == 0, "a filtered step changed the weights");
+    grpo_close(t);
+    cJSON *lines[4];
+    int n = step_lines(lines, 4, run);
+    ck_assert_int_eq(n, 2);
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(lines[0], "updated")));
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(lines[1], "updated")));
+    ck_assert_int_eq((int)cJSON_GetObjectItem(lines[1], "resampled_groups")->valuedouble, 1);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(lines[1], "filtered_records")->valuedouble, 3);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(lines[1], "trained_tokens")->valuedouble, 0);
+    for (int i = 0; i < n; i++)
+        cJSON_Delete(lines[i]);
+    free(w1);
+    fs_remove_tree(g_tmp, err);
+}
+END_TEST
+
 Suite *grpo_suite(void)
 {
     Suite *s = suite_create("grpo");
@@ -825,6 +873,7 @@ Suite *grpo_suite(void)
     tcase_set_timeout(runs, 240);
     tcase_add_test(runs, test_grpo_three_steps_and_resume);
     tcase_add_test(runs, test_zero_variance_step_changes_nothing);
+    tcase_add_test(runs, test_dynamic_sampling_filters_zero_variance);
     suite_add_tcase(s, runs);
     return s;
 }
