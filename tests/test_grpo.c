@@ -743,39 +743,67 @@ START_TEST(test_grpo_three_steps_and_resume)
 }
 END_TEST
 
-START_TEST(test_zero_variance_step_changes_nothing)
+/* A run in a fresh temp dir on the tiny tokenizer, checkpoints off and
+ * weight decay 0 (so a step with no gradient leaves the weights as they
+ * are). The config points into the struct, and the trainer into hooks:
+ * the struct outlives the trainer. */
+typedef struct zv_run {
+    char tok[128], dir[128];
+    grpo_config c;
+    hook_ctx h;
+    grpo_hooks hooks;
+    float *w1; /* the weights after the first step */
+} zv_run;
+
+/* Opens the run with KL coefficient kl (and, when dynamic, one fresh group
+ * per zero-variance group) and trains its first step, which has reward
+ * signal, so the optimizer has moments. */
+static grpo_trainer *zv_open(zv_run *z, double kl, int dynamic, char *err)
 {
-    char err[RL_ERR_MAX], tok_path[128], run[128];
     make_tmp();
-    tok_t *tok = tiny_tokenizer(tok_path, sizeof tok_path);
+    tok_t *tok = tiny_tokenizer(z->tok, sizeof z->tok);
     int vocab = tok_vocab_size(tok);
     tok_free(tok);
-    snprintf(run, sizeof run, "%s/z", g_tmp);
-    grpo_config c;
-    run_config(&c, tok_path, vocab, run);
-    c.loss.kl_coef = 0;
-    c.optim.weight_decay = 0;
-    c.ckpt_every = 0;
-    hook_ctx h = {0, 0, 0};
-    grpo_hooks hooks = {parity_reward, &h};
+    snprintf(z->dir, sizeof z->dir, "%s/z", g_tmp);
+    run_config(&z->c, z->tok, vocab, z->dir);
+    z->c.loss.kl_coef = kl;
+    z->c.optim.weight_decay = 0;
+    z->c.ckpt_every = 0;
+    if (dynamic) {
+        z->c.dynamic_sampling = 1;
+        z->c.max_extra_groups = 1;
+    }
+    z->h = (hook_ctx){0, 0, 0};
+    z->hooks = (grpo_hooks){parity_reward, &z->h};
     grpo_trainer *t;
-    ck_assert_msg(grpo_open(&t, &c, NULL, &hooks, err) == 0, "%s", err);
-    ck_assert_ptr_null(t->ref); /* KL 0: no reference model at all */
-    /* a first step with signal, so the optimizer has moments */
+    ck_assert_msg(grpo_open(&t, &z->c, NULL, &z->hooks, err) == 0, "%s", err);
     ck_assert_msg(grpo_train(t, 1, err) == 0, "%s", err);
     size_t np = t->m->n_params;
-    float *w1 = malloc(np * sizeof *w1);
-    memcpy(w1, t->m->params, np * sizeof *w1);
-    h.constant = 1; /* every group all-pass: zero variance */
+    z->w1 = malloc(np * sizeof *z->w1);
+    ck_assert_ptr_nonnull(z->w1);
+    memcpy(z->w1, t->m->params, np * sizeof *z->w1);
+    return t;
+}
+
+START_TEST(test_zero_variance_step_changes_nothing)
+{
+    char err[RL_ERR_MAX];
+    zv_run z;
+    grpo_trainer *t = zv_open(&z, 0, 0, err);
+    hook_ctx *h = &z.h;
+    float *w1 = z.w1;
+    ck_assert_ptr_null(t->ref); /* KL 0: no reference model at all */
+    size_t np = t->m->n_params;
+    h->constant = 1; /* every group all-pass: zero variance */
     ck_assert_msg(grpo_train(t, 2, err) == 0, "%s", err);
     ck_assert_int_eq(grpo_step_count(t), 2);
     ck_assert_msg(memcmp(w1, t->m->params, np * sizeof *w1) == 0, "a zero-variance step changed the weights");
     /* a step whose loss is not finite (NaN rewards) rolls back to the last
      * checkpoint and is done again */
-    h.nan_calls = 3;
+    h->nan_calls = 3;
     ck_assert_msg(grpo_train(t, 3, err) == 0, "%s", err);
     ck_assert_int_eq(grpo_step_count(t), 3);
-    ck_assert_int_eq(h.calls, 12); /* 3 + 3, then 3 NaN and 3 for the redone step */
+    ck_assert_int_eq(h->calls, 12); /* 3 + 3, then 3 NaN and 3 for the redone step */
     for (size_t i = 0; i < np; i++)
         ck_assert(isfinite(t->m->params[i]));
     ck_assert(memcmp(w1, t->m->params, np * sizeof *w1) == 0); /* the checkpoint of step 2, unchanged */
@@ -788,12 +816,12 @@ START_TEST(test_zero_variance_step_changes_nothing)
     ck_assert_msg(l1 > 0 && l2 < l1, "SFT loss %g -> %g", l1, l2);
     grpo_close(t);
     char mpath[256], *mtext;
-    snprintf(mpath, sizeof mpath, "%s/metrics.jsonl", run);
+    snprintf(mpath, sizeof mpath, "%s/metrics.jsonl", z.dir);
     ck_assert_int_eq(fs_read_file(&mtext, NULL, mpath, 1 << 24, err), 0);
     ck_assert_msg(strstr(mtext, "\"event\":\"rollback\"") && strstr(mtext, "not finite"), "no rollback logged");
     free(mtext);
     cJSON *lines[4];
-    int n = step_lines(lines, 4, run);
+    int n = step_lines(lines, 4, z.dir);
     ck_assert_int_eq(n, 3);
     ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(lines[0], "updated")));
     ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(lines[1], "updated")));
@@ -813,35 +841,20 @@ END_TEST
  * otherwise move the weights toward the reference. */
 START_TEST(test_dynamic_sampling_filters_zero_variance)
 {
-    char err[RL_ERR_MAX], tok_path[128], run[128];
-    make_tmp();
-    tok_t *tok = tiny_tokenizer(tok_path, sizeof tok_path);
-    int vocab = tok_vocab_size(tok);
-    tok_free(tok);
-    snprintf(run, sizeof run, "%s/d", g_tmp);
-    grpo_config c;
-    run_config(&c, tok_path, vocab, run);
-    c.loss.kl_coef = 0.05;
-    c.optim.weight_decay = 0;
-    c.ckpt_every = 0;
-    c.dynamic_sampling = 1;
-    c.max_extra_groups = 1;
-    hook_ctx h = {0, 0, 0};
-    grpo_hooks hooks = {parity_reward, &h};
-    grpo_trainer *t;
-    ck_assert_msg(grpo_open(&t, &c, NULL, &hooks, err) == 0, "%s", err);
+    char err[RL_ERR_MAX];
+    zv_run z;
+    grpo_trainer *t = zv_open(&z, 0.05, 1, err);
+    hook_ctx *h = &z.h;
+    float *w1 = z.w1;
     ck_assert_ptr_nonnull(t->ref);
-    ck_assert_msg(grpo_train(t, 1, err) == 0, "%s", err);
     size_t np = t->m->n_params;
-    float *w1 = malloc(np * sizeof *w1);
-    memcpy(w1, t->m->params, np * sizeof *w1);
     ck_assert(memcmp(w1, t->ref->params, np * sizeof *w1) != 0); /* away from the reference */
-    h.constant = 1;
+    h->constant = 1;
     ck_assert_msg(grpo_train(t, 2, err) == 0, "%s", err);
     ck_assert_msg(memcmp(w1, t->m->params, np * sizeof *w1) == 0, "a filtered step changed the weights");
     grpo_close(t);
     cJSON *lines[4];
-    int n = step_lines(lines, 4, run);
+    int n = step_lines(lines, 4, z.dir);
     ck_assert_int_eq(n, 2);
     ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(lines[0], "updated")));
     ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(lines[1], "updated")));
