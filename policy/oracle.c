@@ -10,10 +10,16 @@
  *
  * An edit is minimal, as a careful engineer writes it: the hunk's changed
  * lines only, with just enough of its context lines to make old_string
- * unique in the file. Uniqueness is checked against the file as the
- * policy saw it, the numbered lines of the read_file response in the
- * context; when that response was cut, or the file has several hunks, the
- * whole hunk is the edit (always unique: it is what the patch applies to).
+ * unique in the file. When the change sits inside one line, the edit
+ * shrinks further, to the changed characters grown by whole words
+ * (identifiers, numbers, single punctuation) until unique: `400 == 0` ->
+ * `400 != 0` rather than the whole line. Every character of old_string is
+ * one a policy must copy exactly from the file it read, so the shorter
+ * string is the easier demonstration to learn. Uniqueness is checked
+ * against the file as the policy saw it, the numbered lines of the
+ * read_file response in the context; when that response was cut, or the
+ * file has several hunks, the whole hunk is the edit (always unique: it is
+ * what the patch applies to).
  */
 #include "common/err.h"
 #include "policy/scripted.h"
@@ -212,9 +218,97 @@ static char *seen_file(const char *ctx, size_t len, size_t k, size_t *out_n)
     return out;
 }
 
+static int is_word(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* The start of the unit that ends at t[i] (i > 0 exclusive end): a run of
+ * word characters, a run of blanks, or one other character. */
+static size_t unit_left(const char *t, size_t i)
+{
+    size_t j = i - 1;
+    if (is_word(t[j]))
+        while (j > 0 && is_word(t[j - 1]))
+            j--;
+    else if (is_blank(t[j]))
+        while (j > 0 && is_blank(t[j - 1]))
+            j--;
+    return j;
+}
+
+/* The end of the unit that starts at t[i] (i < n). */
+static size_t unit_right(const char *t, size_t n, size_t i)
+{
+    size_t j = i + 1;
+    if (is_word(t[i]))
+        while (j < n && is_word(t[j]))
+            j++;
+    else if (is_blank(t[i]))
+        while (j < n && is_blank(t[j]))
+            j++;
+    return j;
+}
+
+/* At least this many non-blank characters of old_string: a lone "4" or
+ * "<=" is unique in some files, but names no place a reader could find;
+ * three characters ("+ 4", "m <") keep an anchor and cost a policy little
+ * more to copy. */
+#define ORACLE_MIN_EDIT_CHARS 3
+
+/* Shrinks a unique edit old -> new (on, nn bytes) whose change lies inside
+ * one line: the differing characters, grown by one unit left and right in
+ * turn (blanks at an edge taken along with the next unit) until the old
+ * side has ORACLE_MIN_EDIT_CHARS non-blank characters, cuts no word, and is
+ * unique in file. Returns 1 with
+ * [*b, *e) of old (the same prefix and suffix frame new), 0 to keep the
+ * lines. */
+static int inline_span(const char *old, size_t on, const char *neu, size_t nn, const char *file, size_t fn,
+                       size_t *b, size_t *e_old, size_t *e_new)
+{
+    size_t pre = 0, suf = 0;
+    while (pre < on && pre < nn && old[pre] == neu[pre])
+        pre++;
+    while (suf < on - pre && suf < nn - pre && old[on - 1 - suf] == neu[nn - 1 - suf])
+        suf++;
+    if (memchr(old + pre, '\n', on - pre - suf) || memchr(neu + pre, '\n', nn - pre - suf))
+        return 0;
+    /* no word is cut: the span starts and ends on unit boundaries */
+    size_t lo = pre, hi = on - suf;
+    while (lo > 0 && is_word(old[lo - 1]) && lo < on && is_word(old[lo]))
+        lo--;
+    while (hi < on && hi > 0 && is_word(old[hi - 1]) && is_word(old[hi]))
+        hi++;
+    for (int left = 1;; left = !left) {
+        int edge_blank = (lo < hi) && (is_blank(old[lo]) || is_blank(old[hi - 1]));
+        size_t shown = 0;
+        for (size_t i = lo; i < hi; i++)
+            shown += !is_blank(old[i]);
+        if (shown >= ORACLE_MIN_EDIT_CHARS && !edge_blank && count_upto2(file, fn, old + lo, hi - lo) == 1)
+            break;
+        int can_l = lo > 0 && old[lo - 1] != '\n', can_r = hi < on && old[hi] != '\n';
+        if (!can_l && !can_r)
+            return 0;
+        if ((left && can_l) || !can_r)
+            lo = unit_left(old, lo);
+        else
+            hi = unit_right(old, on, hi);
+    }
+    *b = lo;
+    *e_old = hi;
+    *e_new = nn - (on - hi);
+    return 1;
+}
+
 /* The smallest edit inside the hunk whose old_string occurs once in file:
  * the changed lines, grown by context lines (before, then after, in turn)
- * until unique. Returns the args JSON, or NULL to keep the whole hunk. */
+ * until unique, then shrunk inside the line when the change is one
+ * (inline_span). Returns the args JSON, or NULL to keep the whole hunk. */
 static char *minimal_edit(const step *s, const char *file, size_t fn)
 {
     lines o = {0}, w = {0};
@@ -239,6 +333,13 @@ static char *minimal_edit(const step *s, const char *file, size_t fn)
                 size_t wb = pre - before, we = w.n - suf + after;
                 const char *ws = we > wb ? w.b[wb] : "";
                 size_t wn = we > wb ? (size_t)(w.e[we - 1] - ws) : 0;
+                size_t b, eo, en;
+                if (inline_span(os, on, ws, wn, file, fn, &b, &eo, &en)) {
+                    ws += b;
+                    wn = en - b;
+                    os += b;
+                    on = eo - b;
+                }
                 cJSON *a = cJSON_CreateObject();
                 char *ov = strndup(os, on), *nv = strndup(ws, wn);
                 if (a && ov && nv) {

@@ -97,13 +97,14 @@ START_TEST(test_oracle_fixes_leapyear)
     ck_assert_str_eq(str(list, "name"), "list_files");
     const char *ctx2 = str(cJSON_GetObjectItem(cJSON_GetArrayItem(turns, 2), "context"), "append");
     ck_assert_ptr_nonnull(strstr(ctx2, "\nsrc/leapyear.c\n"));
-    /* the edit is minimal: the one changed line, unique in the file as read */
+    /* the edit is minimal: the changed characters grown by whole words until
+     * unique in the file as read ("== 0" alone occurs twice in the line) */
     const cJSON *call = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(turns, 3),
                                                                "tool_calls"), 0);
     ck_assert_str_eq(str(call, "name"), "edit_file");
     const cJSON *args = cJSON_GetObjectItem(call, "arguments");
-    ck_assert_str_eq(str(args, "old_string"), "    if (year % 100 == 0 && year % 400 == 0)\n");
-    ck_assert_str_eq(str(args, "new_string"), "    if (year % 100 == 0 && year % 400 != 0)\n");
+    ck_assert_str_eq(str(args, "old_string"), "400 ==");
+    ck_assert_str_eq(str(args, "new_string"), "400 !=");
     cJSON_Delete(r);
 }
 END_TEST
@@ -123,6 +124,38 @@ START_TEST(test_oracle_cut_read_whole_hunk)
     ck_assert_ptr_nonnull(old);
     ck_assert_ptr_nonnull(strstr(old, "bool is_leap_year(int year)\n"));
     cJSON_Delete(r);
+}
+END_TEST
+
+/* The in-line shrink never cuts a word and keeps whole lines when the
+ * change spans them: the edits of three tasks, each still a fix. */
+START_TEST(test_oracle_edit_whole_words)
+{
+    static const struct {
+        const char *task, *old, *neu;
+    } cases[] = {
+        /* " - 1" is removed; "NSYMBOLS" is not cut to "S" */
+        {"roman_symbol_table", "NSYMBOLS - 1", "NSYMBOLS"},
+        /* a lone "1" is unique but too short to place: grown to three characters */
+        {"strutil_replace_overlap", "+ 1;", "+ flen;"},
+        /* two changed lines: the edit stays line-wise */
+        {"utf8_surrogate_max", "    if (v > 0xD800 && v <= 0xDFFF)\n", "    if (v >= 0xD800 && v <= 0xDFFF)\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cJSON *r = episode(cases[i].task, "oracle", NULL);
+        ck_assert_msg(num(r, "reward") == 1, "%s", cases[i].task);
+        const cJSON *t, *c;
+        const char *old = NULL, *neu = NULL;
+        cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "turns")) cJSON_ArrayForEach(c, cJSON_GetObjectItem(t, "tool_calls"))
+            if (!strcmp(str(c, "name"), "edit_file") && !old) {
+                old = str(cJSON_GetObjectItem(c, "arguments"), "old_string");
+                neu = str(cJSON_GetObjectItem(c, "arguments"), "new_string");
+            }
+        ck_assert_ptr_nonnull(old);
+        ck_assert_msg(!strncmp(old, cases[i].old, strlen(cases[i].old)), "%s: old_string %s", cases[i].task, old);
+        ck_assert_msg(!strncmp(neu, cases[i].neu, strlen(cases[i].neu)), "%s: new_string %s", cases[i].task, neu);
+        cJSON_Delete(r);
+    }
 }
 END_TEST
 
@@ -327,6 +360,7 @@ Suite *episode_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_oracle_fixes_leapyear);
     tcase_add_test(tc, test_oracle_cut_read_whole_hunk);
+    tcase_add_test(tc, test_oracle_edit_whole_words);
     tcase_add_test(tc, test_record_invalid_utf8);
     tcase_add_test(tc, test_same_seed_same_record);
     tcase_add_test(tc, test_editing_tests_earns_nothing);

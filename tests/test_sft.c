@@ -415,8 +415,8 @@ START_TEST(test_score_cli)
     double n = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "policy_tokens"));
     double cn = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "copy_tokens"));
     double lp = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "logp_mean"));
-    /* old_string and new_string each repeat most of a line of the file read */
-    ck_assert_msg(cn >= 16 && cn < n / 2, "copy tokens %g of %g", cn, n);
+    /* the path read repeats the listing, old_string ("400 ==") the file read */
+    ck_assert_msg(cn >= 4 && cn < n / 4, "copy tokens %g of %g", cn, n);
     ck_assert(lp < 0 && isfinite(lp));
     cJSON_Delete(o);
     free(out), free(e);
