@@ -12,8 +12,8 @@
  * lines only, with just enough of its context lines to make old_string
  * unique in the file. When the change sits inside one line, the edit
  * shrinks further, to the changed characters grown by whole words
- * (identifiers, numbers, single punctuation) until unique: `400 == 0` ->
- * `400 != 0` rather than the whole line. Every character of old_string is
+ * (identifiers, numbers, single punctuation) until unique: `400 ==` ->
+ * `400 !=` on leapyear rather than the whole line. Every character of old_string is
  * one a policy must copy exactly from the file it read, so the shorter
  * string is the easier demonstration to learn. Uniqueness is checked
  * against the file as the policy saw it, the numbered lines of the
@@ -265,9 +265,9 @@ static size_t unit_right(const char *t, size_t n, size_t i)
  * one line: the differing characters, grown by one unit left and right in
  * turn (blanks at an edge taken along with the next unit) until the old
  * side has ORACLE_MIN_EDIT_CHARS non-blank characters, cuts no word, and is
- * unique in file. Returns 1 with
- * [*b, *e) of old (the same prefix and suffix frame new), 0 to keep the
- * lines. */
+ * unique in file. Returns 1 with the span [*b, *e_old) of old and
+ * [*b, *e_new) of new (both keep the same prefix and suffix), 0 to keep
+ * the lines. */
 static int inline_span(const char *old, size_t on, const char *neu, size_t nn, const char *file, size_t fn,
                        size_t *b, size_t *e_old, size_t *e_new)
 {
