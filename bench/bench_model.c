@@ -23,7 +23,10 @@
  * The PyTorch side is bench/torch_model.py run by /usr/bin/python3 with
  * Debian's python3-torch; without it the baselines are null (stderr says).
  * One JSON object per line, as docs/DEVELOPING.md describes, plus
- * "speedup" = value / baseline_value for throughputs.
+ * "speedup" = value / baseline_value for throughputs, and "blas_core", the
+ * OpenBLAS kernel set both sides ran (make bench runs this bench a second
+ * time with OPENBLAS_CORETYPE set when OpenBLAS picked an older kernel set
+ * than the CPU supports: scripts/blas-core.sh).
  */
 #include "grpo/optim.h"
 #include "policy/model.h"
@@ -72,7 +75,8 @@ static void die(const char *what, const char *err)
 static void emit(const char *name, double value, const char *unit, const char *baseline,
                  double base)
 {
-    printf("{\"bench\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", ", name, value, unit);
+    printf("{\"bench\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"blas_core\": \"%s\", ", name,
+           value, unit, openblas_get_corename());
     if (baseline && base > 0)
         printf("\"baseline\": \"%s\", \"baseline_value\": %.6g, \"ratio\": %.6g, \"speedup\": "
                "%.4g}\n",
@@ -174,9 +178,13 @@ static void train_steps(model *m, adamw *opt, const int *tok, const int *tgt, co
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     char err[RL_ERR_MAX];
+    if (argc == 2 && !strcmp(argv[1], "--blas-core")) { /* for make bench */
+        printf("%s\n", openblas_get_corename());
+        return 0;
+    }
     /* RL_BENCH_NO_TORCH=1 skips the baseline (quick runs while tuning) */
     int have_torch = !getenv("RL_BENCH_NO_TORCH") &&
                      system(PY " -c 'import torch' >/dev/null 2>&1") == 0;
