@@ -109,7 +109,7 @@ test: deps
 
 run: deps
 	@$(MAKE) --no-print-directory all
-	$(BIN)/harness run --task leapyear
+	@sh scripts/run-demo.sh
 
 bench: deps
 	@sh scripts/install-bench-deps.sh || echo "bench: PyTorch baselines unavailable (python3-torch not installed)" >&2
