@@ -13,9 +13,9 @@
  * unique in the file. When the change sits inside one line, the edit
  * shrinks further, to the changed characters grown by whole words
  * (identifiers, numbers, single punctuation) until unique: `400 ==` ->
- * `400 !=` on leapyear rather than the whole line. Every character of old_string is
- * one a policy must copy exactly from the file it read, so the shorter
- * string is the easier demonstration to learn. Uniqueness is checked
+ * `400 !=` on leapyear rather than the whole line. Every character of
+ * old_string is one a policy must copy exactly from the file it read, so
+ * the shorter string is the easier demonstration to learn. Uniqueness is checked
  * against the file as the policy saw it, the numbered lines of the
  * read_file response in the context; when that response was cut, or the
  * file has several hunks, the whole hunk is the edit (always unique: it is

@@ -1,10 +1,11 @@
 #!/bin/sh
 # run-demo.sh - what `make run` shows: the default policy (the shipped
-# checkpoint, or the oracle without one) on leapyear, seeds 1-8, at the
-# harness defaults (temperature 0.7), then the first passing seed again with
-# `harness run`, which prints the episode (seed 1 when none passed). Sampling is seeded, but which
-# seeds pass also depends on the OpenBLAS kernels (rounding), so the demo
-# shows the pass rate, not a chosen seed.
+# checkpoint, or the oracle without one, as `harness run` chooses) on
+# leapyear, seeds 1-8, at the harness defaults (temperature 0.7), then the
+# first passing seed again with `harness run`, which prints the episode
+# (seed 1 when none passed). Sampling is seeded, but which seeds pass also
+# depends on the OpenBLAS kernels (rounding), so the demo shows the pass
+# rate, not a chosen seed.
 set -eu
 cd "$(dirname "$0")/.."
 OUT=${1:-results/runs/make-run}
