@@ -10,7 +10,7 @@ recompute its log-probabilities: a check that both sides compute the same
 function.
 
   python3 bench/torch_model.py --train B T STEPS   # training tokens/s
-  python3 bench/torch_model.py --gen BATCH PROMPT NEW  # KV-cache generation tokens/s
+  python3 bench/torch_model.py --gen BATCH PROMPT NEW REPS  # KV-cache generation tokens/s (median of REPS)
   python3 bench/torch_model.py --logp CKPT TOKENS_FILE TEMP  # logprobs of a C checkpoint
 
 Each mode prints one JSON object. Run with Debian's /usr/bin/python3 and
@@ -195,10 +195,7 @@ def bench_train(B, T, steps):
 
 
 @torch.no_grad()
-def bench_gen(batch, prompt, new, temperature=1.0, top_p=0.95):
-    cfg = Config()
-    torch.manual_seed(0)
-    m = Model(cfg).eval()
+def gen_once(m, cfg, batch, prompt, new, temperature, top_p):
     idx = torch.randint(0, cfg.vocab, (batch, prompt))
     gen = torch.Generator().manual_seed(0)
     t0, c0 = time.time(), time.process_time()
@@ -216,9 +213,20 @@ def bench_gen(batch, prompt, new, temperature=1.0, top_p=0.95):
         out.append(tok)
         logits = m(tok, pos, caches)[:, -1]
         pos += 1
-    dt, dc = time.time() - t0, time.process_time() - c0
-    return {"mode": "gen", "batch": batch, "prompt": prompt, "new": new, "seconds": dt,
-            "tokens_per_s": batch * new / dt, "tokens_per_cpu_s": batch * new / dc,
+    return time.time() - t0, time.process_time() - c0
+
+
+@torch.no_grad()
+def bench_gen(batch, prompt, new, reps, temperature=1.0, top_p=0.95):
+    """One warm-up run, then the median of `reps` timed runs (as bench_model.c)."""
+    cfg = Config()
+    torch.manual_seed(0)
+    m = Model(cfg).eval()
+    gen_once(m, cfg, batch, prompt, new, temperature, top_p)
+    runs = sorted(gen_once(m, cfg, batch, prompt, new, temperature, top_p) for _ in range(reps))
+    dt, dc = runs[len(runs) // 2]
+    return {"mode": "gen", "batch": batch, "prompt": prompt, "new": new, "reps": reps,
+            "seconds": dt, "tokens_per_s": batch * new / dt, "tokens_per_cpu_s": batch * new / dc,
             "threads": torch.get_num_threads()}
 
 
@@ -251,8 +259,8 @@ def main(argv):
     torch.set_num_threads(os.cpu_count() or 1)
     if len(argv) == 4 and argv[0] == "--train":
         res = bench_train(int(argv[1]), int(argv[2]), int(argv[3]))
-    elif len(argv) == 4 and argv[0] == "--gen":
-        res = bench_gen(int(argv[1]), int(argv[2]), int(argv[3]))
+    elif len(argv) == 5 and argv[0] == "--gen":
+        res = bench_gen(int(argv[1]), int(argv[2]), int(argv[3]), int(argv[4]))
     elif len(argv) == 4 and argv[0] == "--logp":
         res = logp_of_ckpt(argv[1], argv[2], float(argv[3]))
     else:

@@ -1,6 +1,7 @@
 /* main.c - the `grpo` command: one binary, one subcommand per file
  * (grpo/cmd_*.c). To add one: declare it in grpo/cli.h and add a row. */
 #include "grpo/cli.h"
+#include "policy/blascore.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    blascore_reexec(argv); /* returns only when the kernels are already right */
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -10,7 +10,9 @@
 # (AVX2 + FMA), or nothing. With CURRENT (the core OpenBLAS picked, e.g.
 # from bench_model --blas-core) it prints only a set newer than CURRENT.
 # make bench uses it to run bench_model a second time with
-# OPENBLAS_CORETYPE set; the build and the tests never set it.
+# OPENBLAS_CORETYPE set. The binaries make the same choice themselves at
+# start (policy/blascore.c); bench_model does not, so that it can report
+# both kernel sets.
 flags=$(grep -m 1 '^flags' /proc/cpuinfo 2>/dev/null)
 has() { case " $flags " in *" $1 "*) return 0 ;; esac; return 1; }
 if has avx512f && has avx512bw && has avx512dq && has avx512vl; then

@@ -13,8 +13,8 @@
 #              repeat records and the leapyear demonstration 40 times over,
 #              so that the task of `make run` is memorized
 # Stage 10 is the shipped models/policy.safetensors. About 1 h 40 min on a
-# 2-core machine with the right OpenBLAS kernels (README, Known limits:
-# OPENBLAS_CORETYPE), 4-5x that without.
+# 2-core machine with the right OpenBLAS kernels (bin/grpo picks them:
+# README, Known limits), 4-5x that without.
 set -eu
 cd "$(dirname "$0")/.."
 D=results/sft-data

@@ -3,7 +3,11 @@
  * Suites register by defining `Suite *NAME_suite(void)` in a source file
  * of tests/; the Makefile collects them into suites.inc. Set CK_RUN_SUITE or
  * CK_RUN_CASE to run a subset. Check's summary line ends the output.
+ * Like bin/harness and bin/grpo, it first asks OpenBLAS for the kernels
+ * the CPU supports (policy/blascore.h).
  */
+#include "policy/blascore.h"
+
 #include <check.h>
 #include <stdlib.h>
 
@@ -11,8 +15,10 @@
 #include "suites.inc"
 #undef SUITE
 
-int main(void)
+int main(int argc, char **argv)
 {
+    (void)argc;
+    blascore_reexec(argv); /* the suites run on the kernels the binaries use */
     SRunner *sr = srunner_create(NULL);
 #define SUITE(fn) srunner_add_suite(sr, fn());
 #include "suites.inc"

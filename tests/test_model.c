@@ -3,6 +3,7 @@
  * checkpoints (round trip and every kind of bad file), AdamW, and
  * `grpo generate`. */
 #include "grpo/optim.h"
+#include "policy/blascore.h"
 #include "policy/model.h"
 #include "policy/model_ops.h"
 
@@ -1463,6 +1464,74 @@ START_TEST(test_config_check)
 }
 END_TEST
 
+START_TEST(test_blascore_pick)
+{
+    /* an AVX-512 CPU that OpenBLAS took for a Prescott: ask for SkylakeX */
+    ck_assert_str_eq(blascore_pick("Prescott", 1, 1), "SkylakeX");
+    ck_assert_str_eq(blascore_pick("prescott", 1, 1), "SkylakeX");
+    ck_assert_str_eq(blascore_pick("Haswell", 1, 1), "SkylakeX");
+    /* AVX2 only: Haswell, and nothing newer than what it has */
+    ck_assert_str_eq(blascore_pick("Sandybridge", 0, 1), "Haswell");
+    ck_assert_ptr_null(blascore_pick("Haswell", 0, 1));
+    ck_assert_ptr_null(blascore_pick("Zen", 0, 1));
+    /* no AVX2: keep; already right or newer, or a name not in the lists: keep */
+    ck_assert_ptr_null(blascore_pick("Prescott", 0, 0));
+    ck_assert_ptr_null(blascore_pick("SkylakeX", 1, 1));
+    ck_assert_ptr_null(blascore_pick("Cooperlake", 1, 1));
+    ck_assert_ptr_null(blascore_pick("SomeFutureCore", 1, 1));
+    ck_assert_ptr_null(blascore_pick(NULL, 1, 1));
+
+    /* the environment wins: a set OPENBLAS_CORETYPE (which is also how the
+     * re-executed run knows it is done) or RL_BLAS_CORE=keep */
+    char *old = getenv("OPENBLAS_CORETYPE") ? strdup(getenv("OPENBLAS_CORETYPE")) : NULL;
+    setenv("OPENBLAS_CORETYPE", "Prescott", 1);
+    ck_assert_ptr_null(blascore_wanted());
+    unsetenv("OPENBLAS_CORETYPE");
+    setenv("RL_BLAS_CORE", "keep", 1);
+    ck_assert_ptr_null(blascore_wanted());
+    unsetenv("RL_BLAS_CORE");
+    if (old) {
+        setenv("OPENBLAS_CORETYPE", old, 1);
+        free(old);
+    }
+}
+END_TEST
+
+/* The re-exec itself: told that OpenBLAS picked Prescott, bin/grpo runs
+ * again with the kernels the CPU supports (OPENBLAS_VERBOSE=2 makes each
+ * load print its "Core:" line). */
+START_TEST(test_blascore_reexec_cli)
+{
+    const char *bin = getenv("RL_BIN") ? getenv("RL_BIN") : "bin";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "env -u OPENBLAS_CORETYPE RL_BLAS_CORE=assume:Prescott OPENBLAS_VERBOSE=2 "
+             "%s/grpo --help 2>&1",
+             bin);
+    char *out;
+    ck_assert_int_eq(run_cmd(cmd, &out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "usage: grpo"));
+    const char *want = blascore_pick("Prescott", __builtin_cpu_supports("avx512f") &&
+                                                    __builtin_cpu_supports("avx512bw") &&
+                                                    __builtin_cpu_supports("avx512dq") &&
+                                                    __builtin_cpu_supports("avx512vl"),
+                                     __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+    int loads = 0;
+    const char *last = NULL;
+    for (const char *at = out; (at = strstr(at, "Core: ")); at += 6)
+        loads++, last = at + 6;
+    if (want) {
+        ck_assert_int_eq(loads, 2); /* once, then once more after the exec */
+        ck_assert_int_eq(strncmp(last, want, strlen(want)), 0);
+    } else {
+        ck_assert_int_le(loads, 1);
+    }
+    /* the first process was replaced, so the command ran once */
+    ck_assert_ptr_null(strstr(strstr(out, "usage: grpo") + 1, "usage: grpo"));
+    free(out);
+}
+END_TEST
+
 Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -1482,6 +1551,7 @@ Suite *model_suite(void)
 
     TCase *mdl = tcase_create("model");
     tcase_add_test(mdl, test_config_check);
+    tcase_add_test(mdl, test_blascore_pick);
     tcase_add_test(mdl, test_grad_whole_model);
     tcase_add_test(mdl, test_masked_tokens_zero_grad);
     tcase_add_test(mdl, test_forward_causal_batch);
@@ -1503,6 +1573,7 @@ Suite *model_suite(void)
     tcase_add_test(io, test_ckpt_python_reader);
     tcase_add_test(io, test_adamw_resume_exact);
     tcase_add_test(io, test_generate_cli);
+    tcase_add_test(io, test_blascore_reexec_cli);
     tcase_set_timeout(io, 120);
     suite_add_tcase(s, io);
     return s;
