@@ -393,6 +393,11 @@
  * template's own cap on a rendered context. */
 #define RL_TPL_SHOW_MAX (64u << 20)
 
+/* Lines of each tool response (and of the system prompt) that `harness
+ * show --transcript` prints before "[... N more lines]": a test run's
+ * failures or a short function fit; --full prints everything. */
+#define RL_SHOW_TOOL_LINES 20
+
 /* Episodes a rollout steps at once by default: a GRPO step of 8 tasks x
  * G 8; each holds a work tree and, with the model, a KV cache. */
 #define RL_ROLLOUT_ACTIVE 64

@@ -1,5 +1,7 @@
-/* cmd_show.c - `harness show FILE [--index K]`: a recorded trajectory,
- * turn by turn, with token accounting by origin. */
+/* cmd_show.c - `harness show FILE [--index K] [--transcript [--full]]`: a
+ * recorded trajectory, turn by turn, with token accounting by origin, and
+ * on request the transcript itself: what the policy wrote, exactly (the
+ * raw reply, malformed calls included), and what the tools answered. */
 #include "harness/cli.h"
 
 #include "common/buf.h"
@@ -67,17 +69,105 @@ static char **contexts(const cJSON *turns, size_t n, char *err)
     return ctx;
 }
 
+/* Prints one line; control bytes (escape sequences from agent-written
+ * code's output, say) become '?', so a record cannot drive the terminal. */
+static void print_line(const char *p, size_t len)
+{
+    fputs("    ", stdout);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)p[i];
+        putchar((c < 0x20 && c != '\t') || c == 0x7f ? '?' : c);
+    }
+    putchar('\n');
+}
+
+/* Prints `text` indented, at most `max_lines` lines (0: all), then how
+ * many were left out. */
+static void print_block(const char *text, long max_lines)
+{
+    long shown = 0, total = 0;
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (!max_lines || shown < max_lines) {
+            print_line(p, len);
+            shown++;
+        }
+        total++;
+        p += len + (nl ? 1 : 0);
+    }
+    if (total > shown)
+        printf("    [... %ld more lines; --full shows all]\n", total - shown);
+}
+
+/* The messages of the record: system and tool text capped unless `full`;
+ * assistant turns as the raw reply when recorded, else reasoning, content
+ * and parsed calls. */
+static void print_transcript(const cJSON *rec, int full, int color)
+{
+    const char *b = color ? "\033[1m" : "", *e = color ? "\033[0m" : "";
+    printf("\ntranscript\n");
+    const cJSON *m;
+    int turn = 0;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItem(rec, "messages"))
+    {
+        const char *role = cJSON_GetStringValue(cJSON_GetObjectItem(m, "role")) ?: "?";
+        const char *content = cJSON_GetStringValue(cJSON_GetObjectItem(m, "content")) ?: "";
+        if (!strcmp(role, "assistant")) {
+            printf("%s[assistant, turn %d]%s\n", b, turn++, e);
+            const char *raw = cJSON_GetStringValue(cJSON_GetObjectItem(m, "raw"));
+            if (raw) {
+                print_block(raw, 0);
+                continue;
+            }
+            const char *think = cJSON_GetStringValue(cJSON_GetObjectItem(m, "reasoning_content"));
+            if (think && *think) {
+                printf("    <think>\n");
+                print_block(think, 0);
+            }
+            if (*content)
+                print_block(content, 0);
+            const cJSON *c;
+            cJSON_ArrayForEach(c, cJSON_GetObjectItem(m, "tool_calls"))
+            {
+                const cJSON *fn = cJSON_GetObjectItem(c, "function");
+                char line[RL_ERR_MAX];
+                snprintf(line, sizeof line, "call %s %s",
+                         cJSON_GetStringValue(cJSON_GetObjectItem(fn, "name")) ?: "?",
+                         cJSON_GetStringValue(cJSON_GetObjectItem(fn, "arguments")) ?: "");
+                print_block(line, 0);
+            }
+        } else if (!strcmp(role, "tool")) {
+            printf("%s[tool %s]%s\n", b, cJSON_GetStringValue(cJSON_GetObjectItem(m, "name")) ?: "?", e);
+            print_block(content, full ? 0 : RL_SHOW_TOOL_LINES);
+        } else {
+            printf("%s[%s]%s\n", b, role, e);
+            print_block(content, full || strcmp(role, "system") ? 0 : RL_SHOW_TOOL_LINES);
+        }
+    }
+    const char *patch = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "patch"));
+    if (patch && *patch) {
+        printf("%s[the work tree's diff at the end]%s\n", b, e);
+        print_block(patch, 0);
+    }
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: harness show FILE [--index K] [--tokenizer FILE]\n"
+    fprintf(f, "usage: harness show FILE [--index K] [--tokenizer FILE] [--transcript [--full]]\n"
                "Renders record K (default 0) of a trajectory JSONL file, with tokens per turn:\n"
-               "context, policy-written, tool responses, system + tool descriptions.\n");
+               "context, policy-written, tool responses, system + tool descriptions.\n"
+               "--transcript then prints the messages: the policy's raw replies in full, tool\n"
+               "responses and the system prompt cut to %d lines each; --full (implies\n"
+               "--transcript) prints them whole.\n",
+            RL_SHOW_TOOL_LINES);
 }
 
 int cmd_show(int argc, char **argv)
 {
     const char *file = NULL, *tok_path = NULL;
     long index = 0;
+    int transcript = 0, full = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -89,6 +179,10 @@ int cmd_show(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--tokenizer") && i + 1 < argc) {
             tok_path = argv[++i];
+        } else if (!strcmp(argv[i], "--transcript")) {
+            transcript = 1;
+        } else if (!strcmp(argv[i], "--full")) {
+            full = transcript = 1;
         } else if (argv[i][0] == '-' || file) {
             fprintf(stderr, "harness show: unexpected argument '%s' (see --help)\n", argv[i]);
             return 2;
@@ -186,9 +280,14 @@ int cmd_show(int argc, char **argv)
            "tool responses %ld, system prompt + tool descriptions %ld, user %ld, template markup %ld\n",
            all, last[O_ASSISTANT] + last_gen, last[O_ASSISTANT], last_gen, last[O_TOOL],
            last[O_SYSTEM] + last[O_TOOLS], last[O_USER], last[O_TEMPLATE]);
-    printf("sampled over all turns: %ld policy tokens; reward %g (%s)\n", gen_total,
-           cJSON_GetNumberValue(cJSON_GetObjectItem(rec, "reward")),
+    const cJSON *reward = cJSON_GetObjectItem(rec, "reward");
+    char rs[32] = "?";
+    if (cJSON_IsNumber(reward))
+        snprintf(rs, sizeof rs, "%g", reward->valuedouble);
+    printf("sampled over all turns: %ld policy tokens; reward %s (%s)\n", gen_total, rs,
            cJSON_GetStringValue(cJSON_GetObjectItem(rec, "end_reason")) ?: "?");
+    if (transcript)
+        print_transcript(rec, full, color);
     for (size_t k = 0; k < n; k++)
         free(ctx[k]);
     free(ctx);

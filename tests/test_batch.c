@@ -1,4 +1,5 @@
-/* Batch runs: kill -9 midway, run again, exactly one record per episode. */
+/* Batch runs: kill -9 midway, run again, exactly one record per episode.
+ * `harness show` on a recorded episode: the token table and the transcript. */
 #include "common/err.h"
 #include "common/fsutil.h"
 
@@ -97,6 +98,85 @@ START_TEST(test_kill9_then_resume)
 }
 END_TEST
 
+/* Runs a shell command; its stdout in *out (caller frees); the exit code. */
+static int sh_out(const char *cmd, char **out)
+{
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t cap = 1 << 20, n = 0, r;
+    char *buf = malloc(cap);
+    while ((r = fread(buf + n, 1, cap - 1 - n, p)) > 0)
+        n += r;
+    buf[n] = 0;
+    int st = pclose(p);
+    *out = buf;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+START_TEST(test_show_transcript)
+{
+    char dir[] = "/tmp/rl-show-XXXXXX", err[RL_ERR_MAX], rec[300], cmd[1024], *out;
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    chmod(dir, 0755);
+    snprintf(rec, sizeof rec, "%s/oracle.jsonl", dir);
+    snprintf(cmd, sizeof cmd, "RL_WS_ROOT=%s/ws %s/harness run --task leapyear --policy oracle --out %s >/dev/null 2>&1",
+             dir, bin(), rec);
+    ck_assert_int_eq(system(cmd), 0);
+
+    /* the table alone: one row per turn, the reward, no transcript */
+    snprintf(cmd, sizeof cmd, "%s/harness show %s", bin(), rec);
+    ck_assert_int_eq(sh_out(cmd, &out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "reward 1 (submit)"));
+    ck_assert_ptr_null(strstr(out, "transcript"));
+    free(out);
+
+    /* the transcript: the oracle's raw replies (its edit 400 == -> 400 !=)
+     * and the tool responses, in order */
+    snprintf(cmd, sizeof cmd, "%s/harness show %s --transcript", bin(), rec);
+    ck_assert_int_eq(sh_out(cmd, &out), 0);
+    const char *a = strstr(out, "[assistant, turn 0]"), *t = strstr(out, "[tool run_tests]");
+    const char *ed = strstr(out, "<function=edit_file>");
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_ptr_nonnull(ed);
+    ck_assert(a < t && t < ed);
+    ck_assert_ptr_nonnull(strstr(ed, "400 !="));
+    free(out);
+
+    /* untrusted text cannot drive the terminal; long tool output is cut */
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s/bad.jsonl", dir);
+    FILE *f = fopen(bad, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "{\"turns\": [], \"reward\": 0, \"messages\": [{\"role\": \"tool\", \"name\": \"run_tests\","
+               " \"content\": \"a\\u001b[31mred");
+    for (int i = 0; i < 30; i++)
+        fprintf(f, "\\nline %d", i);
+    fprintf(f, "\"}]}\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s/harness show %s --transcript", bin(), bad);
+    ck_assert_int_eq(sh_out(cmd, &out), 0);
+    ck_assert_ptr_null(strchr(out, 0x1b));
+    ck_assert_ptr_nonnull(strstr(out, "a?[31mred"));
+    ck_assert_ptr_nonnull(strstr(out, "[... 11 more lines; --full shows all]"));
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s/harness show %s --full", bin(), bad);
+    ck_assert_int_eq(sh_out(cmd, &out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "line 29"));
+    free(out);
+
+    /* errors: a record that is not there (1), a bad flag (2) */
+    snprintf(cmd, sizeof cmd, "%s/harness show %s --index 5 2>&1", bin(), rec);
+    ck_assert_int_eq(sh_out(cmd, &out), 1);
+    ck_assert_ptr_nonnull(strstr(out, "record 5"));
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s/harness show %s --bogus 2>&1", bin(), rec);
+    ck_assert_int_eq(sh_out(cmd, &out), 2);
+    free(out);
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
 Suite *batch_suite(void)
 {
     Suite *s = suite_create("batch");
@@ -104,5 +184,9 @@ Suite *batch_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_kill9_then_resume);
     suite_add_tcase(s, tc);
+    TCase *show = tcase_create("show");
+    tcase_set_timeout(show, 120);
+    tcase_add_test(show, test_show_transcript);
+    suite_add_tcase(s, show);
     return s;
 }
