@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Keeps the extra generated tasks fit for SFT data: split train, and no bug
-identical to one of the committed corpus (held-out tasks must never be
-trained on; a train duplicate only adds weight). Moves the rest away.
+identical to one of the committed corpus or of an earlier extra set
+(held-out tasks must never be trained on; a train duplicate only adds
+weight). Removes the rest.
 
-usage: sft-filter.py CORPUS_TASKS_DIR EXTRA_TASKS_DIR
+usage: sft-filter.py EXTRA_TASKS_DIR CORPUS_TASKS_DIR [EARLIER_EXTRA_DIR...]
 """
 import json, os, sys
 
@@ -15,8 +16,10 @@ def tasks(root):
                 with open(p) as fh:
                     yield p, json.load(fh)
 
-corpus, extra = sys.argv[1], sys.argv[2]
-seen = {(t["repo"], t["bug"]) for _, t in tasks(corpus)}
+if len(sys.argv) < 3:
+    sys.exit(__doc__.strip())
+extra, known = sys.argv[1], sys.argv[2:]
+seen = {(t["repo"], t["bug"]) for root in known for _, t in tasks(root)}
 kept = dropped_split = dropped_dup = 0
 for p, t in list(tasks(extra)):
     if t.get("split") != "train":
