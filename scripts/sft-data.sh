@@ -11,7 +11,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 EXTRA=${EXTRA:-40}
-MORE=${MORE:-100}
+MORE=${MORE:-60}
 W=${WORKERS:-2}
 D=results/sft-data
 REPOS="base64 datelib ini leapyear pydate pysemver roman strutil utf8"
