@@ -115,8 +115,8 @@ bench: deps
 	@sh scripts/install-bench-deps.sh || echo "bench: PyTorch baselines unavailable (python3-torch not installed)" >&2
 	@$(MAKE) --no-print-directory all $(BENCHES)
 	@for b in $(BENCHES); do RL_BIN=$(BIN) RL_BUILD=$(BUILD) $$b || exit 1; done
-	@got=$$($(BUILD)/bench/bench_model --blas-core); want=$$(sh scripts/blas-core.sh "$$got"); \
-	if [ -n "$$want" ]; then \
+	@set -- $$($(BUILD)/bench/bench_model --blas-core); got=$$1 want=$$2; \
+	if [ -n "$$want" ] && [ "$$want" != - ]; then \
 		echo "bench: OpenBLAS runs its $$got kernels on a CPU with $$want's instructions: bench_model again with OPENBLAS_CORETYPE=$$want" >&2; \
 		OPENBLAS_CORETYPE=$$want RL_BIN=$(BIN) RL_BUILD=$(BUILD) $(BUILD)/bench/bench_model || exit 1; \
 	fi

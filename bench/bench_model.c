@@ -25,11 +25,13 @@
  * Debian's python3-torch; without it the baselines are null (stderr says).
  * One JSON object per line, as docs/DEVELOPING.md describes, plus
  * "speedup" = value / baseline_value for throughputs, and "blas_core", the
- * OpenBLAS kernel set both sides ran (make bench runs this bench a second
- * time with OPENBLAS_CORETYPE set when OpenBLAS picked an older kernel set
- * than the CPU supports: scripts/blas-core.sh).
+ * OpenBLAS kernel set both sides ran. This bench does not re-exec itself
+ * (policy/blascore.h): `--blas-core` prints the set OpenBLAS picked and the
+ * one the binaries would ask for ("-" if none), and make bench runs the
+ * bench a second time with OPENBLAS_CORETYPE set to the latter.
  */
 #include "grpo/optim.h"
+#include "policy/blascore.h"
 #include "policy/model.h"
 
 #include "common/err.h"
@@ -196,7 +198,8 @@ int main(int argc, char **argv)
 {
     char err[RL_ERR_MAX];
     if (argc == 2 && !strcmp(argv[1], "--blas-core")) { /* for make bench */
-        printf("%s\n", openblas_get_corename());
+        const char *want = blascore_wanted();
+        printf("%s %s\n", openblas_get_corename(), want ? want : "-");
         return 0;
     }
     /* RL_BENCH_NO_TORCH=1 skips the baseline (quick runs while tuning) */

@@ -131,11 +131,11 @@ static void print_transcript(const cJSON *rec, int full, int color)
             cJSON_ArrayForEach(c, cJSON_GetObjectItem(m, "tool_calls"))
             {
                 const cJSON *fn = cJSON_GetObjectItem(c, "function");
-                char line[RL_ERR_MAX];
-                snprintf(line, sizeof line, "call %s %s",
-                         cJSON_GetStringValue(cJSON_GetObjectItem(fn, "name")) ?: "?",
-                         cJSON_GetStringValue(cJSON_GetObjectItem(fn, "arguments")) ?: "");
-                print_block(line, 0);
+                char name[128]; /* a tool name; the arguments go whole, below it */
+                int k = snprintf(name, sizeof name, "call %s",
+                                 cJSON_GetStringValue(cJSON_GetObjectItem(fn, "name")) ?: "?");
+                print_line(name, k < (int)sizeof name ? (size_t)k : sizeof name - 1);
+                print_block(cJSON_GetStringValue(cJSON_GetObjectItem(fn, "arguments")) ?: "", 0);
             }
         } else if (!strcmp(role, "tool")) {
             printf("%s[tool %s]%s\n", b, cJSON_GetStringValue(cJSON_GetObjectItem(m, "name")) ?: "?", e);

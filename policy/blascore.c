@@ -37,11 +37,21 @@ const char *blascore_pick(const char *current, int has_avx512, int has_avx2_fma)
         rank = 1;
     else
         return NULL; /* SkylakeX or newer, or unknown: leave it */
-    if (has_avx512 && rank < 2)
+    if (has_avx512)
         return "SkylakeX";
-    if (has_avx2_fma && rank < 1)
-        return "Haswell";
-    return NULL;
+    return has_avx2_fma && rank == 0 ? "Haswell" : NULL;
+}
+
+void blascore_cpu(int *has_avx512, int *has_avx2_fma)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    *has_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    *has_avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    *has_avx512 = *has_avx2_fma = 0;
+#endif
 }
 
 const char *blascore_wanted(void)
@@ -55,16 +65,9 @@ const char *blascore_wanted(void)
     const char *current = openblas_get_corename();
     if (mode && !strncmp(mode, "assume:", 7))
         current = mode + 7; /* the tests' way to reach the re-exec on any CPU */
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                 __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-    int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    int avx512, avx2;
+    blascore_cpu(&avx512, &avx2);
     return blascore_pick(current, avx512, avx2);
-#else
-    (void)current;
-    return NULL;
-#endif
 }
 
 int blascore_reexec(char **argv)

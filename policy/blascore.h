@@ -26,6 +26,10 @@
  * know (left alone). Pure: the tests call it with made-up CPUs. */
 const char *blascore_pick(const char *current, int has_avx512, int has_avx2_fma);
 
+/* What this CPU and its OS support: AVX-512 F/BW/DQ/VL, AVX2 + FMA (both 0
+ * off x86). */
+void blascore_cpu(int *has_avx512, int *has_avx2_fma);
+
 /* The kernel set this process should ask for, or NULL (see blascore_pick;
  * also NULL when OPENBLAS_CORETYPE is set or RL_BLAS_CORE=keep). */
 const char *blascore_wanted(void);

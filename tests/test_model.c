@@ -1511,11 +1511,9 @@ START_TEST(test_blascore_reexec_cli)
     char *out;
     ck_assert_int_eq(run_cmd(cmd, &out), 0);
     ck_assert_ptr_nonnull(strstr(out, "usage: grpo"));
-    const char *want = blascore_pick("Prescott", __builtin_cpu_supports("avx512f") &&
-                                                    __builtin_cpu_supports("avx512bw") &&
-                                                    __builtin_cpu_supports("avx512dq") &&
-                                                    __builtin_cpu_supports("avx512vl"),
-                                     __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+    int avx512, avx2;
+    blascore_cpu(&avx512, &avx2);
+    const char *want = blascore_pick("Prescott", avx512, avx2);
     int loads = 0;
     const char *last = NULL;
     for (const char *at = out; (at = strstr(at, "Core: ")); at += 6)
