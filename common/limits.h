@@ -331,6 +331,12 @@
  * would only be cut by the observation budget. */
 #define RL_TOOL_READ_MAX (1u << 20)
 
+/* Lines read_file shows from start_line when no end_line is given: a
+ * function of the corpus fits in 40 lines, and the window saves a policy
+ * the arithmetic of an end line (start + N), which the 4 M-parameter model
+ * gets wrong; 40 numbered lines are about 500 tokens. */
+#define RL_TOOL_READ_WINDOW 40
+
 /* Bytes write_file / edit_file may write to one file: same reasoning. */
 #define RL_TOOL_WRITE_MAX (1u << 20)
 

@@ -29,10 +29,13 @@
 static const tool_param P_LIST[] = {
     {"path", TOOL_STRING, 0, "Directory to list (default: the whole tree)."},
 };
+#define RL_STR_(x) #x
+#define RL_STR(x) RL_STR_(x)
 static const tool_param P_READ[] = {
     {"path", TOOL_STRING, 1, "File to read."},
     {"start_line", TOOL_INT, 0, "First line to show (default: 1)."},
-    {"end_line", TOOL_INT, 0, "Last line to show (default: the last line)."},
+    {"end_line", TOOL_INT, 0, "Last line to show (default: the last line; with start_line alone, "
+                                 "the " RL_STR(RL_TOOL_READ_WINDOW) " lines from start_line)."},
 };
 static const tool_param P_SEARCH[] = {
     {"pattern", TOOL_STRING, 1, "Text to find, on one line."},
@@ -81,6 +84,7 @@ void tool_ctx_default(tool_ctx *c)
     c->obs_budget = RL_TOOL_OBS_BUDGET;
     c->time_ms = RL_TOOL_TIME_MS;
     c->read_max = RL_TOOL_READ_MAX;
+    c->read_window = RL_TOOL_READ_WINDOW;
     c->write_max = RL_TOOL_WRITE_MAX;
     c->list_show_max = RL_TOOL_LIST_SHOW_MAX;
     c->visit_max = RL_TOOL_LIST_VISIT_MAX;
@@ -681,8 +685,12 @@ static int tool_read(buf_t *out, const tool_ctx *c, const tool_call *call, char 
     if (rc)
         return rc;
     long long from = 1, to = 0;
-    tc_arg_int(call, "start_line", &from);
+    int has_from = tc_arg_int(call, "start_line", &from);
     int has_to = tc_arg_int(call, "end_line", &to);
+    if (has_from && !has_to && c->read_window > 0) {
+        to = from + (long long)c->read_window - 1;
+        has_to = 1;
+    }
     if (from < 1)
         return rl_err(err, RL_EINVAL, "start_line %lld: expected a line number from 1", from);
     if (has_to && to < from)

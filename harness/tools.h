@@ -38,6 +38,7 @@ typedef struct tool_ctx {
     size_t obs_budget;    /* observation bytes kept (head + tail); 0 = no cut */
     unsigned time_ms;     /* wall-clock budget of one file-tool call */
     size_t read_max;      /* bytes read from one file */
+    size_t read_window;   /* lines read_file shows from start_line alone (0: to the end) */
     size_t write_max;     /* bytes written to one file */
     size_t list_show_max; /* entries list_files prints */
     size_t visit_max;     /* entries list_files / search visit */

@@ -8,13 +8,14 @@ the tool-call format that shows no localization. This rewrites each
 passing single-edit oracle episode into the plan a repair agent follows
 when it localizes from the failure:
 
-    run_tests -> search NAME -> read_file PATH START END -> edit_file -> run_tests -> submit
+    run_tests -> search NAME -> read_file PATH START -> edit_file -> run_tests -> submit
 
 NAME is the function that encloses the fix, START its header line (which
-the search response shows as PATH:START), END = START + 29, or further
-when the edit lies beyond. The edit is the oracle's own minimal edit
-(unique in the whole file). Episodes whose fix sits outside any function,
-or spans several files or hunks, are left out.
+the search response shows as PATH:START); read_file shows the 40 lines
+from START (RL_TOOL_READ_WINDOW), so the plan has no end line to work out.
+The edit is the oracle's own minimal edit (unique in the whole file).
+Episodes whose fix sits outside any function or past the window, or spans
+several files or hunks, are left out.
 
 For each kept episode it writes OUT_DIR/TASK.jsonl, one record with the
 scripted replies in "turns"; `harness batch --policy replay:FILE` runs it
@@ -26,7 +27,7 @@ import os
 import re
 import sys
 
-READ_SPAN = 30  # lines shown from a function's header: most functions of the corpus fit
+READ_WINDOW = 40  # RL_TOOL_READ_WINDOW: the lines read_file shows from start_line alone
 C_HEAD = re.compile(r"^(?!(?:if|for|while|switch|return|typedef|else|do)\b)[A-Za-z_][^;{}=#]*?\b([A-Za-z_]\w*)\s*\([^;]*$")
 PY_DEF = re.compile(r"^(\s*)def\s+([A-Za-z_]\w*)\s*\(")
 
@@ -93,12 +94,13 @@ def convert(rec):
     if not found:
         return None, "outside a function"
     name, head = found
-    end = max(head + READ_SPAN - 1, last + 4)
+    if last + 1 > head + READ_WINDOW - 1:
+        return None, "past the window"
     turns = [
         reply("First, run the tests to see what fails.", "run_tests", []),
         reply("The failing tests exercise %s. I search for its definition." % name, "search", [("pattern", name)]),
         reply("%s is defined at %s:%d. I read it." % (name, e["path"], head), "read_file",
-              [("path", e["path"]), ("start_line", head), ("end_line", end)]),
+              [("path", e["path"]), ("start_line", head)]),
         reply("Fix the defect with a minimal edit.", "edit_file",
               [("path", e["path"]), ("old_string", e["old_string"]), ("new_string", e["new_string"])]),
         reply("Re-run the tests to check the fix.", "run_tests", []),

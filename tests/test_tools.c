@@ -183,6 +183,13 @@ START_TEST(test_read_file)
     free(o);
     expect(&c, "read_file", "{\"path\":\"src/leap.c\",\"start_line\":5,\"end_line\":99}", 0,
            "lines 5-6 of 6\n5|");
+    c.read_window = 2; /* start_line alone: a window of read_window lines */
+    expect(&c, "read_file", "{\"path\":\"src/leap.c\",\"start_line\":3}", 0,
+           "src/leap.c: lines 3-4 of 6\n3| int is_leap(int y)\n4| {\n");
+    expect(&c, "read_file", "{\"path\":\"src/leap.c\",\"start_line\":6}", 0, "lines 6-6 of 6\n6| }\n");
+    c.read_window = 0; /* no window: to the end */
+    expect(&c, "read_file", "{\"path\":\"src/leap.c\",\"start_line\":4}", 0, "lines 4-6 of 6\n");
+    c.read_window = RL_TOOL_READ_WINDOW;
     expect(&c, "read_file", "{\"path\":\"src/leap.c\",\"start_line\":7}", RL_EINVAL,
            "past the end of src/leap.c (6 lines)");
     expect(&c, "read_file", "{\"path\":\"src/leap.c\",\"start_line\":0}", RL_EINVAL,
