@@ -4,6 +4,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/fsutil.h"
+#include "common/limits.h"
 #include "harness/tools.h"
 
 #include <check.h>
