@@ -18,7 +18,8 @@ Episodes whose fix sits outside any function or past the window, or spans
 several files or hunks, are left out.
 
 For each kept episode it writes OUT_DIR/TASK.jsonl, one record with the
-scripted replies in "turns"; `harness batch --policy replay:FILE` runs it
+scripted replies in "turns" and the plan's function, path and header line
+in "plan" (what scripts/repair-chain.py compares episodes with); `harness batch --policy replay:FILE` runs it
 for real, so the tool responses in the demonstration are the harness's
 own. Prints one line of counts.
 """
@@ -27,7 +28,9 @@ import os
 import re
 import sys
 
-READ_WINDOW = 40  # RL_TOOL_READ_WINDOW: the lines read_file shows from start_line alone
+LIMITS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common", "limits.h")
+# the lines read_file shows from start_line alone, as the harness defines it
+READ_WINDOW = int(re.search(r"#define RL_TOOL_READ_WINDOW (\d+)", open(LIMITS).read()).group(1))
 C_HEAD = re.compile(r"^(?!(?:if|for|while|switch|return|typedef|else|do)\b)[A-Za-z_][^;{}=#]*?\b([A-Za-z_]\w*)\s*\([^;]*$")
 PY_DEF = re.compile(r"^(\s*)def\s+([A-Za-z_]\w*)\s*\(")
 
@@ -57,7 +60,7 @@ def enclosing(lines, at, py):
         ind = len(lines[at]) - len(lines[at].lstrip())
         for i in range(at, -1, -1):
             m = PY_DEF.match(lines[i])
-            if m and len(m.group(1)) < ind or (m and i == at):
+            if m and (i == at or len(m.group(1)) < ind):
                 return m.group(2), i + 1
         return None
     for i in range(at, -1, -1):
@@ -106,7 +109,8 @@ def convert(rec):
         reply("Re-run the tests to check the fix.", "run_tests", []),
         reply("The tests pass; submit.", "submit", []),
     ]
-    return {"task": rec["task"], "turns": [{"generated": g} for g in turns]}, "kept"
+    plan = {"function": name, "path": e["path"], "line": head}
+    return {"task": rec["task"], "plan": plan, "turns": [{"generated": g} for g in turns]}, "kept"
 
 
 def main():

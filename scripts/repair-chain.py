@@ -18,7 +18,6 @@ search_hit, edit_applied and passed.
 """
 import json
 import os
-import re
 import sys
 
 KEYS = ["episodes", "with_plan", "searched_name", "search_hit", "read_file_of_fix", "read_at_header",
@@ -29,10 +28,8 @@ def plan_of(plans, task):
     path = os.path.join(plans, task + ".jsonl")
     if not os.path.exists(path):
         return None
-    turns = json.loads(open(path).readline())["turns"]
-    name = re.search(r"exercise (\S+)\. I search", turns[1]["generated"]).group(1)
-    at = re.search(r"defined at (\S+):(\d+)", turns[2]["generated"])
-    return name, at.group(1), int(at.group(2))
+    plan = json.loads(open(path).readline())["plan"]
+    return plan["function"], plan["path"], plan["line"]
 
 
 def episode(rec, plan):
