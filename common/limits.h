@@ -419,6 +419,11 @@
 
 /* -- search policy (policy/search*) -- */
 
+/* A function or variable name the search policy remembers: C and Python
+ * identifiers in the task repositories are under 40 bytes; longer ones
+ * are cut, which only costs the policy a candidate. */
+#define SR_NAME_MAX 64
+
 /* Turns after which search submits whatever it has: under the default
  * episode limit (RL_EP_DEFAULT_TURNS, 50) so that it ends by its own
  * submit, and the bound of an "unlimited" episode (the brief: ~60). */
@@ -547,6 +552,9 @@
  * (bigger files are data dumps, not code or prose). */
 #define RL_TOK_TRAIN_BYTES_MAX (64u << 20)
 #define RL_TOK_TRAIN_FILE_MAX (4u << 20)
+/* Directory depth `grpo tokenizer` walks: source trees are under 10
+ * levels; deeper ones are symlink loops or generated data. */
+#define RL_TOK_WALK_DEPTH_MAX 32
 /* Largest model dimensions a checkpoint or config may ask for. They bound
  * the allocations a (possibly corrupt) checkpoint header can trigger: the
  * built-in policy is a few million parameters; 64 M leaves room for larger
@@ -661,5 +669,15 @@
 #define RL_GRPO_CURVE_MAX 1000000
 /* Rejection-sampled SFT file of one flywheel round. */
 #define RL_GRPO_SFT_FILE_MAX (1024u << 20)
+/* A path in a trainer config (checkpoint, tokenizer, run dir): PATH_MAX
+ * is 4096, real paths here are under 200 bytes; longer ones are refused
+ * by the config loader with a message, not cut. */
+#define GRPO_PATH_MAX 1024
+/* A task selector in a trainer config: "split:train", or a comma list of
+ * task ids such as scripts/grpo-probe.sh prints (tens of ids of ~20
+ * bytes, several hundred bytes: 512 was too small for a probed list). */
+#define GRPO_SEL_MAX 4096
+/* Held-out sets of a config's "final" section: the experiment has two. */
+#define GRPO_FINAL_SETS_MAX 8
 
 #endif

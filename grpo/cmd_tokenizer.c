@@ -23,9 +23,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* Deeper trees than this are not source trees; stops runaway recursion. */
-#define WALK_DEPTH_MAX 32
-
 static const char *const DEFAULT_INPUTS[] = {"repos", "tasks", "prompts"};
 
 static const char *const SKIP_DIRS[] = {"build", "build-san", "bin", "node_modules",
@@ -123,7 +120,7 @@ static int walk_path(walk *w, const char *path, int depth, char *err);
 /* Lists a directory, sorts the names, and walks each. */
 static int walk_dir(walk *w, const char *path, int depth, char *err)
 {
-    if (depth > WALK_DEPTH_MAX)
+    if (depth > RL_TOK_WALK_DEPTH_MAX)
         return 0;
     DIR *d = opendir(path);
     if (!d)

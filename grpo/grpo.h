@@ -36,13 +36,11 @@
 #include "harness/stats.h"
 #include "policy/model.h"
 
+#include "common/limits.h"
+
 #include <cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define GRPO_PATH_MAX 1024
-#define GRPO_SEL_MAX 512
-#define GRPO_FINAL_SETS_MAX 8
 
 typedef enum grpo_mode { GRPO_SYNC = 0, GRPO_ASYNC, GRPO_COMPARE } grpo_mode;
 

@@ -23,10 +23,10 @@
 
 #include "tasks/mutate.h"
 
+#include "common/limits.h"
+
 #include <stddef.h>
 #include <stdint.h>
-
-#define SR_NAME_MAX 64
 
 /* ---- observations (search_obs.c) ---------------------------------------- */
 

@@ -283,6 +283,27 @@ START_TEST(test_config_strict)
     ck_assert(!grpo_config_same(&c, &d, what, sizeof what));
     ck_assert_str_eq(what, "loss.eps_high");
     free(json);
+
+    /* train_tasks as a probed id list: 40 ids (~800 bytes) fit; one past
+     * GRPO_SEL_MAX is refused with the field and the cap */
+    size_t cap = (size_t)GRPO_SEL_MAX + 64;
+    char *sel = malloc(cap), *doc = malloc(cap + 64);
+    ck_assert(sel && doc);
+    size_t n = 0;
+    for (int i = 0; i < 40; i++)
+        n += (size_t)snprintf(sel + n, cap - n, "%sstrutil__gen1_%04d", i ? "," : "", i);
+    snprintf(doc, cap + 64, "{\"train_tasks\": \"%s\"}", sel);
+    grpo_config_default(&c);
+    ck_assert_msg(grpo_config_parse(&c, doc, "probed.json", err) == 0, "%s", err);
+    ck_assert_str_eq(c.train_tasks, sel);
+    memset(sel, 'a', GRPO_SEL_MAX);
+    sel[GRPO_SEL_MAX] = '\0';
+    snprintf(doc, cap + 64, "{\"train_tasks\": \"%s\"}", sel);
+    grpo_config_default(&c);
+    ck_assert(grpo_config_parse(&c, doc, "long.json", err) < 0);
+    ck_assert_msg(strstr(err, "train_tasks: expected at most 4095 bytes"), "%s", err);
+    free(sel);
+    free(doc);
     /* the defaults of issue 7 */
     grpo_config_default(&c);
     ck_assert_int_eq(c.group_size, 8);
