@@ -583,9 +583,20 @@ END_TEST
  * every position has its real next-token target and the coefficient is
  * the mask; (b) the targets of masked-out positions are -1 (ignored). If
  * system, user and tool tokens leaked any gradient through the mask, (a)
- * would differ from (b). Also: the coefficient of a masked-out position
- * does not matter when its target is -1, and (a) sees nonzero logprobs at
- * the masked-out positions, so the check is not vacuous. */
+ * would differ from (b) beyond rounding. Also (c): the coefficient of a
+ * masked-out position does not matter at all when its target is -1, and
+ * (a) sees nonzero logprobs at the masked-out positions, so the check is
+ * not vacuous. */
+
+/* Forward (logprobs into lp), zeroed gradients, backward with dl. */
+static void mask_grads(model *m, const int *tok, const int *tgt, int T, const float *dl, float *lp)
+{
+    char err[RL_ERR_MAX];
+    ck_assert_msg(model_forward(m, tok, tgt, 1, T, 1.0f, lp, NULL, err) == 0, "%s", err);
+    ck_assert_msg(model_zero_grad(m, err) == 0, "%s", err);
+    ck_assert_msg(model_backward(m, dl, err) == 0, "%s", err);
+}
+
 START_TEST(test_mask_zero_gradient)
 {
     cJSON *r = record_keep_text();
@@ -627,21 +638,17 @@ START_TEST(test_mask_zero_gradient)
     }
     ck_assert_uint_gt(zero_mask, 50);
     /* (a) all targets, coefficients from the mask */
-    ck_assert_int_eq(model_forward(m, tok, tgt_all, 1, T, 1.0f, lp, NULL, err), 0);
+    mask_grads(m, tok, tgt_all, T, dl, lp);
     for (int t = 0; t + 1 < T; t++)
         if (!s->mask[t + 1])
             ck_assert(lp[t] < 0.0f); /* computed, just not trained on */
-    ck_assert_int_eq(model_zero_grad(m, err), 0);
-    ck_assert_int_eq(model_backward(m, dl, err), 0);
     float *ga = malloc(m->n_params * sizeof(float));
     memcpy(ga, m->grads, m->n_params * sizeof(float));
     /* (b) masked-out targets ignored, and their coefficients set to junk */
     for (int t = 0; t < T; t++)
         if (tgt_mask[t] < 0)
             dl[t] = 123.0f;
-    ck_assert_int_eq(model_forward(m, tok, tgt_mask, 1, T, 1.0f, lp, NULL, err), 0);
-    ck_assert_int_eq(model_zero_grad(m, err), 0);
-    ck_assert_int_eq(model_backward(m, dl, err), 0);
+    mask_grads(m, tok, tgt_mask, T, dl, lp);
     double norm = 0, diff = 0, gmax = 0;
     for (size_t i = 0; i < m->n_params; i++) {
         norm += (double)ga[i] * ga[i];
@@ -660,9 +667,7 @@ START_TEST(test_mask_zero_gradient)
     for (int t = 0; t < T; t++)
         if (tgt_mask[t] < 0)
             dl[t] = 0.0f;
-    ck_assert_int_eq(model_forward(m, tok, tgt_mask, 1, T, 1.0f, lp, NULL, err), 0);
-    ck_assert_int_eq(model_zero_grad(m, err), 0);
-    ck_assert_int_eq(model_backward(m, dl, err), 0);
+    mask_grads(m, tok, tgt_mask, T, dl, lp);
     ck_assert(memcmp(gb, m->grads, m->n_params * sizeof(float)) == 0);
     free(ga);
     free(gb);
