@@ -14,4 +14,17 @@ int cmd_batch(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 
+/* Shared by the subcommands (harness/cmd_run.c). */
+struct tok;
+
+/* The policy `harness run` and `harness batch` use without --policy: the
+ * shipped checkpoint (models/policy.safetensors) when it is readable, else
+ * the oracle. */
+const char *cli_default_policy(void);
+
+/* Loads the tokenizer used for token accounting when the policy has none:
+ * PATH, or models/tokenizer.json when PATH is NULL. A missing default file
+ * is not an error unless REQUIRED (then *out stays NULL). */
+int cli_load_tokenizer(struct tok **out, const char *path, int required, char *err);
+
 #endif

@@ -34,7 +34,8 @@ int cliopt_double(double *out, const char *s, double lo, double hi)
 
 const char *cliopt_config_help(void)
 {
-    return "  --policy P            oracle | search | replay:FILE[:K] | model:CKPT\n"
+    return "  --policy P            oracle | search | replay:FILE[:K] | model:CKPT (default: the\n"
+           "                        shipped model:models/policy.safetensors, else oracle)\n"
            "  --prompt v1|v2|FILE   system prompt (prompts/NAME.md or a file)\n"
            "  --max-turns N|unlimited\n"
            "  --think on|off        off renders an empty think block\n"

@@ -16,8 +16,6 @@
 
 #define MAX_SEEDS 4096
 
-int cli_load_tokenizer(tok_t **out, const char *path, int required, char *err);
-
 static int run_jobs(const batch_job *jobs, size_t n, const char *dir, const batch_opts *bo_in)
 {
     char out[4096], err[RL_ERR_MAX];
@@ -86,6 +84,7 @@ int cmd_batch(int argc, char **argv)
 {
     ep_config cfg;
     ep_config_default(&cfg);
+    cfg.policy = cli_default_policy();
     batch_opts bo;
     batch_opts_default(&bo);
     const char *sel = NULL, *seeds = "1", *out = NULL, *tasks_dir = "tasks";

@@ -16,8 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The policy `harness run` uses without --policy: the shipped checkpoint
- * once it exists, else the oracle. */
 #define DEFAULT_MODEL "models/policy.safetensors"
 #define DEFAULT_TOKENIZER "models/tokenizer.json"
 
@@ -29,7 +27,11 @@ static void usage(FILE *f)
             cliopt_config_help());
 }
 
-/* Loads the tokenizer used for token accounting when the policy has none. */
+const char *cli_default_policy(void)
+{
+    return access(DEFAULT_MODEL, R_OK) == 0 ? "model:" DEFAULT_MODEL : "oracle";
+}
+
 int cli_load_tokenizer(tok_t **out, const char *path, int required, char *err)
 {
     *out = NULL;
@@ -44,7 +46,7 @@ int cmd_run(int argc, char **argv)
 {
     ep_config cfg;
     ep_config_default(&cfg);
-    cfg.policy = access(DEFAULT_MODEL, R_OK) == 0 ? "model:" DEFAULT_MODEL : "oracle";
+    cfg.policy = cli_default_policy();
     const char *task_id = NULL, *out = NULL, *tok_path = NULL;
     for (int i = 1; i < argc; i++) {
         int r;

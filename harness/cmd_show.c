@@ -17,8 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-int cli_load_tokenizer(tok_t **out, const char *path, int required, char *err);
-
 enum { O_SYSTEM, O_TOOLS, O_USER, O_ASSISTANT, O_TOOL, O_TEMPLATE, O_N };
 static const char *ORIGINS[O_N] = {"system", "tools", "user", "assistant", "tool", "template"};
 

@@ -1,6 +1,6 @@
 #!/bin/sh
-# run-demo.sh - what `make run` shows: the default policy (the shipped
-# checkpoint, or the oracle without one, as `harness run` chooses) on
+# run-demo.sh - what `make run` shows: the default policy of `harness run`
+# and `harness batch` (the shipped checkpoint, or the oracle without one) on
 # leapyear, seeds 1-8, at the harness defaults (temperature 0.7), then the
 # recorded episode of the first passing seed (of seed 1 when none passed)
 # with `harness show --transcript`: what the policy wrote, what the tools
@@ -10,10 +10,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 OUT=${1:-results/runs/make-run}
-POLICY=oracle
-[ -r models/policy.safetensors ] && POLICY=model:models/policy.safetensors
 rm -rf "$OUT"
-bin/harness batch --tasks leapyear --seeds 1-8 --policy "$POLICY" --workers 2 --out "$OUT" --progress plain
+bin/harness batch --tasks leapyear --seeds 1-8 --workers 2 --out "$OUT" --progress plain
 index=$(grep -n '"reward":1[,}]' "$OUT/trajectories.jsonl" | head -n 1 | cut -d: -f1)
 if [ -n "$index" ]; then
     seed=$(sed -n "${index}p" "$OUT/trajectories.jsonl" | sed -n 's/.*"config":{[^}]*"seed":\([0-9]*\).*/\1/p')

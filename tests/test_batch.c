@@ -177,6 +177,48 @@ START_TEST(test_show_transcript)
 }
 END_TEST
 
+/* The "policy" of the first record in FILE, copied into out. */
+static void record_policy(char *out, size_t cap, const char *file)
+{
+    char *data, err[RL_ERR_MAX];
+    ck_assert_int_eq(fs_read_file(&data, NULL, file, 1u << 30, err), 0);
+    char *nl = strchr(data, '\n');
+    if (nl)
+        *nl = 0;
+    cJSON *r = cJSON_Parse(data);
+    ck_assert_ptr_nonnull(r);
+    const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "policy"));
+    ck_assert_ptr_nonnull(p);
+    snprintf(out, cap, "%s", p);
+    cJSON_Delete(r);
+    free(data);
+}
+
+/* Without --policy, `harness batch` runs what `harness run` runs: the
+ * shipped checkpoint when there is one (the tests run from the checkout's
+ * root, where models/policy.safetensors is committed). */
+START_TEST(test_default_policy_same_for_run_and_batch)
+{
+    char dir[] = "/tmp/rl-defpol-XXXXXX", err[RL_ERR_MAX], cmd[1024], rec[300], run_pol[256], batch_pol[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    chmod(dir, 0755);
+    snprintf(rec, sizeof rec, "%s/run.jsonl", dir);
+    snprintf(cmd, sizeof cmd, "RL_WS_ROOT=%s/ws %s/harness run --task leapyear --max-turns 1 --out %s >/dev/null 2>&1",
+             dir, bin(), rec);
+    ck_assert_int_eq(system(cmd), 0);
+    record_policy(run_pol, sizeof run_pol, rec);
+    snprintf(cmd, sizeof cmd,
+             "RL_WS_ROOT=%s/ws %s/harness batch --tasks leapyear --max-turns 1 --out %s/b --progress plain >/dev/null 2>&1",
+             dir, bin(), dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(rec, sizeof rec, "%s/b/trajectories.jsonl", dir);
+    record_policy(batch_pol, sizeof batch_pol, rec);
+    ck_assert_str_eq(batch_pol, run_pol);
+    ck_assert_str_eq(run_pol, access("models/policy.safetensors", R_OK) == 0 ? "model:models/policy.safetensors" : "oracle");
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
 Suite *batch_suite(void)
 {
     Suite *s = suite_create("batch");
@@ -187,6 +229,7 @@ Suite *batch_suite(void)
     TCase *show = tcase_create("show");
     tcase_set_timeout(show, 120);
     tcase_add_test(show, test_show_transcript);
+    tcase_add_test(show, test_default_policy_same_for_run_and_batch);
     suite_add_tcase(s, show);
     return s;
 }
