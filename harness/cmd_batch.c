@@ -38,11 +38,15 @@ static int run_jobs(const batch_job *jobs, size_t n, const char *dir, const batc
     return st.errors ? 1 : 0;
 }
 
-static int common_flag(batch_opts *bo, const char **tasks_dir, const char **out, int *i, int argc,
-                       char **argv, const char *cmd)
+typedef struct dirs {
+    const char *tasks, *repos, *out;
+} dirs;
+
+static int common_flag(batch_opts *bo, dirs *d, int *i, int argc, char **argv, const char *cmd)
 {
     const char *f = argv[*i];
-    if (strcmp(f, "--workers") && strcmp(f, "--out") && strcmp(f, "--tasks-dir") && strcmp(f, "--progress"))
+    if (strcmp(f, "--workers") && strcmp(f, "--out") && strcmp(f, "--tasks-dir") && strcmp(f, "--repos-dir") &&
+        strcmp(f, "--progress"))
         return 0;
     if (*i + 1 >= argc) {
         fprintf(stderr, "harness %s: %s: expected a value\n", cmd, f);
@@ -57,9 +61,11 @@ static int common_flag(batch_opts *bo, const char **tasks_dir, const char **out,
         }
         bo->workers = (int)l;
     } else if (!strcmp(f, "--out")) {
-        *out = v;
+        d->out = v;
     } else if (!strcmp(f, "--tasks-dir")) {
-        *tasks_dir = v;
+        d->tasks = v;
+    } else if (!strcmp(f, "--repos-dir")) {
+        d->repos = v;
     } else if (!strcmp(v, "bar") || !strcmp(v, "plain")) {
         bo->progress = !strcmp(v, "bar");
     } else {
@@ -72,6 +78,7 @@ static int common_flag(batch_opts *bo, const char **tasks_dir, const char **out,
 static void batch_usage(FILE *f)
 {
     fprintf(f, "usage: harness batch --tasks SELECTOR [--policy P] [--seeds 1-3] [--workers N] [--out DIR]\n"
+               "                     [--tasks-dir DIR] [--repos-dir DIR]\n"
                "                     [--progress bar|plain] [config flags]\n"
                "SELECTOR: comma-separated ids, globs, split:train|heldout, repo:NAME, kind:K, all.\n"
                "One episode per (task, seed); records go to DIR/trajectories.jsonl (default\n"
@@ -87,14 +94,15 @@ int cmd_batch(int argc, char **argv)
     cfg.policy = cli_default_policy();
     batch_opts bo;
     batch_opts_default(&bo);
-    const char *sel = NULL, *seeds = "1", *out = NULL, *tasks_dir = "tasks";
+    const char *sel = NULL, *seeds = "1";
+    dirs d = {"tasks", "repos", NULL};
     for (int i = 1; i < argc; i++) {
         int r;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             batch_usage(stdout);
             return 0;
         }
-        if ((r = cliopt_config(&cfg, &i, argc, argv, "batch")) || (r = common_flag(&bo, &tasks_dir, &out, &i, argc, argv, "batch"))) {
+        if ((r = cliopt_config(&cfg, &i, argc, argv, "batch")) || (r = common_flag(&bo, &d, &i, argc, argv, "batch"))) {
             if (r == 2)
                 return 2;
             continue;
@@ -119,7 +127,7 @@ int cmd_batch(int argc, char **argv)
         return 2;
     }
     task_set all, chosen;
-    if (task_set_load(&all, tasks_dir, "repos", err) < 0) {
+    if (task_set_load(&all, d.tasks, d.repos, err) < 0) {
         fprintf(stderr, "harness batch: %s\n", err);
         return 1;
     }
@@ -138,8 +146,8 @@ int cmd_batch(int argc, char **argv)
         for (size_t s = 0; s < ns; s++)
             jobs[n++] = (batch_job){chosen.v[t], &cfg, sv[s]};
     char dir[4096];
-    if (out) {
-        snprintf(dir, sizeof dir, "%s", out);
+    if (d.out) {
+        snprintf(dir, sizeof dir, "%s", d.out);
     } else {
         /* the same command lands in the same directory, so it resumes */
         uint64_t h = ep_config_digest(&cfg);
@@ -168,14 +176,15 @@ int cmd_experiment(int argc, char **argv)
 {
     batch_opts bo;
     batch_opts_default(&bo);
-    const char *file = NULL, *policy = NULL, *out = NULL, *tasks_dir = "tasks";
+    const char *file = NULL, *policy = NULL;
+    dirs d = {"tasks", "repos", NULL};
     for (int i = 1; i < argc; i++) {
         int r;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             exp_usage(stdout);
             return 0;
         }
-        if ((r = common_flag(&bo, &tasks_dir, &out, &i, argc, argv, "experiment"))) {
+        if ((r = common_flag(&bo, &d, &i, argc, argv, "experiment"))) {
             if (r == 2)
                 return 2;
             continue;
@@ -201,7 +210,7 @@ int cmd_experiment(int argc, char **argv)
         return 1;
     }
     task_set all;
-    if (task_set_load(&all, tasks_dir, "repos", err) < 0) {
+    if (task_set_load(&all, d.tasks, d.repos, err) < 0) {
         fprintf(stderr, "harness experiment: %s\n", err);
         exp_free(e);
         return 1;
@@ -218,8 +227,8 @@ int cmd_experiment(int argc, char **argv)
         fprintf(stderr, "harness experiment: %s: %s\n", file, err);
     } else {
         char dir[4096];
-        snprintf(dir, sizeof dir, "%s", out ? out : "");
-        if (!out)
+        snprintf(dir, sizeof dir, "%s", d.out ? d.out : "");
+        if (!d.out)
             snprintf(dir, sizeof dir, "results/%s", e->name);
         fprintf(stderr, "experiment %s: %zu runs, %zu episodes -> %s\n", e->name, e->nruns, n, dir);
         rc = run_jobs(jobs, n, dir, &bo);

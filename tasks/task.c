@@ -75,6 +75,7 @@ void task_free(task *t)
     free(t->path);
     free(t->instance_id);
     free(t->repo);
+    free(t->repos_dir);
     free(t->problem_statement);
     free(t->bug);
     free(t->patch);
@@ -445,7 +446,9 @@ static int task_parse_len(task **out, const char *json, size_t len, const char *
         return rl_err(err, RL_EPARSE, "%s: expected a JSON object at the top level", c.path);
     }
     task *t = calloc(1, sizeof *t);
-    if (!t || !(t->path = strdup(c.path))) {
+    if (!t || !(t->path = strdup(c.path)) || !(t->repos_dir = strdup(repos_dir ? repos_dir : "repos"))) {
+        if (t)
+            free(t->path);
         free(t);
         cJSON_Delete(root);
         return rl_err(err, RL_ENOMEM, "%s: out of memory", c.path);

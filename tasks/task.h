@@ -28,6 +28,8 @@ typedef struct task {
     char *path;              /* file it was loaded from */
     char *instance_id;
     char *repo;
+    char *repos_dir;         /* folder holding repo/: the repos_dir it was
+                                loaded with, "repos" when that was NULL */
     char *problem_statement;
     char *bug;               /* diff upstream -> base */
     char *patch;             /* gold fix: diff base -> fixed */

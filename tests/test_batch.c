@@ -219,6 +219,38 @@ START_TEST(test_default_policy_same_for_run_and_batch)
 }
 END_TEST
 
+/* --tasks-dir and --repos-dir: a task whose repository exists only under
+ * another folder runs there (the work tree is made from that folder's
+ * copy, not from repos/). */
+START_TEST(test_repos_dir)
+{
+    char dir[] = "/tmp/rl-reposdir-XXXXXX", err[RL_ERR_MAX], cmd[2048], *out;
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    chmod(dir, 0755);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/tasks %s/repos && cp -r repos/leapyear %s/repos/leapcopy && "
+             "sed 's/\"repo\":[^,]*,/\"repo\": \"leapcopy\",/' tasks/leapyear.json > %s/tasks/leapyear.json",
+             dir, dir, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "RL_WS_ROOT=%s/ws %s/harness batch --tasks leapyear --tasks-dir %s/tasks --repos-dir %s/repos "
+             "--policy oracle --out %s/b --progress plain 2>&1",
+             dir, bin(), dir, dir, dir);
+    ck_assert_int_eq(sh_out(cmd, &out), 0);
+    ck_assert_msg(strstr(out, "1 passed, 0 errors"), "%s", out);
+    free(out);
+    /* without --repos-dir the task's repository is not found */
+    snprintf(cmd, sizeof cmd,
+             "RL_WS_ROOT=%s/ws %s/harness batch --tasks leapyear --tasks-dir %s/tasks --policy oracle "
+             "--out %s/c --progress plain 2>&1",
+             dir, bin(), dir, dir);
+    ck_assert_int_ne(sh_out(cmd, &out), 0);
+    ck_assert_msg(strstr(out, "leapcopy"), "%s", out);
+    free(out);
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
 Suite *batch_suite(void)
 {
     Suite *s = suite_create("batch");
@@ -230,6 +262,7 @@ Suite *batch_suite(void)
     tcase_set_timeout(show, 120);
     tcase_add_test(show, test_show_transcript);
     tcase_add_test(show, test_default_policy_same_for_run_and_batch);
+    tcase_add_test(show, test_repos_dir);
     suite_add_tcase(s, show);
     return s;
 }

@@ -297,6 +297,7 @@ START_TEST(test_task_set_load)
         ck_assert_str_eq(s.v[i]->instance_id, want[i]);
     task *g = task_set_find(&s, "gamma-gen-7-0");
     ck_assert_ptr_nonnull(g);
+    ck_assert_str_eq(g->repos_dir, REPOS); /* where work trees find its upstream */
     ck_assert_str_eq(g->path, DATA "/set/generated/gamma/deeper/gamma-gen-7-0.json");
     ck_assert_int_eq(g->gen_seed, 7);
     ck_assert_str_eq(g->gen_mutation, "swap_args");
@@ -321,6 +322,7 @@ START_TEST(test_task_set_load)
     ck_assert_int_eq(task_set_load(&s, DATA "/set", DATA "/no-repos", err), RL_ENOENT);
     ck_assert_int_eq(task_set_load(&s, DATA "/set", NULL, err), 0);
     ck_assert_uint_eq(s.n, 5);
+    ck_assert_str_eq(s.v[0]->repos_dir, "repos");
     task_set_free(&s);
 }
 END_TEST
