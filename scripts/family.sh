@@ -3,7 +3,7 @@
 # generate the family, oracle episodes per split (SFT data and eval loss),
 # SFT from the shipped checkpoint, then the SFT policy on the 240 tasks of
 # the training repositories at the GRPO experiment's episode settings.
-# About 35 min on 2 cores. Outputs in results/family/ (not committed).
+# About 30 min on 2 cores. Outputs in results/family/ (not committed).
 set -eu
 cd "$(dirname "$0")/.."
 F=results/family
