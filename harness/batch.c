@@ -154,9 +154,7 @@ static void batch_job_run(void *user, size_t idx, int slot, buf_t *out)
     ws_tree *ws = NULL;
     policy *pol = NULL;
     char *rec = NULL;
-    if (j->task->repos_dir)
-        wo.repos_dir = j->task->repos_dir;
-    int rc = ws_open(&ws, &wo, j->task->repo, j->task->instance_id, j->task->bug, slot, err);
+    int rc = ws_open_task(&ws, &wo, j->task, slot, err);
     if (rc == 0) {
         pol_env env;
         pol_env_default(&env);

@@ -191,9 +191,7 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
     ws_opts wo;
     ws_opts_default(&wo);
     ws_tree *ws;
-    if (t->repos_dir)
-        wo.repos_dir = t->repos_dir;
-    if (ws_open(&ws, &wo, t->repo, t->instance_id, t->bug, 768 + slot, err) < 0) {
+    if (ws_open_task(&ws, &wo, t, 768 + slot, err) < 0) {
         buf_printf(out, "no bug does not apply: %s", err);
         goto done;
     }

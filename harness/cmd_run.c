@@ -120,9 +120,7 @@ int cmd_run(int argc, char **argv)
     cfg.tok = pol->tok ? pol->tok : tok;
     ws_opts wo;
     ws_opts_default(&wo);
-    if (t->repos_dir)
-        wo.repos_dir = t->repos_dir;
-    if (ws_open(&ws, &wo, t->repo, t->instance_id, t->bug, 0, err) < 0) {
+    if (ws_open_task(&ws, &wo, t, 0, err) < 0) {
         fprintf(stderr, "harness run: %s\n", err);
         goto out;
     }

@@ -28,9 +28,7 @@ static void v_run(void *user, size_t idx, int slot, buf_t *out)
     ws_opts_default(&wo);
     ws_tree *ws;
     /* slots above the episode range: validation may run beside a batch */
-    if (t->repos_dir)
-        wo.repos_dir = t->repos_dir;
-    if (ws_open(&ws, &wo, t->repo, t->instance_id, t->bug, 512 + slot, err) < 0) {
+    if (ws_open_task(&ws, &wo, t, 512 + slot, err) < 0) {
         buf_printf(out, "0 0 0 %s", err);
         return;
     }

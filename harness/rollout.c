@@ -151,9 +151,7 @@ static void start_queued(rollout *r, rollout_done_fn done, void *user)
         if (!s->cfg.tok)
             s->cfg.tok = r->pol->tok;
         s->tag = q->tag;
-        if (q->t->repos_dir)
-            wo.repos_dir = q->t->repos_dir;
-        if (ws_open(&s->ws, &wo, q->t->repo, q->t->instance_id, q->t->bug, r->o.slot_base + i, err) < 0 ||
+        if (ws_open_task(&s->ws, &wo, q->t, r->o.slot_base + i, err) < 0 ||
             ep_new(&s->ep, q->t, &s->cfg, s->ws, err) < 0) {
             fprintf(stderr, "rollout: %s seed %llu: %s\n", q->t->instance_id, (unsigned long long)q->seed, err);
             ws_free(s->ws);

@@ -22,6 +22,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "tasks/task.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -1539,4 +1540,16 @@ int ws_diff(char **patch, ws_tree *t, char *err)
     }
     *patch = buf_detach(&b, NULL);
     return 0;
+}
+
+int ws_open_task(ws_tree **out, const ws_opts *opts, const task *t, int slot, char *err)
+{
+    ws_opts o;
+    if (opts)
+        o = *opts;
+    else
+        ws_opts_default(&o);
+    if (t->repos_dir)
+        o.repos_dir = t->repos_dir;
+    return ws_open(out, &o, t->repo, t->instance_id, t->bug, slot, err);
 }

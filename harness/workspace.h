@@ -61,6 +61,12 @@ void ws_opts_default(ws_opts *o);
 int ws_open(ws_tree **out, const ws_opts *opts, const char *repo, const char *key,
             const char *bug_patch, int slot, char *err);
 
+/* ws_open for a task: its repository (from the folder it was loaded
+ * with, which overrides opts->repos_dir), its instance_id as the key, its
+ * bug as the patch. opts may be NULL for the defaults. */
+struct task;
+int ws_open_task(ws_tree **out, const ws_opts *opts, const struct task *t, int slot, char *err);
+
 void ws_free(ws_tree *t);
 
 /* Absolute path of the work tree. */
