@@ -67,14 +67,15 @@ static void v_tick(void *user, size_t done, size_t total)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: harness validate [--task ID | --all | --tasks SELECTOR] [--workers N] [--progress bar|plain]\n"
+    fprintf(f, "usage: harness validate [--task ID | --all | --tasks SELECTOR] [--tasks-dir DIR] [--repos-dir DIR]\n"
+               "                        [--workers N] [--progress bar|plain]\n"
                "At the base every FAIL_TO_PASS test must fail and every PASS_TO_PASS test pass;\n"
                "with the gold patch all must pass. Prints a table; exit 1 on any failure.\n");
 }
 
 int cmd_validate(int argc, char **argv)
 {
-    const char *sel = NULL, *tasks_dir = "tasks";
+    const char *sel = NULL, *tasks_dir = "tasks", *repos_dir = "repos";
     long workers = cliopt_workers();
     int bar = -1;
     for (int i = 1; i < argc; i++) {
@@ -88,6 +89,8 @@ int cmd_validate(int argc, char **argv)
             sel = argv[++i];
         } else if (!strcmp(a, "--tasks-dir") && i + 1 < argc) {
             tasks_dir = argv[++i];
+        } else if (!strcmp(a, "--repos-dir") && i + 1 < argc) {
+            repos_dir = argv[++i];
         } else if (!strcmp(a, "--workers") && i + 1 < argc) {
             if (cliopt_long(&workers, argv[++i], 1, 256) < 0) {
                 fprintf(stderr, "harness validate: --workers: expected 1-256, got '%s'\n", argv[i]);
@@ -111,7 +114,7 @@ int cmd_validate(int argc, char **argv)
     }
     char err[RL_ERR_MAX];
     task_set all, chosen;
-    if (task_set_load(&all, tasks_dir, "repos", err) < 0) {
+    if (task_set_load(&all, tasks_dir, repos_dir, err) < 0) {
         fprintf(stderr, "harness validate: %s\n", err);
         return 1;
     }

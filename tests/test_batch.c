@@ -247,6 +247,20 @@ START_TEST(test_repos_dir)
     ck_assert_int_ne(sh_out(cmd, &out), 0);
     ck_assert_msg(strstr(out, "leapcopy"), "%s", out);
     free(out);
+    /* validate reads the same folders: base fails, gold patch passes */
+    snprintf(cmd, sizeof cmd,
+             "RL_WS_ROOT=%s/ws %s/harness validate --tasks leapyear --tasks-dir %s/tasks --repos-dir %s/repos "
+             "--progress plain 2>&1",
+             dir, bin(), dir, dir);
+    ck_assert_int_eq(sh_out(cmd, &out), 0);
+    ck_assert_msg(strstr(out, "leapyear"), "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "RL_WS_ROOT=%s/ws %s/harness validate --tasks leapyear --tasks-dir %s/tasks --progress plain 2>&1", dir,
+             bin(), dir);
+    ck_assert_int_ne(sh_out(cmd, &out), 0);
+    ck_assert_msg(strstr(out, "leapcopy"), "%s", out);
+    free(out);
     fs_remove_tree(dir, err);
 }
 END_TEST

@@ -1,0 +1,37 @@
+#!/bin/sh
+# grpo-family.sh - issue 7's experiment on the generated task family, end to end.
+#
+#   scripts/grpo-family.sh            (about 2.5 h on 2 cores)
+#
+# 1. generate the family: 200 training repositories (5 train bugs and 1
+#    held-out bug each) and 12 held-out repositories (scripts/family-gen.py,
+#    seed 2; about 13 min);
+# 2. oracle episodes on the 1,000 train tasks: the SFT data (about 10 min);
+# 3. SFT from the shipped checkpoint, configs/sft-family-l.json (23 min);
+# 4. probe: the SFT policy once on every train task at the GRPO settings;
+#    the tasks it passes are GRPO's train tasks (23 min);
+# 5. GRPO, configs/grpo-family-l2.json with its train_tasks replaced by
+#    the probe's list, then SFT vs RL on held-out bugs and held-out
+#    repositories (about 85 min): results/grpo-family-l2.{json,md,svg}.
+#
+# Every stage is skipped when its output exists, so a killed run resumes.
+# Intermediate outputs live in results/family-l/ (not committed).
+set -eu
+cd "$(dirname "$0")/.."
+F=results/family-l
+W=${WORKERS:-2}
+make -j2 >/dev/null
+[ -d "$F/tasks" ] || /usr/bin/python3 scripts/family-gen.py "$F" --repos 200 --heldout-repos 12 --seed 2
+bin/harness batch --tasks-dir "$F/tasks" --repos-dir "$F/repos" --workers "$W" --progress plain \
+    --tasks split:train --policy oracle --out "$F/oracle-train"
+[ -f "$F/sft.safetensors" ] ||
+    bin/grpo sft --data "$F/oracle-train/trajectories.jsonl" --config configs/sft-family-l.json \
+        --out "$F/sft.safetensors" --log "$F/sft-log.jsonl"
+ids=$(FAMILY=$F OUT=$F/probe-train scripts/grpo-probe.sh "$F/sft.safetensors" 1 --prompt v2 --think on \
+    --history keep --max-turns 8 --max-context-tokens 3584 --max-wall 300 --obs-budget 8000)
+if [ -z "$ids" ]; then
+    echo "grpo-family: the SFT policy passed no train task in the probe: nothing for GRPO to learn from" >&2
+    exit 1
+fi
+sed "s/\"train_tasks\": *\"[^\"]*\"/\"train_tasks\": \"$ids\"/" configs/grpo-family-l2.json > "$F/grpo.json"
+scripts/grpo-experiment.sh "$F/grpo.json"
