@@ -183,28 +183,89 @@ void grpo_traj_finish(grpo_trainer *t, grpo_group *g, int i, char *rec, double r
 }
 
 /* Next train task in the shuffled order of its epoch. */
+/* Fisher-Yates over 0..n-1 from seed s (the train order of one epoch). */
+static void shuffle_ids(size_t *a, size_t n, uint64_t s)
+{
+    for (size_t i = 0; i < n; i++)
+        a[i] = i;
+    for (size_t i = n; i > 1; i--) {
+        s = grpo_mix(s, i);
+        size_t j = (size_t)(s % i);
+        size_t x = a[i - 1];
+        a[i - 1] = a[j];
+        a[j] = x;
+    }
+}
+
+size_t grpo_draw(const grpo_strata *st, uint64_t seed, uint64_t pos, size_t *scratch)
+{
+    uint64_t round = pos / st->n;
+    size_t k = (size_t)(pos % st->n);
+    if (st->n > 1) { /* every stratum once per round, in a fresh order */
+        shuffle_ids(scratch, st->n, grpo_mix(seed ^ 0x7374726174ull, round));
+        k = scratch[k];
+    }
+    size_t nk = st->start[k + 1] - st->start[k];
+    uint64_t epoch = round / nk;
+    shuffle_ids(scratch, nk, grpo_mix((seed ^ 0x7461736b73ull) + k, epoch));
+    return st->member[st->start[k] + scratch[round % nk]];
+}
+
+typedef struct keyed {
+    const char *key;
+    size_t i;
+} keyed;
+
+static int keyed_cmp(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+int grpo_strata_build(grpo_strata *st, size_t **scratch, const task_set *train, int balance, char *err)
+{
+    size_t n = train->n;
+    memset(st, 0, sizeof *st);
+    keyed *ks = calloc(n, sizeof *ks);
+    st->start = calloc(n + 1, sizeof *st->start);
+    st->member = calloc(n, sizeof *st->member);
+    *scratch = calloc(n + 1, sizeof **scratch);
+    if (!ks || !st->start || !st->member || !*scratch) {
+        free(ks);
+        grpo_strata_free(st);
+        free(*scratch);
+        *scratch = NULL;
+        return rl_err(err, RL_ENOMEM, "grpo: out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const task *tk = train->v[i];
+        ks[i].i = i;
+        ks[i].key = balance == GRPO_BALANCE_MUTATION ? (tk->gen_mutation ? tk->gen_mutation : "")
+                    : balance == GRPO_BALANCE_REPO   ? tk->repo
+                                                     : "";
+    }
+    qsort(ks, n, sizeof *ks, keyed_cmp);
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || strcmp(ks[i].key, ks[i - 1].key))
+            st->start[st->n++] = i;
+        st->member[i] = ks[i].i;
+    }
+    st->start[st->n] = n;
+    free(ks);
+    return 0;
+}
+
+void grpo_strata_free(grpo_strata *st)
+{
+    free(st->start);
+    free(st->member);
+    memset(st, 0, sizeof *st);
+}
+
 const task *grpo_next_task(grpo_trainer *t)
 {
-    size_t N = t->train.n;
-    uint64_t epoch = t->data_pos / N;
-    if (!t->perm || t->perm_epoch != epoch) {
-        if (!t->perm)
-            t->perm = malloc(N * sizeof *t->perm);
-        if (!t->perm)
-            return t->train.v[t->data_pos++ % N];
-        for (size_t i = 0; i < N; i++)
-            t->perm[i] = i;
-        uint64_t s = grpo_mix((uint64_t)t->cfg.seed ^ 0x7461736b73ull, epoch);
-        for (size_t i = N; i > 1; i--) {
-            s = grpo_mix(s, i);
-            size_t j = (size_t)(s % i);
-            uint64_t x = t->perm[i - 1];
-            t->perm[i - 1] = t->perm[j];
-            t->perm[j] = x;
-        }
-        t->perm_epoch = epoch;
-    }
-    return t->train.v[t->perm[t->data_pos++ % N]];
+    return t->train.v[grpo_draw(&t->strata, (uint64_t)t->cfg.seed, t->data_pos++, t->scratch)];
 }
 
 /* ---- synchronous rollout ------------------------------------------------------------ */
@@ -786,7 +847,7 @@ static int load_tasks(grpo_trainer *t, char *err)
         return rc;
     if (t->train.n == 0)
         return rl_err(err, RL_EINVAL, "train_tasks \"%s\": selects no task", t->cfg.train_tasks);
-    return 0;
+    return grpo_strata_build(&t->strata, &t->scratch, &t->train, t->cfg.balance, err);
 }
 
 static int open_model(grpo_trainer *t, const char *weights, char *err)
@@ -975,6 +1036,7 @@ int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir
     cJSON_AddNumberToObject(e, "step", (double)t->step);
     cJSON_AddNumberToObject(e, "params", (double)t->m->n_params);
     cJSON_AddNumberToObject(e, "train_tasks", (double)t->train.n);
+    cJSON_AddNumberToObject(e, "train_strata", (double)t->strata.n);
     rc = grpo_log_event(t, e, err);
     cJSON_Delete(e);
     if (rc < 0)
@@ -1001,7 +1063,8 @@ void grpo_close(grpo_trainer *t)
     tok_free(t->tok);
     task_select_free(&t->train);
     task_set_free(&t->all);
-    free(t->perm);
+    grpo_strata_free(&t->strata);
+    free(t->scratch);
     free(t->h_reward);
     free(t->h_pass);
     free(t->h_tool);

@@ -43,6 +43,11 @@
 #include <stdint.h>
 
 typedef enum grpo_mode { GRPO_SYNC = 0, GRPO_ASYNC, GRPO_COMPARE } grpo_mode;
+/* How train tasks are drawn: "none" walks them all in shuffled epochs;
+ * "mutation" and "repo" give each generated bug kind (generator.mutation)
+ * or repository the same share of groups, so a dominant kind does not set
+ * the curriculum. */
+typedef enum grpo_balance { GRPO_BALANCE_NONE = 0, GRPO_BALANCE_MUTATION, GRPO_BALANCE_REPO } grpo_balance;
 
 typedef struct grpo_final_set {
     char name[64];
@@ -59,6 +64,7 @@ typedef struct grpo_config {
     char tasks_dir[GRPO_PATH_MAX], repos_dir[GRPO_PATH_MAX], prompts_dir[GRPO_PATH_MAX];
     char ws_root[GRPO_PATH_MAX];     /* "" = the workspace default */
     char train_tasks[GRPO_SEL_MAX];  /* "split:train" */
+    int balance;                     /* GRPO_BALANCE_*: equal shares of groups per stratum */
     model_config model;              /* random init only */
     long init_seed;
     /* steps and groups */

@@ -107,6 +107,7 @@ typedef struct field {
 static const char *const HISTORY[] = {"drop", "keep", NULL};
 static const char *const STD[] = {"population", "unbiased", "none", NULL};
 static const char *const AGG[] = {"token_mean", "seq_mean", NULL};
+static const char *const BALANCE[] = {"none", "mutation", "repo", NULL};
 static const char *const MODE[] = {"sync", "async", "compare", NULL};
 
 static const field FIELDS[] = {
@@ -118,6 +119,7 @@ static const field FIELDS[] = {
     STR("prompts_dir", prompts_dir),
     STR("ws_root", ws_root),
     STR("train_tasks", train_tasks),
+    ENUM("balance", balance, BALANCE),
     INT("model.vocab", model.vocab, 1, RL_MODEL_VOCAB_MAX),
     INT("model.d_model", model.d_model, 1, RL_MODEL_DIM_MAX),
     INT("model.n_layer", model.n_layer, 1, RL_MODEL_LAYERS_MAX),

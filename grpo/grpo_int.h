@@ -56,6 +56,14 @@ typedef struct grpo_step_metrics {
 /* The asynchronous rollout thread (grpo.c). */
 typedef struct grpo_async grpo_async;
 
+/* The train tasks in strata (see grpo_draw): member[start[k] .. start[k+1])
+ * are the train-set indices of stratum k. */
+typedef struct grpo_strata {
+    size_t n;
+    size_t *start;  /* n + 1 */
+    size_t *member; /* train.n */
+} grpo_strata;
+
 struct grpo_trainer {
     grpo_config cfg;
     grpo_hooks hooks;
@@ -74,8 +82,8 @@ struct grpo_trainer {
     long step;            /* optimizer steps done; tokens sampled now carry version step + 1 */
     uint64_t data_pos;    /* tasks drawn from the train split */
     uint64_t groups_drawn;
-    uint64_t *perm;       /* train order of the current epoch */
-    uint64_t perm_epoch;
+    grpo_strata strata;   /* the train tasks by cfg.balance */
+    size_t *scratch;      /* train.n + 1 entries, for grpo_draw */
     double best_eval;     /* < 0: none yet */
     long best_step;
     long last_ckpt;       /* step of the newest checkpoint, -1: none */
@@ -103,8 +111,21 @@ void grpo_group_free(grpo_group *g);
 /* A finished episode of group g, member i (record may be NULL): counters,
  * reward (tests, shaped or hook); advantages once the group is complete. */
 void grpo_traj_finish(grpo_trainer *t, grpo_group *g, int i, char *rec, double reward);
-/* Next train task (shuffled order per epoch; advances data_pos). */
+/* Next train task (grpo_draw at data_pos; advances data_pos). */
 const task *grpo_next_task(grpo_trainer *t);
+/* Index into the train set of draw number pos: a function of (seed, pos)
+ * alone, so a resumed run draws what the killed one would have. With one
+ * stratum, every task once per epoch in a fresh shuffle. With several,
+ * each round of st->n draws visits every stratum once, in a shuffled
+ * order, and each stratum walks its own tasks the same way, so every
+ * stratum gets the same share of groups whatever its share of tasks.
+ * scratch holds max(st->n, largest stratum) entries. */
+size_t grpo_draw(const grpo_strata *st, uint64_t seed, uint64_t pos, size_t *scratch);
+/* Groups the train tasks by `balance` (GRPO_BALANCE_*: one stratum for
+ * none, else one per bug kind or repository, in name order) and
+ * allocates *scratch for grpo_draw. */
+int grpo_strata_build(grpo_strata *st, size_t **scratch, const task_set *train, int balance, char *err);
+void grpo_strata_free(grpo_strata *st);
 void grpo_metrics_from_groups(grpo_step_metrics *sm, grpo_group *const *gs, size_t ng);
 /* Moves the groups' records into t->last_recs (the profile's source). */
 void grpo_keep_last_records(grpo_trainer *t, grpo_group *const *gs, size_t ng);

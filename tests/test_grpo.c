@@ -166,6 +166,77 @@ START_TEST(test_sample_bad_records)
 END_TEST
 
 
+/* ---- the train-task draw ------------------------------------------------------------ */
+
+/* Ten train tasks, seven of one bug kind: unbalanced, each epoch of ten
+ * draws is a permutation; balanced by kind, each of the three kinds gets
+ * every third draw and walks its own tasks in epochs; both are functions
+ * of (seed, position) only. */
+START_TEST(test_balanced_draw)
+{
+    char err[RL_ERR_MAX];
+    const char *kinds[10] = {"flip_cmp", "flip_cmp", "off_by_one", "flip_cmp", "flip_cmp",
+                             "wrong_return", "flip_cmp", "off_by_one", "flip_cmp", "flip_cmp"};
+    task tk[10];
+    task *v[10];
+    memset(tk, 0, sizeof tk);
+    for (int i = 0; i < 10; i++) {
+        tk[i].gen_mutation = (char *)kinds[i];
+        tk[i].repo = (char *)(i < 5 ? "ra" : "rb");
+        v[i] = &tk[i];
+    }
+    task_set train = {v, 10};
+    grpo_strata st;
+    size_t *scratch;
+
+    ck_assert_int_eq(grpo_strata_build(&st, &scratch, &train, GRPO_BALANCE_NONE, err), 0);
+    ck_assert_uint_eq(st.n, 1);
+    for (uint64_t epoch = 0; epoch < 3; epoch++) {
+        int seen[10] = {0};
+        for (uint64_t p = 0; p < 10; p++)
+            seen[grpo_draw(&st, 7, epoch * 10 + p, scratch)]++;
+        for (int i = 0; i < 10; i++)
+            ck_assert_int_eq(seen[i], 1);
+    }
+    grpo_strata_free(&st);
+    free(scratch);
+
+    ck_assert_int_eq(grpo_strata_build(&st, &scratch, &train, GRPO_BALANCE_MUTATION, err), 0);
+    ck_assert_uint_eq(st.n, 3);
+    int per_kind[3] = {0}, per_task[10] = {0};
+    size_t first[60];
+    for (uint64_t p = 0; p < 42; p++) { /* 14 rounds: flip_cmp's 7 tasks twice */
+        size_t i = grpo_draw(&st, 7, p, scratch);
+        ck_assert_uint_lt(i, 10);
+        first[p] = i;
+        per_task[i]++;
+        per_kind[!strcmp(kinds[i], "flip_cmp") ? 0 : !strcmp(kinds[i], "off_by_one") ? 1 : 2]++;
+        if (p % 3 == 2) { /* a round visits each kind once */
+            ck_assert_int_eq(per_kind[0], (int)(p / 3 + 1));
+            ck_assert_int_eq(per_kind[1], (int)(p / 3 + 1));
+            ck_assert_int_eq(per_kind[2], (int)(p / 3 + 1));
+        }
+    }
+    for (int i = 0; i < 10; i++) /* epochs within a kind: 14 draws over 7, 2 or 1 tasks */
+        ck_assert_int_eq(per_task[i], !strcmp(kinds[i], "flip_cmp") ? 2 : !strcmp(kinds[i], "off_by_one") ? 7 : 14);
+    for (uint64_t p = 0; p < 42; p++) /* stateless: the same position draws the same task */
+        ck_assert_uint_eq(grpo_draw(&st, 7, p, scratch), first[p]);
+    int differs = 0;
+    for (uint64_t p = 0; p < 42; p++)
+        differs += grpo_draw(&st, 8, p, scratch) != first[p];
+    ck_assert_int_gt(differs, 0);
+    grpo_strata_free(&st);
+    free(scratch);
+
+    ck_assert_int_eq(grpo_strata_build(&st, &scratch, &train, GRPO_BALANCE_REPO, err), 0);
+    ck_assert_uint_eq(st.n, 2);
+    for (uint64_t p = 0; p < 20; p += 2)
+        ck_assert_int_ne(grpo_draw(&st, 7, p, scratch) < 5, grpo_draw(&st, 7, p + 1, scratch) < 5);
+    grpo_strata_free(&st);
+    free(scratch);
+}
+END_TEST
+
 /* ---- warnings --------------------------------------------------------------------- */
 
 /* Runs the warning rules on a history of n steps; returns how many fired
@@ -240,6 +311,7 @@ START_TEST(test_config_strict)
         {"{\"advantage\": {\"std\": \"sample\"}}", "advantage.std"},
         {"{\"episode\": {\"think\": 1}}", "episode.think: expected true or false"},
         {"{\"rollout\": {\"mode\": \"parallel\"}}", "rollout.mode"},
+        {"{\"balance\": \"kind\"}", "balance: expected one of \"none\", \"mutation\", \"repo\""},
         {"{\"final\": {\"sets\": [{\"name\": \"a\", \"tasks\": \"split:heldout\"}]}}", "name, tasks and episodes"},
         {"{\"final\": {\"sets\": [{\"name\": \"a\", \"tasks\": \"x\", \"episodes\": 5, \"colour\": 1}]}}",
          "unknown field"},
@@ -898,6 +970,7 @@ Suite *grpo_suite(void)
     tcase_add_test(tc, test_sample_drop_per_turn);
     tcase_add_test(tc, test_sample_bad_records);
     tcase_add_test(tc, test_config_strict);
+    tcase_add_test(tc, test_balanced_draw);
     tcase_add_test(tc, test_warnings);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_live_policy);
