@@ -677,6 +677,10 @@
  * task ids such as scripts/grpo-probe.sh prints (tens of ids of ~20
  * bytes, several hundred bytes: 512 was too small for a probed list). */
 #define GRPO_SEL_MAX 4096
+/* Bug kinds (generator.mutation) broken out per held-out set in the
+ * experiment report: the generator has 11; tasks of further kinds are
+ * counted in the set's totals only. */
+#define RL_GRPO_REPORT_KINDS_MAX 16
 /* Held-out sets of a config's "final" section: the experiment has two. */
 #define GRPO_FINAL_SETS_MAX 8
 

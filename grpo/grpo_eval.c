@@ -19,13 +19,13 @@ typedef struct eval_acc {
     size_t n, passed;
     long calls, ok, turns, tokens;
     const char *out;
+    size_t *task_passed;
     int write_failed;
 } eval_acc;
 
 static void eval_done(void *user, size_t ti, int si, char *rec, double reward)
 {
     eval_acc *a = user;
-    (void)ti;
     (void)si;
     a->n++;
     if (rec) {
@@ -35,6 +35,8 @@ static void eval_done(void *user, size_t ti, int si, char *rec, double reward)
             memset(&tr, 0, sizeof tr);
             grpo_traj_parse(&tr, j);
             a->passed += reward > 0.5;
+            if (a->task_passed)
+                a->task_passed[ti] += reward > 0.5;
             a->calls += tr.calls;
             a->ok += tr.calls_ok;
             a->turns += tr.turns;
@@ -65,16 +67,20 @@ static int policy_for(policy **own, policy **use, grpo_trainer *t, model *m, cha
     return rc;
 }
 
-int grpo_evaluate_tasks(grpo_eval_result *res, grpo_trainer *t, model *m, const task *const *tasks, size_t n_tasks,
-                        int seeds, double temperature, const char *out_jsonl, char *err)
+int grpo_evaluate_tasks(grpo_eval_result *res, size_t *task_passed, grpo_trainer *t, model *m,
+                        const task *const *tasks, size_t n_tasks, int seeds, double temperature, const char *out_jsonl,
+                        char *err)
 {
     memset(res, 0, sizeof *res);
+    if (task_passed)
+        memset(task_passed, 0, n_tasks * sizeof *task_passed);
     policy *own, *pol;
     int rc = policy_for(&own, &pol, t, m, err);
     if (rc < 0)
         return rc;
     eval_acc a = {0};
     a.out = out_jsonl;
+    a.task_passed = task_passed;
     rc = grpo_run_episodes(t, pol, tasks, n_tasks, seeds, 1, temperature, eval_done, &a, err);
     pol_free(own);
     if (rc < 0)
@@ -102,7 +108,7 @@ int grpo_evaluate(grpo_eval_result *res, grpo_trainer *t, model *m, const char *
         task_select_free(&sel);
         return rl_err(err, RL_EINVAL, "evaluation tasks \"%s\": selects no task", selector);
     }
-    rc = grpo_evaluate_tasks(res, t, m, (const task *const *)sel.v, sel.n, seeds, temperature, out_jsonl, err);
+    rc = grpo_evaluate_tasks(res, NULL, t, m, (const task *const *)sel.v, sel.n, seeds, temperature, out_jsonl, err);
     task_select_free(&sel);
     return rc;
 }

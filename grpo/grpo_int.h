@@ -5,6 +5,7 @@
 #define RL_GRPO_INT_H
 
 #include "grpo/grpo.h"
+#include "common/limits.h"
 #include "harness/rollout.h"
 #include "policy/policy.h"
 #include "policy/tokenizer.h"
@@ -165,8 +166,28 @@ int grpo_rollback(grpo_trainer *t, const char *why, char *err);
 int grpo_config_same(const grpo_config *a, const grpo_config *b, char *what, size_t n);
 
 /* grpo_eval.c */
-int grpo_evaluate_tasks(grpo_eval_result *res, grpo_trainer *t, model *m, const task *const *tasks, size_t n_tasks,
-                        int seeds, double temperature, const char *out_jsonl, char *err);
+/* grpo_evaluate on a list of tasks; task_passed (NULL, or n_tasks
+ * entries) gets each task's passed episodes. */
+int grpo_evaluate_tasks(grpo_eval_result *res, size_t *task_passed, grpo_trainer *t, model *m,
+                        const task *const *tasks, size_t n_tasks, int seeds, double temperature, const char *out_jsonl,
+                        char *err);
 cJSON *grpo_profile(char *const *recs, size_t n);
+
+/* grpo_report.c: SFT vs RL on one held-out set, task by task. */
+typedef struct grpo_kind_result {
+    const char *name;      /* generator.mutation, borrowed from the tasks */
+    size_t tasks, sft, rl; /* tasks, and episodes each policy passed */
+} grpo_kind_result;
+
+typedef struct grpo_task_compare {
+    size_t up, down;       /* tasks RL passes more / less often than SFT */
+    grpo_kind_result kind[RL_GRPO_REPORT_KINDS_MAX];
+    size_t n_kinds;        /* in order of first appearance; further kinds
+                              past the cap are left out */
+} grpo_task_compare;
+
+/* Compares the passes per task, sft[i] and rl[i] for task sel->v[i]
+ * (same seeds), and sums them by bug kind (generated tasks only). */
+void grpo_compare_by_task(grpo_task_compare *r, const task_set *sel, const size_t *sft, const size_t *rl);
 
 #endif

@@ -182,8 +182,33 @@ int grpo_write_curves(const char *run_dir, const char *svg_path, char *err)
 typedef struct set_result {
     const grpo_final_set *set;
     size_t tasks, n;
+    int seeds;
     grpo_eval_result sft, rl;
+    grpo_task_compare cmp;
 } set_result;
+
+void grpo_compare_by_task(grpo_task_compare *r, const task_set *sel, const size_t *sft, const size_t *rl)
+{
+    memset(r, 0, sizeof *r);
+    for (size_t i = 0; i < sel->n; i++) {
+        r->up += rl[i] > sft[i];
+        r->down += rl[i] < sft[i];
+        const char *name = sel->v[i]->gen_mutation;
+        if (!name || !name[0])
+            continue;
+        size_t k = 0;
+        while (k < r->n_kinds && strcmp(r->kind[k].name, name))
+            k++;
+        if (k == r->n_kinds) {
+            if (k == RL_GRPO_REPORT_KINDS_MAX)
+                continue;
+            r->kind[r->n_kinds++].name = name;
+        }
+        r->kind[k].tasks++;
+        r->kind[k].sft += sft[i];
+        r->kind[k].rl += rl[i];
+    }
+}
 
 static int select_set(task_set *out, grpo_trainer *t, const grpo_final_set *fs, char *err)
 {
@@ -271,6 +296,24 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
         cJSON_AddNumberToObject(s, "rl_tool_success", sr[i].rl.tool_success);
         cJSON_AddNumberToObject(s, "sft_mean_turns", sr[i].sft.mean_turns);
         cJSON_AddNumberToObject(s, "rl_mean_turns", sr[i].rl.mean_turns);
+        cJSON_AddNumberToObject(s, "z", stats_two_prop_z(sr[i].sft.passed, sr[i].sft.episodes, sr[i].rl.passed,
+                                                         sr[i].rl.episodes));
+        cJSON_AddNumberToObject(s, "tasks_up", (double)sr[i].cmp.up);
+        cJSON_AddNumberToObject(s, "tasks_down", (double)sr[i].cmp.down);
+        cJSON_AddNumberToObject(s, "sign_test_p", stats_sign_test(sr[i].cmp.up, sr[i].cmp.down));
+        if (sr[i].cmp.n_kinds) {
+            cJSON *ka = cJSON_AddArrayToObject(s, "by_mutation");
+            for (size_t k = 0; k < sr[i].cmp.n_kinds; k++) {
+                const grpo_kind_result *kr = &sr[i].cmp.kind[k];
+                cJSON *x = cJSON_CreateObject();
+                cJSON_AddStringToObject(x, "mutation", kr->name);
+                cJSON_AddNumberToObject(x, "tasks", (double)kr->tasks);
+                cJSON_AddNumberToObject(x, "n", (double)(kr->tasks * (size_t)sr[i].seeds));
+                cJSON_AddNumberToObject(x, "sft_passed", (double)kr->sft);
+                cJSON_AddNumberToObject(x, "rl_passed", (double)kr->rl);
+                cJSON_AddItemToArray(ka, x);
+            }
+        }
         cJSON_AddItemToArray(sets, s);
     }
     cJSON *tr = cJSON_AddObjectToObject(o, "training");
@@ -344,6 +387,26 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
                    sr[i].set->split[0] ? ", split " : "", sr[i].set->split);
     buf_printf(&md, ". Each set is run with both policies on the same tasks and seeds, at temperature %.2f.\n",
                c->eval_temperature);
+    buf_printf(&md, "\nIs the change real? Per episode, a two-proportion z; per task (the seeds of a task are not "
+                    "independent), the tasks RL passes more or less often than SFT, with a two-sided sign test.\n\n"
+                    "| set | z | tasks up | tasks down | sign test p |\n|---|---|---|---|---|\n");
+    for (int i = 0; i < ns; i++)
+        buf_printf(&md, "| %s | %.2f | %zu | %zu | %.3g |\n", sr[i].set->name,
+                   stats_two_prop_z(sr[i].sft.passed, sr[i].sft.episodes, sr[i].rl.passed, sr[i].rl.episodes),
+                   sr[i].cmp.up, sr[i].cmp.down, stats_sign_test(sr[i].cmp.up, sr[i].cmp.down));
+    int any_kind = 0;
+    for (int i = 0; i < ns; i++)
+        any_kind |= sr[i].cmp.n_kinds > 0;
+    if (any_kind) {
+        buf_printf(&md, "\nBy bug kind (generator.mutation), passed episodes:\n\n"
+                        "| set | kind | tasks | episodes | SFT | RL |\n|---|---|---|---|---|---|\n");
+        for (int i = 0; i < ns; i++)
+            for (size_t k = 0; k < sr[i].cmp.n_kinds; k++) {
+                const grpo_kind_result *kr = &sr[i].cmp.kind[k];
+                buf_printf(&md, "| %s | %s | %zu | %zu | %zu | %zu |\n", sr[i].set->name, kr->name, kr->tasks,
+                           kr->tasks * (size_t)sr[i].seeds, kr->sft, kr->rl);
+            }
+    }
     if (nstep)
         buf_printf(&md, "\nTraining: %.1f s per step (%.4f steps/s), %.0f tokens/s through forward + backward.\n",
                    step_s / (double)nstep, (double)nstep / step_s, tps / (double)nstep);
@@ -401,18 +464,26 @@ int grpo_final_report(grpo_trainer *t, char *err)
         int seeds = (int)((fs->episodes + sel.n - 1) / sel.n);
         sr[i].set = fs;
         sr[i].tasks = sel.n;
+        sr[i].seeds = seeds;
         sr[i].n = sel.n * (size_t)seeds;
+        size_t *passed[2] = {calloc(sel.n, sizeof(size_t)), calloc(sel.n, sizeof(size_t))};
+        if (!passed[0] || !passed[1])
+            rc = rl_err(err, RL_ENOMEM, "report: out of memory");
         for (int k = 0; k < 2 && rc == 0; k++) {
             char out[GRPO_PATH_MAX + 200];
             snprintf(out, sizeof out, "%s/%s-%s-%s.jsonl", c->results, c->results_name, fs->name, k ? "rl" : "sft");
             fs_remove_tree(out, NULL); /* a rerun replaces the records */
-            rc = grpo_evaluate_tasks(k ? &sr[i].rl : &sr[i].sft, t, k ? t->m : sft, (const task *const *)sel.v, sel.n,
+            rc = grpo_evaluate_tasks(k ? &sr[i].rl : &sr[i].sft, passed[k], t, k ? t->m : sft, (const task *const *)sel.v, sel.n,
                                      seeds, c->eval_temperature, out, err);
             if (rc == 0 && !c->quiet)
                 fprintf(stderr, "final %s %s: pass %.3f (%zu/%zu)\n", fs->name, k ? "RL" : "SFT",
                         (k ? &sr[i].rl : &sr[i].sft)->pass_rate, (k ? &sr[i].rl : &sr[i].sft)->passed,
                         (k ? &sr[i].rl : &sr[i].sft)->episodes);
         }
+        if (rc == 0)
+            grpo_compare_by_task(&sr[i].cmp, &sel, passed[0], passed[1]);
+        free(passed[0]);
+        free(passed[1]);
         task_select_free(&sel);
     }
     model_free(sft);

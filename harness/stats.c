@@ -55,6 +55,27 @@ void stats_wilson(double *lo, double *hi, size_t k, size_t n, double z)
     *hi = c + h > 1 ? 1 : c + h;
 }
 
+double stats_two_prop_z(size_t k1, size_t n1, size_t k2, size_t n2)
+{
+    if (!n1 || !n2)
+        return 0;
+    double p = (double)(k1 + k2) / (double)(n1 + n2);
+    double se = sqrt(p * (1 - p) * (1.0 / (double)n1 + 1.0 / (double)n2));
+    return se > 0 ? ((double)k2 / (double)n2 - (double)k1 / (double)n1) / se : 0;
+}
+
+double stats_sign_test(size_t up, size_t down)
+{
+    size_t n = up + down, k = up < down ? up : down;
+    if (n == 0)
+        return 1;
+    /* 2 * P(X <= k), X ~ Binomial(n, 1/2), summed in logs (n may be large) */
+    double tail = 0;
+    for (size_t i = 0; i <= k; i++)
+        tail += exp(lgamma((double)n + 1) - lgamma((double)i + 1) - lgamma((double)(n - i) + 1) - (double)n * log(2.0));
+    return 2 * tail > 1 ? 1 : 2 * tail;
+}
+
 double stats_utilization(const double *dur, size_t n, size_t slots, double lambda, size_t steps)
 {
     if (!n || !slots || !steps)

@@ -1,7 +1,8 @@
 /* stats.h - the numbers a report and the trainer share.
  *
  * GRPO advantages of a group of rewards, the Wilson interval of a pass
- * rate, and the rollout-utilization model (how busy the generation slots
+ * rate, two tests of a change in pass rate (per episode and, paired, per
+ * task), and the rollout-utilization model (how busy the generation slots
  * stay when a step waits for its slowest episode, or only for a fraction
  * lambda of them).
  */
@@ -28,6 +29,16 @@ stats_group stats_advantages(double *adv, const double *r, size_t n, stats_std m
 
 /* Wilson score interval for k successes in n trials at z (1.96 for 95%). */
 void stats_wilson(double *lo, double *hi, size_t k, size_t n, double z);
+
+/* Two-proportion z statistic of k2/n2 against k1/n1 (pooled standard
+ * error; positive when the second rate is higher). 0 when undefined (an
+ * empty sample, or both rates 0 or both 1). */
+double stats_two_prop_z(size_t k1, size_t n1, size_t k2, size_t n2);
+
+/* Two-sided exact sign test: the probability, with no real difference,
+ * of a split at least as uneven as `up` against `down` (ties left out).
+ * 1 when up + down = 0. */
+double stats_sign_test(size_t up, size_t down);
 
 /* Share of generation-slot time kept busy over a run of steps with
  * `slots` episodes per step, drawing episode durations from dur[0..n) in

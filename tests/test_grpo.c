@@ -237,6 +237,38 @@ START_TEST(test_balanced_draw)
 }
 END_TEST
 
+/* SFT vs RL per task on the same seeds: which tasks went up or down, and
+ * the passes by bug kind (tasks without a generator kind count only in
+ * the up/down split). */
+START_TEST(test_compare_by_task)
+{
+    const char *kinds[6] = {"flip_cmp", "wrong_return", "flip_cmp", NULL, "off_by_one", "flip_cmp"};
+    size_t sft[6] = {1, 2, 0, 0, 3, 0}, rl[6] = {4, 0, 0, 2, 3, 1};
+    task tk[6];
+    task *v[6];
+    memset(tk, 0, sizeof tk);
+    for (int i = 0; i < 6; i++) {
+        tk[i].gen_mutation = (char *)kinds[i];
+        v[i] = &tk[i];
+    }
+    task_set sel = {v, 6};
+    grpo_task_compare r;
+    grpo_compare_by_task(&r, &sel, sft, rl);
+    ck_assert_uint_eq(r.up, 3);   /* tasks 0, 3, 5 */
+    ck_assert_uint_eq(r.down, 1); /* task 1 */
+    ck_assert_uint_eq(r.n_kinds, 3);
+    ck_assert_str_eq(r.kind[0].name, "flip_cmp");
+    ck_assert_uint_eq(r.kind[0].tasks, 3);
+    ck_assert_uint_eq(r.kind[0].sft, 1);
+    ck_assert_uint_eq(r.kind[0].rl, 5);
+    ck_assert_str_eq(r.kind[1].name, "wrong_return");
+    ck_assert_uint_eq(r.kind[1].sft, 2);
+    ck_assert_uint_eq(r.kind[1].rl, 0);
+    ck_assert_str_eq(r.kind[2].name, "off_by_one");
+    ck_assert_uint_eq(r.kind[2].sft + r.kind[2].rl, 6);
+}
+END_TEST
+
 /* ---- warnings --------------------------------------------------------------------- */
 
 /* Runs the warning rules on a history of n steps; returns how many fired
@@ -784,6 +816,45 @@ START_TEST(test_grpo_three_steps_and_resume)
     memcpy(wa, t->m->params, np * sizeof *wa);
     ck_assert(memcmp(w0, wa, np * sizeof *wa) != 0); /* it learned something */
     check_masked_zero_grad(t);
+    /* the experiment report on a one-task held-out set, two seeds */
+    grpo_final_set *fs = &t->cfg.final_sets[0];
+    memset(fs, 0, sizeof *fs);
+    snprintf(fs->name, sizeof fs->name, "ly");
+    snprintf(fs->tasks, sizeof fs->tasks, "leapyear");
+    fs->episodes = 2;
+    t->cfg.n_final = 1;
+    snprintf(t->cfg.results, sizeof t->cfg.results, "%s/results", g_tmp);
+    snprintf(t->cfg.results_name, sizeof t->cfg.results_name, "tiny");
+    ck_assert_msg(grpo_final_report(t, err) == 0, "%s", err);
+    char *rep;
+    char rpath[256];
+    snprintf(rpath, sizeof rpath, "%s/results/tiny.json", g_tmp);
+    ck_assert_msg(fs_read_file(&rep, NULL, rpath, 1 << 20, err) == 0, "%s", err);
+    cJSON *rj = cJSON_Parse(rep);
+    free(rep);
+    const cJSON *set0 = cJSON_GetArrayItem(cJSON_GetObjectItem(rj, "sets"), 0);
+    ck_assert_ptr_nonnull(set0);
+    ck_assert_str_eq(cJSON_GetObjectItem(set0, "name")->valuestring, "ly");
+    ck_assert_int_eq((int)cJSON_GetObjectItem(set0, "n")->valuedouble, 2);
+    double sft_p = cJSON_GetObjectItem(set0, "sft")->valuedouble, rl_p = cJSON_GetObjectItem(set0, "rl")->valuedouble;
+    ck_assert(sft_p >= 0 && sft_p <= 1 && rl_p >= 0 && rl_p <= 1);
+    /* one task: it went up, down, or neither, as the pass rates say */
+    int up = (int)cJSON_GetObjectItem(set0, "tasks_up")->valuedouble;
+    int down = (int)cJSON_GetObjectItem(set0, "tasks_down")->valuedouble;
+    ck_assert_int_eq(up, rl_p > sft_p);
+    ck_assert_int_eq(down, rl_p < sft_p);
+    ck_assert(isfinite(cJSON_GetObjectItem(set0, "z")->valuedouble));
+    /* one task is never evidence: the sign test of 1 vs 0 is p 1 */
+    ck_assert_double_eq(cJSON_GetObjectItem(set0, "sign_test_p")->valuedouble, 1.0);
+    ck_assert_ptr_null(cJSON_GetObjectItem(set0, "by_mutation")); /* leapyear is hand-written */
+    cJSON_Delete(rj);
+    snprintf(rpath, sizeof rpath, "%s/results/tiny-ly-rl.jsonl", g_tmp);
+    ck_assert(access(rpath, F_OK) == 0);
+    snprintf(rpath, sizeof rpath, "%s/results/tiny.md", g_tmp);
+    ck_assert_msg(fs_read_file(&rep, NULL, rpath, 1 << 20, err) == 0, "%s", err);
+    ck_assert_ptr_nonnull(strstr(rep, "| ly | "));
+    ck_assert_ptr_nonnull(strstr(rep, "sign test"));
+    free(rep);
     grpo_close(t);
     cJSON *lines[8];
     int n = step_lines(lines, 8, run_a), updated = 0;
@@ -971,6 +1042,7 @@ Suite *grpo_suite(void)
     tcase_add_test(tc, test_sample_bad_records);
     tcase_add_test(tc, test_config_strict);
     tcase_add_test(tc, test_balanced_draw);
+    tcase_add_test(tc, test_compare_by_task);
     tcase_add_test(tc, test_warnings);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_live_policy);

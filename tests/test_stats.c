@@ -31,6 +31,23 @@ START_TEST(test_advantages_reference)
 }
 END_TEST
 
+/* Values worked by hand: 7/288 -> 23/288 pools to 30/576, z 3.00; 8 up and
+ * 2 down is 2 * (1 + 10 + 45) / 1024; 5 up, 5 down is no evidence. */
+START_TEST(test_change_tests)
+{
+    ck_assert_double_eq_tol(stats_two_prop_z(7, 288, 23, 288), 3.00, 0.01);
+    ck_assert_double_eq_tol(stats_two_prop_z(23, 288, 7, 288), -3.00, 0.01);
+    ck_assert_double_eq(stats_two_prop_z(0, 100, 0, 100), 0);
+    ck_assert_double_eq(stats_two_prop_z(3, 0, 1, 10), 0);
+    ck_assert_double_eq_tol(stats_sign_test(8, 2), 112.0 / 1024.0, 1e-12);
+    ck_assert_double_eq_tol(stats_sign_test(2, 8), 112.0 / 1024.0, 1e-12);
+    ck_assert_double_eq_tol(stats_sign_test(0, 6), 2.0 / 64.0, 1e-12);
+    ck_assert_double_eq(stats_sign_test(5, 5), 1);
+    ck_assert_double_eq(stats_sign_test(0, 0), 1);
+    ck_assert_double_lt(stats_sign_test(0, 2000), 1e-12);
+}
+END_TEST
+
 START_TEST(test_wilson)
 {
     double lo, hi;
@@ -65,6 +82,7 @@ Suite *stats_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_advantages_reference);
     tcase_add_test(tc, test_wilson);
+    tcase_add_test(tc, test_change_tests);
     tcase_add_test(tc, test_utilization);
     suite_add_tcase(s, tc);
     return s;
