@@ -35,15 +35,6 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* splitmix64 finalizer: mixes request seeds into the call's seed. */
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 /* Prompt ids of one request (borrowed from the request, or encoded into
  * *owned). */
 static int prompt_of(const live *L, const pol_request *q, int **ids, int *n, int **owned, char *err)
@@ -118,10 +109,10 @@ static int generate_chunk(live *L, pol_response *resp, const pol_request *req, s
     int *lens = calloc(n, sizeof *lens), *caps = calloc(n, sizeof *caps), *pick = calloc(n, sizeof *pick);
     const int **prompts = calloc(n, sizeof *prompts);
     int *plens = calloc(n, sizeof *plens);
+    uint64_t *seeds = calloc(n, sizeof *seeds);
     model_sample_out *out = calloc(n, sizeof *out);
     int rc = 0, nb = 0, max_new = 0;
-    uint64_t seed = 0x6c697665ull; /* "live" */
-    if (!ids || !owned || !lens || !caps || !pick || !prompts || !plens || !out) {
+    if (!ids || !owned || !lens || !caps || !pick || !prompts || !plens || !seeds || !out) {
         rc = rl_err(err, RL_ENOMEM, "policy live: out of memory");
         goto done;
     }
@@ -131,11 +122,11 @@ static int generate_chunk(live *L, pol_response *resp, const pol_request *req, s
         int want = req[i].max_tokens > 0 ? req[i].max_tokens : L->o.max_tokens;
         int room = max_seq - lens[i];
         caps[i] = want < room ? want : room;
-        seed = mix64(seed ^ req[i].seed);
         if (lens[i] < 1 || caps[i] < 1)
             continue; /* no room: an empty, truncated reply */
         prompts[nb] = ids[i];
         plens[nb] = lens[i];
+        seeds[nb] = req[i].seed; /* its own stream, whatever it is batched with */
         atomic_fetch_add(&L->prompt_tokens, (long)lens[i]);
         pick[nb++] = (int)i;
         if (caps[i] > max_new)
@@ -147,7 +138,7 @@ static int generate_chunk(live *L, pol_response *resp, const pol_request *req, s
         model_sample_opts_default(&so);
         so.temperature = L->o.temperature;
         so.top_p = L->o.top_p;
-        so.seed = seed;
+        so.seeds = seeds;
         so.max_new = max_new;
         so.stop_ids = &stop;
         so.n_stop = 1;
@@ -197,6 +188,7 @@ done:
     free(pick);
     free(prompts);
     free(plens);
+    free(seeds);
     free(out);
     atomic_fetch_add(&L->nanos, (long)((now_s() - t0) * 1e9));
     return rc;

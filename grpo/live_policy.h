@@ -20,10 +20,13 @@
  * an empty, truncated reply: the episode ends with max_context instead of
  * failing the whole batch.
  *
- * Determinism: model_sample draws sequence i of a call from stream i of
- * the call's seed, and the call's seed is a hash of the requests' seeds,
- * so the same batch of requests on the same weights gives the same
- * replies (what exact resume relies on).
+ * Determinism: each request draws from its own stream of its seed
+ * (model_sample_opts.seeds), so its reply depends on its prompt, its seed
+ * and the weights, not on which other requests share the call (up to
+ * the rounding of batched matrix products): an evaluation gives the same
+ * episodes however the rollout workers happen to interleave, and a
+ * resumed run the same replies. The model:CKPT policy draws the same way,
+ * so both policies sample alike from the same weights.
  */
 #ifndef RL_GRPO_LIVE_POLICY_H
 #define RL_GRPO_LIVE_POLICY_H

@@ -138,6 +138,9 @@ typedef struct model_sample_opts {
     float temperature;   /* <= 0: greedy */
     float top_p;         /* 1: no truncation */
     uint64_t seed;       /* sequence i draws from its own stream of seed */
+    const uint64_t *seeds; /* if set, sequence i draws from stream 0 of seeds[i]
+                              instead: its draws do not depend on what it is
+                              batched with (seed is then unused) */
     int max_new;         /* new tokens per sequence */
     const int *stop_ids; /* generation of a sequence ends after one of these */
     int n_stop;

@@ -175,9 +175,10 @@ static int mpol_generate(policy *p, pol_response *resp, const pol_request *req, 
     int **prompts = calloc(n ? n : 1, sizeof *prompts);
     int *lens = calloc(n ? n : 1, sizeof *lens);
     int *which = calloc(n ? n : 1, sizeof *which); /* request of each sampled sequence */
+    uint64_t *seeds = calloc(n ? n : 1, sizeof *seeds); /* its seed: its own stream */
     model_sample_out *outs = calloc(n ? n : 1, sizeof *outs);
     int rc = 0, n_seq = 0, max_new = 0;
-    if (!prompts || !lens || !which || !outs)
+    if (!prompts || !lens || !which || !seeds || !outs)
         rc = rl_err(err, RL_ENOMEM, "model policy: out of memory");
     for (size_t i = 0; rc == 0 && i < n; i++) {
         int *ids, len;
@@ -194,6 +195,7 @@ static int mpol_generate(policy *p, pol_response *resp, const pol_request *req, 
         max_new = want > max_new ? want : max_new;
         prompts[n_seq] = ids;
         lens[n_seq] = len;
+        seeds[n_seq] = req[i].seed;
         which[n_seq++] = (int)i;
     }
     if (rc == 0 && n_seq) {
@@ -204,7 +206,7 @@ static int mpol_generate(policy *p, pol_response *resp, const pol_request *req, 
         model_sample_opts_default(&so);
         so.temperature = mp->temperature;
         so.top_p = mp->top_p;
-        so.seed = req[which[0]].seed;
+        so.seeds = seeds;
         so.max_new = max_new;
         so.stop_ids = &mp->stop_id;
         so.n_stop = 1;
@@ -236,6 +238,7 @@ static int mpol_generate(policy *p, pol_response *resp, const pol_request *req, 
     free(prompts);
     free(lens);
     free(which);
+    free(seeds);
     free(outs);
     return rc;
 }

@@ -576,7 +576,9 @@ static int sample_impl(model *m, model_kvset *set, model_sample_out *out, const 
                         s);
             goto out;
         }
-        mrng_seed(&sp.rng[s], o->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(s + 1)));
+        uint64_t base = o->seeds ? o->seeds[s] : o->seed;
+        uint64_t stream = o->seeds ? 0 : (uint64_t)s;
+        mrng_seed(&sp.rng[s], base ^ (0x9e3779b97f4a7c15ull * (stream + 1)));
         len[s] = prompt_lens[s];
     }
     if (o->max_new == 0)

@@ -564,7 +564,13 @@ START_TEST(test_live_policy)
                                   (double)r[i].logprobs[t]);
             }
         }
-        /* the same requests on the same weights: the same replies */
+        /* the same requests on the same weights: the same replies; a
+         * request alone gets the reply it got in the batch of four */
+        pol_response solo;
+        ck_assert_int_eq(pol_generate(p, &solo, &req[1], 1, err), 0);
+        ck_assert_uint_eq(solo.n_ids, r[1].n_ids);
+        ck_assert(!memcmp(solo.ids, r[1].ids, solo.n_ids * sizeof(int32_t)));
+        pol_response_free(&solo);
         ck_assert_int_eq(pol_generate(p, r2, req, 4, err), 0);
         for (int i = 0; i < 4; i++) {
             ck_assert_uint_eq(r[i].n_ids, r2[i].n_ids);

@@ -786,6 +786,36 @@ START_TEST(test_sample_deterministic_and_stop)
     model_sample_out c[2];
     ck_assert_int_eq(model_sample(m, c, prompts, lens, 2, &o, err), 0);
     ck_assert(memcmp(a[0].tokens, c[0].tokens, sizeof(int) * 20) != 0);
+    /* per-sequence seeds: a sequence draws the same tokens alone, first or
+     * second in a batch; alone it matches the call seed's stream 0 */
+    {
+        uint64_t s2[2] = {99, 7}, s1[1] = {7};
+        const int *swapped[2] = {p1, p0};
+        int swapped_lens[2] = {2, 3};
+        model_sample_opts ps = o;
+        ps.seed = 12345; /* ignored once seeds is set */
+        ps.seeds = s2;
+        model_sample_out pair[2], alone, stream0;
+        ck_assert_int_eq(model_sample(m, pair, swapped, swapped_lens, 2, &ps, err), 0);
+        ps.seeds = s1;
+        ck_assert_int_eq(model_sample(m, &alone, prompts, lens, 1, &ps, err), 0);
+        ck_assert_int_eq(memcmp(pair[1].tokens, alone.tokens, sizeof(int) * 20), 0);
+        model_sample_opts s0 = o;
+        s0.seed = 7;
+        ck_assert_int_eq(model_sample(m, &stream0, prompts, lens, 1, &s0, err), 0);
+        ck_assert_int_eq(memcmp(stream0.tokens, alone.tokens, sizeof(int) * 20), 0);
+        ck_assert_int_eq(memcmp(a[0].tokens, pair[1].tokens, sizeof(int) * 20), 0);
+        /* with only the call seed, p0 second in the batch draws from stream 1 */
+        model_sample_out moved[2];
+        ck_assert_int_eq(model_sample(m, moved, swapped, swapped_lens, 2, &s0, err), 0);
+        ck_assert(memcmp(a[0].tokens, moved[1].tokens, sizeof(int) * 20) != 0);
+        model_sample_out_free(&moved[0]);
+        model_sample_out_free(&moved[1]);
+        model_sample_out_free(&pair[0]);
+        model_sample_out_free(&pair[1]);
+        model_sample_out_free(&alone);
+        model_sample_out_free(&stream0);
+    }
     /* a tiny nucleus keeps only the most likely token: greedy decoding */
     model_sample_opts g = o;
     g.temperature = 0.0f;
