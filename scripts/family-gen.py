@@ -12,7 +12,9 @@ reference of each routine, so the tests are right by construction.
 Bugs are mutations of src/lib.c (a comparison flipped or its bound moved
 by one, && <-> ||, a +/- 1 dropped or flipped, a return value changed),
 each compiled and tested here: a mutation is kept only when it compiles
-and makes at least one test fail. FAIL_TO_PASS are the tests it breaks,
+and makes at least one test fail. Test arrays carry a guard element on
+each side, so a mutant that reads one past either end fails or passes the
+same way every run. FAIL_TO_PASS are the tests it breaks,
 PASS_TO_PASS the others. Up to --bugs kept mutations per repository.
 
 Splits: the first N repositories are training repositories; in each, the
@@ -233,13 +235,23 @@ def cases(kind, rnd):
     return [(a1, a1[0]), (a1, a1[4]), (a1, a1[-1]), (a1, 99), (a1, a1[2])]
 
 
+# An array argument sits between two guard elements (the call passes
+# in0 + 1): a mutant that reads one element before or past the end reads a
+# guard, a defined value, instead of whatever the stack holds. Without
+# them such a bug's tests pass or fail by chance (7.6% of the bugs of
+# seed 2's family could read out of bounds, and some of those held-out
+# tasks passed unedited in 2-7 of 288 runs).
+GUARD_BEFORE, GUARD_AFTER = 1000, -1000
+
+
 def c_call(f, kind, args, arrname):
     if kind in ("clamp", "in_range", "sign", "abs_diff"):
         return "%s(%s)" % (f, ", ".join(str(v) for v in args)), ""
     arr = args[0]
-    decl = "    const int %s[] = {%s};\n" % (arrname, ", ".join(str(v) for v in arr))
+    decl = "    const int %s[] = {%s}; /* the %d values between two guards */\n" % (
+        arrname, ", ".join(str(v) for v in [GUARD_BEFORE] + arr + [GUARD_AFTER]), len(arr))
     rest = "".join(", %d" % v for v in args[1:])
-    return "%s(%s, %d%s)" % (f, arrname, len(arr), rest), decl
+    return "%s(%s + 1, %d%s)" % (f, arrname, len(arr), rest), decl
 
 
 def make_repo(rnd, name):

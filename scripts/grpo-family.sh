@@ -17,6 +17,8 @@
 #    results/grpo-family-l3.{json,md,svg}.
 #
 # Every stage is skipped when its output exists, so a killed run resumes.
+# The committed results/grpo-family-l3.* came from the generator before
+# test arrays got guards (results/family.md): a rerun makes other tasks.
 # Intermediate outputs live in results/family-l/ (not committed).
 set -eu
 cd "$(dirname "$0")/.."
