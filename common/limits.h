@@ -228,6 +228,11 @@
  * 400-line library is a few hundred; the cap bounds a pathological file. */
 #define RL_GEN_MAX_CANDIDATES 20000
 
+/* Test runs per stage of `harness validate --runs N`: each is a build and
+ * a test run (about 0.5 s for our repositories), so 20 is ten seconds per
+ * stage and task, enough to see a bug that passes one run in five. */
+#define RL_VALIDATE_RUNS_MAX 20
+
 /* One generated task in this many (by id hash) is held out, in the
  * repositories that are not held out entirely: 20%. */
 #define RL_GEN_HELDOUT_EVERY 5

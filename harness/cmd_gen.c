@@ -206,9 +206,7 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
     const char **failed, **passed;
     size_t nf, np;
     val_split(&r[0].report, &failed, &nf, &passed, &np);
-    int same = r[0].report.n == r[1].report.n;
-    for (size_t i = 0; same && i < r[0].report.n; i++)
-        same = tr_status_of(&r[1].report, r[0].report.cases[i].name) == r[0].report.cases[i].status;
+    int same = val_same_outcome(&r[0].report, &r[1].report);
     if (r[0].report.n == 0)
         buf_puts(out, "no tests did not run at the base (build error)");
     else if (!nf)

@@ -2,6 +2,7 @@
 #include "harness/cli.h"
 
 #include "common/err.h"
+#include "common/limits.h"
 #include "harness/cliopt.h"
 #include "harness/pool.h"
 #include "harness/validate.h"
@@ -14,6 +15,7 @@
 
 typedef struct vctx {
     task_set *sel;
+    int runs;       /* test runs per stage */
     char **lines;   /* result line per task */
     size_t failed;
     pool_progress prog;
@@ -33,7 +35,7 @@ static void v_run(void *user, size_t idx, int slot, buf_t *out)
         return;
     }
     val_result r;
-    if (val_task(&r, t, ws, 1, err) < 0)
+    if (val_task(&r, t, ws, v->runs, err) < 0)
         buf_printf(out, "0 0 0 %s", err);
     else
         buf_printf(out, "%d %.0f %.0f %s", r.ok, r.base_ms, r.gold_ms, r.ok ? "" : r.why);
@@ -68,15 +70,17 @@ static void v_tick(void *user, size_t done, size_t total)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: harness validate [--task ID | --all | --tasks SELECTOR] [--tasks-dir DIR] [--repos-dir DIR]\n"
-               "                        [--workers N] [--progress bar|plain]\n"
+               "                        [--runs N] [--workers N] [--progress bar|plain]\n"
                "At the base every FAIL_TO_PASS test must fail and every PASS_TO_PASS test pass;\n"
-               "with the gold patch all must pass. Prints a table; exit 1 on any failure.\n");
+               "with the gold patch all must pass. --runs N (default 1, at most %d) runs each\n"
+               "stage N times and fails a task whose runs disagree (flaky). Prints a table;\n"
+               "exit 1 on any failure.\n", RL_VALIDATE_RUNS_MAX);
 }
 
 int cmd_validate(int argc, char **argv)
 {
     const char *sel = NULL, *tasks_dir = "tasks", *repos_dir = "repos";
-    long workers = cliopt_workers();
+    long workers = cliopt_workers(), runs = 1;
     int bar = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -94,6 +98,11 @@ int cmd_validate(int argc, char **argv)
         } else if (!strcmp(a, "--workers") && i + 1 < argc) {
             if (cliopt_long(&workers, argv[++i], 1, 256) < 0) {
                 fprintf(stderr, "harness validate: --workers: expected 1-256, got '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(a, "--runs") && i + 1 < argc) {
+            if (cliopt_long(&runs, argv[++i], 1, RL_VALIDATE_RUNS_MAX) < 0) {
+                fprintf(stderr, "harness validate: --runs: expected 1-%d, got '%s'\n", RL_VALIDATE_RUNS_MAX, argv[i]);
                 return 2;
             }
         } else if (!strcmp(a, "--progress") && i + 1 < argc) {
@@ -123,7 +132,7 @@ int cmd_validate(int argc, char **argv)
         task_set_free(&all);
         return 2;
     }
-    vctx v = {.sel = &chosen};
+    vctx v = {.sel = &chosen, .runs = (int)runs};
     v.lines = calloc(chosen.n + 1, sizeof *v.lines);
     size_t *jobs = calloc(chosen.n + 1, sizeof *jobs);
     for (size_t i = 0; i < chosen.n; i++)

@@ -2,6 +2,7 @@
 #include "harness/validate.h"
 
 #include "common/err.h"
+#include "common/limits.h"
 #include "harness/testrun.h"
 #include "harness/workspace.h"
 
@@ -62,7 +63,7 @@ static int expect(const testrun *r, const task *t, int gold, char *why, size_t n
     return 1;
 }
 
-static int same_outcome(const tr_report *a, const tr_report *b)
+int val_same_outcome(const tr_report *a, const tr_report *b)
 {
     if (a->n != b->n)
         return 0;
@@ -72,32 +73,52 @@ static int same_outcome(const tr_report *a, const tr_report *b)
     return 1;
 }
 
-int val_task(val_result *out, const task *t, struct ws_tree *ws, int base_runs, char *err)
+/* Runs the tests `runs` times in the work tree as it is: the first run must
+ * meet the expectation (gold or base) and every later run must report the
+ * same outcome. Fills *mean_ms; returns 1 ok, 0 not (why filled), < 0 error. */
+static int run_stage(const task *t, struct ws_tree *ws, int gold, int runs, double *mean_ms, char *why, size_t n,
+                     char *err)
+{
+    testrun first, again;
+    double t0 = now_ms();
+    int rc = testrun_run(&first, t, ws_path(ws), err);
+    if (rc < 0) {
+        testrun_free(&first);
+        return rc;
+    }
+    int ok = expect(&first, t, gold, why, n);
+    int done = 1;
+    for (; ok && done < runs; done++) {
+        if ((rc = testrun_run(&again, t, ws_path(ws), err)) < 0) {
+            testrun_free(&again);
+            testrun_free(&first);
+            return rc;
+        }
+        if (!val_same_outcome(&first.report, &again.report)) {
+            ok = 0;
+            snprintf(why, n, "%s: run %d of %d disagrees with run 1 (flaky)", gold ? "with the gold patch" : "at the base",
+                     done + 1, runs);
+        }
+        testrun_free(&again);
+    }
+    *mean_ms = (now_ms() - t0) / done;
+    testrun_free(&first);
+    return ok;
+}
+
+int val_task(val_result *out, const task *t, struct ws_tree *ws, int runs, char *err)
 {
     memset(out, 0, sizeof *out);
     out->f2p = t->fail_to_pass.n;
     out->p2p = t->pass_to_pass.n;
+    if (runs < 1 || runs > RL_VALIDATE_RUNS_MAX)
+        return rl_err(err, RL_EINVAL, "validate: %d test runs per stage, expected 1-%d", runs, RL_VALIDATE_RUNS_MAX);
     int rc = ws_reset(ws, err);
     if (rc < 0)
         return rc;
-    testrun base[2];
-    memset(base, 0, sizeof base);
-    double t0 = now_ms();
-    for (int i = 0; i < base_runs && i < 2; i++)
-        if ((rc = testrun_run(&base[i], t, ws_path(ws), err)) < 0) {
-            for (int k = 0; k <= i; k++)
-                testrun_free(&base[k]);
-            return rc;
-        }
-    out->base_ms = (now_ms() - t0) / (base_runs > 1 ? 2 : 1);
-    out->ok = expect(&base[0], t, 0, out->why, sizeof out->why);
-    if (out->ok && base_runs > 1 && !same_outcome(&base[0].report, &base[1].report)) {
-        out->ok = 0;
-        snprintf(out->why, sizeof out->why, "at the base: two runs disagree (flaky)");
-    }
-    for (int i = 0; i < base_runs && i < 2; i++)
-        testrun_free(&base[i]);
-    if (!out->ok)
+    if ((rc = run_stage(t, ws, 0, runs, &out->base_ms, out->why, sizeof out->why, err)) < 0)
+        return rc;
+    if (!(out->ok = rc))
         return 0;
     char aerr[RL_ERR_MAX];
     if (ws_apply(ws, t->patch, aerr) < 0) {
@@ -105,12 +126,8 @@ int val_task(val_result *out, const task *t, struct ws_tree *ws, int base_runs, 
         snprintf(out->why, sizeof out->why, "gold patch does not apply: %.300s", aerr);
         return 0;
     }
-    testrun gold;
-    t0 = now_ms();
-    if ((rc = testrun_run(&gold, t, ws_path(ws), err)) < 0)
+    if ((rc = run_stage(t, ws, 1, runs, &out->gold_ms, out->why, sizeof out->why, err)) < 0)
         return rc;
-    out->gold_ms = now_ms() - t0;
-    out->ok = expect(&gold, t, 1, out->why, sizeof out->why);
-    testrun_free(&gold);
+    out->ok = rc;
     return ws_reset(ws, err);
 }

@@ -1,7 +1,9 @@
 /* validate.h - is a task honest? At the base every FAIL_TO_PASS test
  * fails and every PASS_TO_PASS test passes; with the gold patch all pass.
- * The generator uses the same check, plus a second run at the base to
- * make sure the result is stable. */
+ * With more than one run per stage, every run of a stage must report the
+ * same outcome: a bug whose tests pass now and then (a read of
+ * uninitialized memory, a race, the clock) would hand out reward for no
+ * fix. The generator uses the same check. */
 #ifndef RL_VALIDATE_H
 #define RL_VALIDATE_H
 
@@ -17,9 +19,15 @@ typedef struct val_result {
     size_t f2p, p2p;    /* counts in the task */
 } val_result;
 
-/* Resets ws to the task's base, runs the tests `base_runs` times (1 or 2;
- * two runs must agree), applies the gold patch and runs them again. */
-int val_task(val_result *out, const task *t, struct ws_tree *ws, int base_runs, char *err);
+/* Resets ws to the task's base, runs the tests `runs` times
+ * (1-RL_VALIDATE_RUNS_MAX; all must agree), applies the gold patch and runs
+ * them `runs` times again. base_ms and gold_ms are per run. Returns 0 with
+ * out->ok 0 and out->why filled when the task is not honest; < 0 (err) when
+ * the check itself could not run. */
+int val_task(val_result *out, const task *t, struct ws_tree *ws, int runs, char *err);
+
+/* 1 if b reports every test of a with the same status and no other. */
+int val_same_outcome(const tr_report *a, const tr_report *b);
 
 /* The tests a run reports as failed (anything but pass or skip) and
  * passed, as arrays of borrowed names. */
