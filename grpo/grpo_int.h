@@ -181,13 +181,18 @@ typedef struct grpo_kind_result {
 
 typedef struct grpo_task_compare {
     size_t up, down;       /* tasks RL passes more / less often than SFT */
+    double diff;           /* RL pass rate - SFT pass rate */
+    double diff_lo, diff_hi; /* its 95% interval, tasks resampled (bootstrap) */
+    double perm_p;         /* paired sign-flip permutation test over tasks */
     grpo_kind_result kind[RL_GRPO_REPORT_KINDS_MAX];
     size_t n_kinds;        /* in order of first appearance; further kinds
                               past the cap are left out */
 } grpo_task_compare;
 
-/* Compares the passes per task, sft[i] and rl[i] for task sel->v[i]
- * (same seeds), and sums them by bug kind (generated tasks only). */
-void grpo_compare_by_task(grpo_task_compare *r, const task_set *sel, const size_t *sft, const size_t *rl);
+/* Compares the passes per task, sft[i] and rl[i] of `seeds` episodes each
+ * for task sel->v[i] (same seeds for both), with the paired tests of
+ * harness/stats.h, and sums them by bug kind (generated tasks only).
+ * Returns 0 or RL_ENOMEM. */
+int grpo_compare_by_task(grpo_task_compare *r, const task_set *sel, const size_t *sft, const size_t *rl, int seeds);
 
 #endif

@@ -1,6 +1,8 @@
 /* stats.c - advantages, Wilson intervals, rollout utilization. */
 #include "harness/stats.h"
 
+#include "common/err.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -74,6 +76,81 @@ double stats_sign_test(size_t up, size_t down)
     for (size_t i = 0; i <= k; i++)
         tail += exp(lgamma((double)n + 1) - lgamma((double)i + 1) - lgamma((double)(n - i) + 1) - (double)n * log(2.0));
     return 2 * tail > 1 ? 1 : 2 * tail;
+}
+
+/* splitmix64: the tests' own small generator, so a report's p-value and
+ * interval are the same on every run. */
+static unsigned long long sm64(unsigned long long *x)
+{
+    unsigned long long z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+double stats_paired_perm_p(const double *d, size_t n, size_t iters, unsigned long long seed)
+{
+    double obs = 0;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        obs += d[i];
+        m += d[i] != 0;
+    }
+    if (m == 0)
+        return 1;
+    obs = fabs(obs) - 1e-9; /* ties count as at least as extreme */
+    if (m <= STATS_PERM_EXACT_MAX) {
+        double v[STATS_PERM_EXACT_MAX];
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (d[i] != 0)
+                v[k++] = d[i];
+        unsigned long hits = 0, total = 1ul << m;
+        for (unsigned long mask = 0; mask < total; mask++) {
+            double s = 0;
+            for (size_t j = 0; j < m; j++)
+                s += (mask >> j & 1) ? -v[j] : v[j];
+            hits += fabs(s) >= obs;
+        }
+        return (double)hits / (double)total;
+    }
+    size_t hits = 0;
+    for (size_t it = 0; it < iters; it++) {
+        double s = 0;
+        for (size_t i = 0; i < n; i++)
+            if (d[i] != 0)
+                s += (sm64(&seed) & 1) ? -d[i] : d[i];
+        hits += fabs(s) >= obs;
+    }
+    return (double)(hits + 1) / (double)(iters + 1);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int stats_paired_boot_ci(double *lo, double *hi, const double *d, size_t n, double scale, size_t iters,
+                         unsigned long long seed)
+{
+    *lo = *hi = 0;
+    if (n == 0 || iters == 0)
+        return 0;
+    double *means = malloc(iters * sizeof *means);
+    if (!means)
+        return RL_ENOMEM;
+    for (size_t it = 0; it < iters; it++) {
+        double s = 0;
+        for (size_t i = 0; i < n; i++)
+            s += d[sm64(&seed) % n];
+        means[it] = scale * s / (double)n;
+    }
+    qsort(means, iters, sizeof *means, cmp_double);
+    *lo = means[(size_t)(0.025 * (double)(iters - 1) + 0.5)];
+    *hi = means[(size_t)(0.975 * (double)(iters - 1) + 0.5)];
+    free(means);
+    return 0;
 }
 
 double stats_utilization(const double *dur, size_t n, size_t slots, double lambda, size_t steps)

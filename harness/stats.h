@@ -40,6 +40,24 @@ double stats_two_prop_z(size_t k1, size_t n1, size_t k2, size_t n2);
  * 1 when up + down = 0. */
 double stats_sign_test(size_t up, size_t down);
 
+/* Paired tests over clusters: d[i] is a task's change (RL passes minus SFT
+ * passes over the same seeds). The seeds of a task are not independent, so
+ * these resample tasks, not episodes. */
+
+/* Two-sided sign-flip permutation test of sum(d) = 0: the share of the
+ * 2^m sign assignments of the m nonzero d[i] whose |sum| is at least the
+ * observed one; exact for m <= STATS_PERM_EXACT_MAX, else estimated from
+ * `iters` random assignments drawn from seed ((hits + 1) / (iters + 1)).
+ * 1 when every d[i] is 0. */
+#define STATS_PERM_EXACT_MAX 20
+double stats_paired_perm_p(const double *d, size_t n, size_t iters, unsigned long long seed);
+
+/* Percentile bootstrap interval (2.5%, 97.5%) of scale * mean(d), tasks
+ * resampled with replacement `iters` times from seed. Returns 0, or
+ * RL_ENOMEM (lo = hi = 0). */
+int stats_paired_boot_ci(double *lo, double *hi, const double *d, size_t n, double scale, size_t iters,
+                         unsigned long long seed);
+
 /* Share of generation-slot time kept busy over a run of steps with
  * `slots` episodes per step, drawing episode durations from dur[0..n) in
  * order (cycled). A step ends once ceil(lambda * slots) of its episodes

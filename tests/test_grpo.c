@@ -253,9 +253,15 @@ START_TEST(test_compare_by_task)
     }
     task_set sel = {v, 6};
     grpo_task_compare r;
-    grpo_compare_by_task(&r, &sel, sft, rl);
+    ck_assert_int_eq(grpo_compare_by_task(&r, &sel, sft, rl, 4), 0);
     ck_assert_uint_eq(r.up, 3);   /* tasks 0, 3, 5 */
     ck_assert_uint_eq(r.down, 1); /* task 1 */
+    /* changes 3, -2, 0, 2, 0, 1: +4 passes over 24 episodes; of the 16 sign
+     * patterns of 3, 2, 2, 1, eight reach |sum| >= 4 */
+    ck_assert_double_eq_tol(r.diff, 4.0 / 24.0, 1e-12);
+    ck_assert_double_eq_tol(r.perm_p, 0.5, 1e-12);
+    ck_assert(r.diff_lo < r.diff && r.diff < r.diff_hi);
+    ck_assert(r.diff_lo >= -2.0 / 4 && r.diff_hi <= 3.0 / 4);
     ck_assert_uint_eq(r.n_kinds, 3);
     ck_assert_str_eq(r.kind[0].name, "flip_cmp");
     ck_assert_uint_eq(r.kind[0].tasks, 3);

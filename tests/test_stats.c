@@ -45,6 +45,38 @@ START_TEST(test_change_tests)
     ck_assert_double_eq(stats_sign_test(5, 5), 1);
     ck_assert_double_eq(stats_sign_test(0, 0), 1);
     ck_assert_double_lt(stats_sign_test(0, 2000), 1e-12);
+    /* permutation: five tasks all up by one: 2 of 32 sign patterns are as extreme */
+    double up5[7] = {1, 1, 0, 1, 1, 1, 0};
+    ck_assert_double_eq_tol(stats_paired_perm_p(up5, 7, 0, 1), 2.0 / 32.0, 1e-12);
+    double mixed[4] = {3, -1, 0, -1}; /* sum 1: every pattern of +-3 +-1 +-1 has |sum| >= 1 */
+    ck_assert_double_eq_tol(stats_paired_perm_p(mixed, 4, 0, 1), 1.0, 1e-12);
+    double big[3] = {4, 1, 1}; /* sums +-4 +-1 +-1: |s| >= 6 for 2 of 8 */
+    ck_assert_double_eq_tol(stats_paired_perm_p(big, 3, 0, 1), 2.0 / 8.0, 1e-12);
+    double zeros[3] = {0, 0, 0};
+    ck_assert_double_eq(stats_paired_perm_p(zeros, 3, 100, 1), 1);
+    /* past the exact limit: sampled, deterministic in the seed, tiny for 30 ups */
+    double ups[30];
+    for (int i = 0; i < 30; i++)
+        ups[i] = 1;
+    double p1 = stats_paired_perm_p(ups, 30, 20000, 7), p2 = stats_paired_perm_p(ups, 30, 20000, 7);
+    ck_assert_double_eq(p1, p2);
+    ck_assert_double_eq_tol(p1, 1.0 / 20001.0, 1e-12);
+    for (int i = 0; i < 30; i += 2)
+        ups[i] = -1; /* 15 up, 15 down: sum 0, every pattern as extreme */
+    ck_assert_double_eq(stats_paired_perm_p(ups, 30, 1000, 7), 1);
+    /* bootstrap: constant changes give a point; mixed ones bracket the mean */
+    double lo, hi;
+    double same[5] = {2, 2, 2, 2, 2};
+    ck_assert_int_eq(stats_paired_boot_ci(&lo, &hi, same, 5, 0.25, 2000, 3), 0);
+    ck_assert_double_eq_tol(lo, 0.5, 1e-12);
+    ck_assert_double_eq_tol(hi, 0.5, 1e-12);
+    double spread[8] = {4, 0, 0, -1, 0, 2, 0, 1}; /* mean 0.75 */
+    ck_assert_int_eq(stats_paired_boot_ci(&lo, &hi, spread, 8, 1.0, 4000, 3), 0);
+    ck_assert_double_lt(lo, 0.75);
+    ck_assert_double_gt(hi, 0.75);
+    ck_assert_double_ge(lo, -1.0);
+    ck_assert_double_le(hi, 4.0);
+    ck_assert_double_lt(lo, 0.0); /* one task carries most of it: the interval reaches below 0 */
 }
 END_TEST
 
