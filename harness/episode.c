@@ -476,7 +476,10 @@ int ep_request(ep_state *e, pol_request *req)
     req->context_ids = cur->ctx_ids;
     req->n_context_ids = cur->n_ctx_ids;
     req->max_tokens = e->cfg.max_reply_tokens;
-    req->seed = e->cfg.seed * 1000003ULL + e->nturns;
+    /* the sampling stream of this turn: task, episode seed and turn, so the
+     * same seed on two tasks does not replay the same random draws (the
+     * model policies give each request its own stream of this seed) */
+    req->seed = fnv(e->cfg.seed * 1000003ULL + (uint64_t)e->nturns, e->t->instance_id);
     return 1;
 }
 

@@ -187,6 +187,76 @@ START_TEST(test_same_seed_same_record)
 }
 END_TEST
 
+/* A policy that answers in prose and notes the seed of every request. */
+typedef struct seed_log {
+    unsigned long long seeds[8];
+    int n;
+} seed_log;
+
+static int seedlog_generate(policy *p, pol_response *resp, const pol_request *req, size_t n, char *err)
+{
+    (void)err;
+    seed_log *l = p->impl;
+    for (size_t i = 0; i < n; i++) {
+        if (l->n < 8)
+            l->seeds[l->n++] = req[i].seed;
+        memset(&resp[i], 0, sizeof resp[i]);
+        resp[i].text = strdup("Nothing to call.");
+        resp[i].text_len = strlen(resp[i].text);
+        resp[i].finish = POL_FINISH_STOP;
+    }
+    return 0;
+}
+
+static void seedlog_free(policy *p) { (void)p; }
+
+static const pol_vtable SEEDLOG_VT = {seedlog_generate, seedlog_free};
+
+/* The request seeds of an episode of task id at episode seed `seed`. */
+static void episode_seeds(seed_log *l, const char *id, unsigned long long seed)
+{
+    char err[RL_ERR_MAX], path[256];
+    snprintf(path, sizeof path, "tasks/%s.json", id);
+    task *t;
+    ck_assert_msg(task_load(&t, path, "repos", err) == 0, "%s", err);
+    policy pol = {.vt = &SEEDLOG_VT, .name = "seedlog", .impl = l};
+    ws_opts wo;
+    ws_opts_default(&wo);
+    wo.root = g_root;
+    ws_tree *ws;
+    ck_assert_msg(ws_open(&ws, &wo, t->repo, t->instance_id, t->bug, 0, err) == 0, "%s", err);
+    ep_config cfg;
+    ep_config_default(&cfg);
+    cfg.seed = seed;
+    cfg.max_turns = 2;
+    memset(l, 0, sizeof *l);
+    char *rec;
+    ck_assert_msg(ep_run(&rec, t, &cfg, ws, &pol, err) == 0, "%s", err);
+    free(rec);
+    ws_free(ws);
+    task_free(t);
+}
+
+/* Request seeds depend on the task, the episode seed and the turn: the same
+ * episode seed on two tasks must not hand the sampler the same draws. */
+START_TEST(test_request_seeds)
+{
+    seed_log a, a2, b, c;
+    episode_seeds(&a, "leapyear", 3);
+    episode_seeds(&a2, "leapyear", 3);
+    episode_seeds(&b, "parse_date", 3);
+    episode_seeds(&c, "leapyear", 4);
+    ck_assert_int_ge(a.n, 1);
+    ck_assert_int_eq(a.n, a2.n);
+    for (int i = 0; i < a.n; i++)
+        ck_assert_uint_eq(a.seeds[i], a2.seeds[i]);
+    ck_assert_uint_ne(a.seeds[0], b.seeds[0]);
+    ck_assert_uint_ne(a.seeds[0], c.seeds[0]);
+    if (a.n > 1)
+        ck_assert_uint_ne(a.seeds[0], a.seeds[1]);
+}
+END_TEST
+
 /* A policy that rewrites the tests so they pass must not earn reward: the
  * protected files are restored before scoring. */
 START_TEST(test_editing_tests_earns_nothing)
@@ -360,6 +430,7 @@ Suite *episode_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_oracle_fixes_leapyear);
     tcase_add_test(tc, test_oracle_cut_read_whole_hunk);
+    tcase_add_test(tc, test_request_seeds);
     tcase_add_test(tc, test_oracle_edit_whole_words);
     tcase_add_test(tc, test_record_invalid_utf8);
     tcase_add_test(tc, test_same_seed_same_record);

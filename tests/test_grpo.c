@@ -775,7 +775,10 @@ static void check_masked_zero_grad(grpo_trainer *t)
     }
     for (int pass = 0; pass < 2; pass++) {
         ck_assert_int_eq(model_forward(t->m, tok, tgt, 1, n, (float)t->cfg.temperature, lp, NULL, err), 0);
-        double L = grpo_loss_tokens(coef, NULL, &o, lp, q->behav, NULL, NULL, adv, w, (size_t)n);
+        /* behaviour = current logprobs (ratio 1): no token is clipped, so
+         * every policy token must get a coefficient (the record's own
+         * behaviour logprobs are of the weights before the step) */
+        double L = grpo_loss_tokens(coef, NULL, &o, lp, lp, NULL, NULL, adv, w, (size_t)n);
         ck_assert(isfinite(L));
         int trained = 0;
         for (int p = 0; p < n; p++) {
