@@ -31,8 +31,9 @@ static void teardown(void)
     fs_remove_tree(g_root, err);
 }
 
-/* Runs one episode of task `id` with policy `spec`; returns the record. */
-static cJSON *episode(const char *id, const char *spec, const ep_config *cfg_in)
+/* Runs one episode of task `id` with policy `given`, or when NULL the
+ * policy `spec`; returns the record. */
+static cJSON *episode_of(const char *id, policy *given, const char *spec, const ep_config *cfg_in)
 {
     char err[RL_ERR_MAX], path[256];
     snprintf(path, sizeof path, "tasks/%s.json", id);
@@ -41,8 +42,9 @@ static cJSON *episode(const char *id, const char *spec, const ep_config *cfg_in)
     pol_env env;
     pol_env_default(&env);
     env.gold_patch = t->patch;
-    policy *pol;
-    ck_assert_msg(pol_open(&pol, spec, &env, err) == 0, "%s", err);
+    policy *pol = given;
+    if (!given)
+        ck_assert_msg(pol_open(&pol, spec, &env, err) == 0, "%s", err);
     ws_opts wo;
     ws_opts_default(&wo);
     wo.root = g_root;
@@ -59,9 +61,15 @@ static cJSON *episode(const char *id, const char *spec, const ep_config *cfg_in)
     ck_assert_ptr_nonnull(r);
     free(rec);
     ws_free(ws);
-    pol_free(pol);
+    if (!given)
+        pol_free(pol);
     task_free(t);
     return r;
+}
+
+static cJSON *episode(const char *id, const char *spec, const ep_config *cfg)
+{
+    return episode_of(id, NULL, spec, cfg);
 }
 
 static double num(const cJSON *o, const char *k) { return cJSON_GetNumberValue(cJSON_GetObjectItem(o, k)); }
@@ -215,26 +223,13 @@ static const pol_vtable SEEDLOG_VT = {seedlog_generate, seedlog_free};
 /* The request seeds of an episode of task id at episode seed `seed`. */
 static void episode_seeds(seed_log *l, const char *id, unsigned long long seed)
 {
-    char err[RL_ERR_MAX], path[256];
-    snprintf(path, sizeof path, "tasks/%s.json", id);
-    task *t;
-    ck_assert_msg(task_load(&t, path, "repos", err) == 0, "%s", err);
     policy pol = {.vt = &SEEDLOG_VT, .name = "seedlog", .impl = l};
-    ws_opts wo;
-    ws_opts_default(&wo);
-    wo.root = g_root;
-    ws_tree *ws;
-    ck_assert_msg(ws_open(&ws, &wo, t->repo, t->instance_id, t->bug, 0, err) == 0, "%s", err);
     ep_config cfg;
     ep_config_default(&cfg);
     cfg.seed = seed;
     cfg.max_turns = 2;
     memset(l, 0, sizeof *l);
-    char *rec;
-    ck_assert_msg(ep_run(&rec, t, &cfg, ws, &pol, err) == 0, "%s", err);
-    free(rec);
-    ws_free(ws);
-    task_free(t);
+    cJSON_Delete(episode_of(id, &pol, NULL, &cfg));
 }
 
 /* Request seeds depend on the task, the episode seed and the turn: the same
