@@ -2,6 +2,7 @@
 #include "harness/stats.h"
 
 #include "common/err.h"
+#include "common/rng.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -78,18 +79,9 @@ double stats_sign_test(size_t up, size_t down)
     return 2 * tail > 1 ? 1 : 2 * tail;
 }
 
-/* splitmix64: the tests' own small generator, so a report's p-value and
- * interval are the same on every run. */
-static unsigned long long sm64(unsigned long long *x)
-{
-    unsigned long long z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 double stats_paired_perm_p(const double *d, size_t n, size_t iters, unsigned long long seed)
 {
+    uint64_t st = seed;
     double obs = 0;
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
@@ -119,7 +111,7 @@ double stats_paired_perm_p(const double *d, size_t n, size_t iters, unsigned lon
         double s = 0;
         for (size_t i = 0; i < n; i++)
             if (d[i] != 0)
-                s += (sm64(&seed) & 1) ? -d[i] : d[i];
+                s += (rl_splitmix64(&st) & 1) ? -d[i] : d[i];
         hits += fabs(s) >= obs;
     }
     return (double)(hits + 1) / (double)(iters + 1);
@@ -134,6 +126,7 @@ static int cmp_double(const void *a, const void *b)
 int stats_paired_boot_ci(double *lo, double *hi, const double *d, size_t n, double scale, size_t iters,
                          unsigned long long seed)
 {
+    uint64_t st = seed;
     *lo = *hi = 0;
     if (n == 0 || iters == 0)
         return 0;
@@ -143,7 +136,7 @@ int stats_paired_boot_ci(double *lo, double *hi, const double *d, size_t n, doub
     for (size_t it = 0; it < iters; it++) {
         double s = 0;
         for (size_t i = 0; i < n; i++)
-            s += d[sm64(&seed) % n];
+            s += d[rl_splitmix64(&st) % n];
         means[it] = scale * s / (double)n;
     }
     qsort(means, iters, sizeof *means, cmp_double);

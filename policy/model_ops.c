@@ -7,6 +7,8 @@
  */
 #include "policy/model_ops.h"
 
+#include "common/rng.h"
+
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -141,18 +143,10 @@ static void vnorm_bwd(float *dx, float *dw, const float *w, const float *dy, con
 
 /* ---- random numbers ------------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 void mrng_seed(mrng *r, uint64_t seed)
 {
     for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix64(&seed);
+        r->s[i] = rl_splitmix64(&seed);
 }
 
 static inline uint64_t rotl(uint64_t x, int k)

@@ -14,6 +14,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/rng.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,14 +35,6 @@ int mut_kind_from_name(const char *name)
         if (!strcmp(KIND_NAMES[i], name))
             return i;
     return -1;
-}
-
-uint64_t mut_rand(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
 }
 
 static int ends_with(const char *s, const char *suf)
@@ -1488,7 +1481,7 @@ static void gen_wrong_return(sites *S)
                 cand[nc++] = k;
         if (!nc)
             continue;
-        const var *w = &v[cand[mut_rand(&S->rng) % (uint64_t)nc]];
+        const var *w = &v[cand[rl_splitmix64(&S->rng) % (uint64_t)nc]];
         char what[160];
         snprintf(what, sizeof what, "return %.*s instead of %.*s", (int)(w->e - w->s), L->src + w->s,
                  (int)(re - rs), L->src + rs);
@@ -1570,7 +1563,7 @@ static int order_sites(sites *S, uint64_t seed)
         idx[S->v[i].kind][cnt[S->v[i].kind]++] = i;
     for (int k = 0; k < MUT_KIND_COUNT; k++)
         for (size_t i = cnt[k]; i > 1; i--) {
-            size_t j = (size_t)(mut_rand(&rng) % i), t = idx[k][i - 1];
+            size_t j = (size_t)(rl_splitmix64(&rng) % i), t = idx[k][i - 1];
             idx[k][i - 1] = idx[k][j];
             idx[k][j] = t;
         }
@@ -1578,7 +1571,7 @@ static int order_sites(sites *S, uint64_t seed)
     for (int k = 0; k < MUT_KIND_COUNT; k++)
         korder[k] = k;
     for (int i = MUT_KIND_COUNT; i > 1; i--) {
-        int j = (int)(mut_rand(&rng) % (uint64_t)i), t = korder[i - 1];
+        int j = (int)(rl_splitmix64(&rng) % (uint64_t)i), t = korder[i - 1];
         korder[i - 1] = korder[j];
         korder[j] = t;
     }

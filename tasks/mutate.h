@@ -71,7 +71,4 @@ const char *mut_kind_name(mut_kind k);
 /* Name -> kind; -1 for an unknown name. */
 int mut_kind_from_name(const char *name);
 
-/* splitmix64: the generator's deterministic random numbers. */
-uint64_t mut_rand(uint64_t *state);
-
 #endif

@@ -6,6 +6,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/rng.h"
 #include "tasks/diff.h"
 #include "tasks/mutate.h"
 
@@ -433,9 +434,9 @@ START_TEST(test_mutate_garbage)
     uint64_t st = 99;
     char buf[600];
     for (int it = 0; it < 400; it++) {
-        size_t n = mut_rand(&st) % sizeof buf;
+        size_t n = rl_splitmix64(&st) % sizeof buf;
         for (size_t k = 0; k < n; k++)
-            buf[k] = alpha[mut_rand(&st) % (sizeof alpha - 1)];
+            buf[k] = alpha[rl_splitmix64(&st) % (sizeof alpha - 1)];
         ck_assert_int_eq(mut_enumerate(&l, buf, n, it & 1 ? MUT_LANG_PY : MUT_LANG_C, 1, err), 0);
         for (size_t i = 0; i < l.n; i++)
             ck_assert(l.v[i].end <= n);
@@ -571,11 +572,11 @@ START_TEST(test_diff_git_apply)
         buf_t a, b;
         buf_init(&a, 0);
         buf_init(&b, 0);
-        size_t n = 1 + mut_rand(&st) % 40;
+        size_t n = 1 + rl_splitmix64(&st) % 40;
         for (size_t k = 0; k < n; k++) {
-            unsigned r = (unsigned)(mut_rand(&st) % 6);
+            unsigned r = (unsigned)(rl_splitmix64(&st) % 6);
             buf_printf(&a, "line %u\n", r);
-            uint64_t e = mut_rand(&st) % 10;
+            uint64_t e = rl_splitmix64(&st) % 10;
             if (e == 0)
                 continue;                                     /* deleted */
             if (e == 1)
@@ -585,7 +586,7 @@ START_TEST(test_diff_git_apply)
             if (e == 2)
                 buf_printf(&b, "inserted %zu\n", k);           /* inserted */
         }
-        if (mut_rand(&st) % 4 == 0 && b.len)
+        if (rl_splitmix64(&st) % 4 == 0 && b.len)
             b.len--, b.data[b.len] = '\0'; /* no final newline */
         git_roundtrip(dir, buf_str(&a), a.len, buf_str(&b), b.len);
         buf_free(&a);
