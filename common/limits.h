@@ -667,6 +667,9 @@
 #define RL_GRPO_PROFILE_KEYS_MAX 4096
 /* Evaluation episodes per held-out set and checkpoint. */
 #define RL_GRPO_EVAL_EPISODES_MAX 100000
+/* First seed of a report's final sets ("final.seed"): any seed in
+ * [1, 1e6] keeps first + seeds - 1 far inside the int a record's seed is. */
+#define RL_GRPO_FINAL_SEED_MAX 1000000
 /* Checkpoints kept besides the best: each is model + 2x optimizer
  * state (~70 MB for the default model). */
 #define RL_GRPO_KEEP_MAX 1000

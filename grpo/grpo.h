@@ -118,6 +118,8 @@ typedef struct grpo_config {
     int n_final;
     char results[GRPO_PATH_MAX];     /* where the report goes ("results") */
     char results_name[128];          /* "grpo-experiment" */
+    int final_seed;                  /* first episode seed of every final set (1): another
+                                        value evaluates the same checkpoints on fresh seeds */
     int quiet;                       /* no terminal line (tests) */
 } grpo_config;
 

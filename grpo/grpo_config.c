@@ -79,6 +79,7 @@ void grpo_config_default(grpo_config *c)
     c->fw_rounds = 1;
     snprintf(c->results, sizeof c->results, "results");
     snprintf(c->results_name, sizeof c->results_name, "grpo-experiment");
+    c->final_seed = 1;
 }
 
 /* ---- the field table ----------------------------------------------------------- */
@@ -201,6 +202,7 @@ static const field FIELDS[] = {
     INT("flywheel.rounds", fw_rounds, 1, 1000),
     STR("final.results", results),
     STR("final.name", results_name),
+    INT("final.seed", final_seed, 1, RL_GRPO_FINAL_SEED_MAX),
     BOOL("quiet", quiet),
 };
 #define NFIELDS (sizeof FIELDS / sizeof FIELDS[0])
@@ -476,4 +478,5 @@ void grpo_config_carry_free(grpo_config *dst, const grpo_config *src)
     dst->n_final = src->n_final;
     memcpy(dst->results, src->results, sizeof dst->results);
     memcpy(dst->results_name, src->results_name, sizeof dst->results_name);
+    dst->final_seed = src->final_seed;
 }

@@ -68,8 +68,8 @@ static int policy_for(policy **own, policy **use, grpo_trainer *t, model *m, cha
 }
 
 int grpo_evaluate_tasks(grpo_eval_result *res, size_t *task_passed, grpo_trainer *t, model *m,
-                        const task *const *tasks, size_t n_tasks, int seeds, double temperature, const char *out_jsonl,
-                        char *err)
+                        const task *const *tasks, size_t n_tasks, int first_seed, int seeds, double temperature,
+                        const char *out_jsonl, char *err)
 {
     memset(res, 0, sizeof *res);
     if (task_passed)
@@ -81,7 +81,7 @@ int grpo_evaluate_tasks(grpo_eval_result *res, size_t *task_passed, grpo_trainer
     eval_acc a = {0};
     a.out = out_jsonl;
     a.task_passed = task_passed;
-    rc = grpo_run_episodes(t, pol, tasks, n_tasks, seeds, 1, temperature, eval_done, &a, err);
+    rc = grpo_run_episodes(t, pol, tasks, n_tasks, seeds, first_seed, temperature, eval_done, &a, err);
     pol_free(own);
     if (rc < 0)
         return rc;
@@ -108,7 +108,7 @@ int grpo_evaluate(grpo_eval_result *res, grpo_trainer *t, model *m, const char *
         task_select_free(&sel);
         return rl_err(err, RL_EINVAL, "evaluation tasks \"%s\": selects no task", selector);
     }
-    rc = grpo_evaluate_tasks(res, NULL, t, m, (const task *const *)sel.v, sel.n, seeds, temperature, out_jsonl, err);
+    rc = grpo_evaluate_tasks(res, NULL, t, m, (const task *const *)sel.v, sel.n, 1, seeds, temperature, out_jsonl, err);
     task_select_free(&sel);
     return rc;
 }

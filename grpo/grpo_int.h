@@ -166,11 +166,12 @@ int grpo_rollback(grpo_trainer *t, const char *why, char *err);
 int grpo_config_same(const grpo_config *a, const grpo_config *b, char *what, size_t n);
 
 /* grpo_eval.c */
-/* grpo_evaluate on a list of tasks; task_passed (NULL, or n_tasks
- * entries) gets each task's passed episodes. */
+/* grpo_evaluate on a list of tasks at seeds first_seed .. first_seed +
+ * seeds - 1; task_passed (NULL, or n_tasks entries) gets each task's
+ * passed episodes. */
 int grpo_evaluate_tasks(grpo_eval_result *res, size_t *task_passed, grpo_trainer *t, model *m,
-                        const task *const *tasks, size_t n_tasks, int seeds, double temperature, const char *out_jsonl,
-                        char *err);
+                        const task *const *tasks, size_t n_tasks, int first_seed, int seeds, double temperature,
+                        const char *out_jsonl, char *err);
 cJSON *grpo_profile(char *const *recs, size_t n);
 
 /* grpo_report.c: SFT vs RL on one held-out set, task by task. */

@@ -309,6 +309,8 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
         cJSON_AddStringToObject(s, "tasks", sr[i].set->tasks);
         cJSON_AddNumberToObject(s, "task_count", (double)sr[i].tasks);
         cJSON_AddNumberToObject(s, "n", (double)sr[i].n);
+        cJSON_AddNumberToObject(s, "first_seed", c->final_seed);
+        cJSON_AddNumberToObject(s, "seeds", sr[i].seeds);
         cJSON_AddNumberToObject(s, "sft", sr[i].sft.pass_rate);
         cJSON_AddNumberToObject(s, "rl", sr[i].rl.pass_rate);
         cJSON_AddNumberToObject(s, "sft_passed", (double)sr[i].sft.passed);
@@ -413,8 +415,9 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
     for (int i = 0; i < ns; i++)
         buf_printf(&md, "%s`%s` = `%s`%s%s", i ? "; " : "", sr[i].set->name, sr[i].set->tasks,
                    sr[i].set->split[0] ? ", split " : "", sr[i].set->split);
-    buf_printf(&md, ". Each set is run with both policies on the same tasks and seeds, at temperature %.2f.\n",
-               c->eval_temperature);
+    buf_printf(&md, ". Each set is run with both policies on the same tasks and seeds (seeds from %d), at "
+                    "temperature %.2f.\n",
+               c->final_seed, c->eval_temperature);
     buf_printf(&md, "\nIs the change real? The seeds of a task are not independent, so the change (RL - SFT pass "
                     "rate) gets a 95%% interval from resampling tasks (bootstrap), and a two-sided paired "
                     "permutation test over tasks (signs of the per-task changes flipped); the tasks RL passes more "
@@ -507,7 +510,7 @@ int grpo_final_report(grpo_trainer *t, char *err)
             snprintf(out, sizeof out, "%s/%s-%s-%s.jsonl", c->results, c->results_name, fs->name, k ? "rl" : "sft");
             fs_remove_tree(out, NULL); /* a rerun replaces the records */
             rc = grpo_evaluate_tasks(k ? &sr[i].rl : &sr[i].sft, passed[k], t, k ? t->m : sft, (const task *const *)sel.v, sel.n,
-                                     seeds, c->eval_temperature, out, err);
+                                     c->final_seed, seeds, c->eval_temperature, out, err);
             if (rc == 0 && !c->quiet)
                 fprintf(stderr, "final %s %s: pass %.3f (%zu/%zu)\n", fs->name, k ? "RL" : "SFT",
                         (k ? &sr[i].rl : &sr[i].sft)->pass_rate, (k ? &sr[i].rl : &sr[i].sft)->passed,

@@ -375,8 +375,8 @@ START_TEST(test_config_strict)
     const char *good = "{\"steps\": 7, \"group_size\": 4, \"temperature\": 0.9, \"loss\": {\"kl_coef\": 0,"
                        " \"aggregation\": \"seq_mean\"}, \"optim\": {\"lr\": 3e-6}, \"episode\": {\"history\": \"drop\"},"
                        " \"advantage\": {\"std\": \"none\"}, \"rollout\": {\"mode\": \"async\", \"lambda\": 0.6},"
-                       " \"final\": {\"sets\": [{\"name\": \"h\", \"tasks\": \"split:heldout\", \"split\": \"heldout\","
-                       " \"episodes\": 100}]}}";
+                       " \"final\": {\"seed\": 7, \"sets\": [{\"name\": \"h\", \"tasks\": \"split:heldout\","
+                       " \"split\": \"heldout\", \"episodes\": 100}]}}";
     ck_assert_msg(grpo_config_parse(&c, good, "good.json", err) == 0, "%s", err);
     ck_assert_int_eq(c.steps, 7);
     ck_assert_int_eq(c.group_size, 4);
@@ -384,6 +384,7 @@ START_TEST(test_config_strict)
     ck_assert(c.optim.lr == 3e-6f && !c.history_keep && c.mode == GRPO_ASYNC);
     ck_assert_int_eq(c.n_final, 1);
     ck_assert_int_eq(c.final_sets[0].episodes, 100);
+    ck_assert_int_eq(c.final_seed, 7);
     char *json = grpo_config_to_json(&c);
     grpo_config_default(&d);
     ck_assert_msg(grpo_config_parse(&d, json, "printed", err) == 0, "%s", err);
@@ -840,6 +841,7 @@ START_TEST(test_grpo_three_steps_and_resume)
     t->cfg.n_final = 1;
     snprintf(t->cfg.results, sizeof t->cfg.results, "%s/results", g_tmp);
     snprintf(t->cfg.results_name, sizeof t->cfg.results_name, "tiny");
+    t->cfg.final_seed = 5; /* fresh seeds for the same checkpoints: 5 and 6 */
     ck_assert_msg(grpo_final_report(t, err) == 0, "%s", err);
     char *rep;
     char rpath[256];
@@ -851,6 +853,8 @@ START_TEST(test_grpo_three_steps_and_resume)
     ck_assert_ptr_nonnull(set0);
     ck_assert_str_eq(cJSON_GetObjectItem(set0, "name")->valuestring, "ly");
     ck_assert_int_eq((int)cJSON_GetObjectItem(set0, "n")->valuedouble, 2);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(set0, "first_seed")->valuedouble, 5);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(set0, "seeds")->valuedouble, 2);
     double sft_p = cJSON_GetObjectItem(set0, "sft")->valuedouble, rl_p = cJSON_GetObjectItem(set0, "rl")->valuedouble;
     ck_assert(sft_p >= 0 && sft_p <= 1 && rl_p >= 0 && rl_p <= 1);
     /* one task: it went up, down, or neither, as the pass rates say */
@@ -864,7 +868,11 @@ START_TEST(test_grpo_three_steps_and_resume)
     ck_assert_ptr_null(cJSON_GetObjectItem(set0, "by_mutation")); /* leapyear is hand-written */
     cJSON_Delete(rj);
     snprintf(rpath, sizeof rpath, "%s/results/tiny-ly-rl.jsonl", g_tmp);
-    ck_assert(access(rpath, F_OK) == 0);
+    ck_assert_msg(fs_read_file(&rep, NULL, rpath, 1 << 24, err) == 0, "%s", err);
+    ck_assert_ptr_nonnull(strstr(rep, "#seed=5\""));
+    ck_assert_ptr_nonnull(strstr(rep, "#seed=6\""));
+    ck_assert_ptr_null(strstr(rep, "#seed=1\""));
+    free(rep);
     snprintf(rpath, sizeof rpath, "%s/results/tiny.md", g_tmp);
     ck_assert_msg(fs_read_file(&rep, NULL, rpath, 1 << 20, err) == 0, "%s", err);
     ck_assert_ptr_nonnull(strstr(rep, "| ly | "));
