@@ -21,7 +21,8 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: harness run --task ID [--out FILE] [--tokenizer FILE] [config flags]\n"
+    fprintf(f, "usage: harness run --task ID [--out FILE] [--tokenizer FILE] [--tasks-dir DIR] [--repos-dir DIR]\n"
+               "                   [config flags]\n"
                "Runs one episode, prints a transcript, appends the record to FILE\n"
                "(default results/runs/<timestamp>/trajectories.jsonl).\nconfig flags:\n%s",
             cliopt_config_help());
@@ -47,7 +48,7 @@ int cmd_run(int argc, char **argv)
     ep_config cfg;
     ep_config_default(&cfg);
     cfg.policy = cli_default_policy();
-    const char *task_id = NULL, *out = NULL, *tok_path = NULL;
+    const char *task_id = NULL, *out = NULL, *tok_path = NULL, *tasks_dir = "tasks", *repos_dir = "repos";
     for (int i = 1; i < argc; i++) {
         int r;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -65,6 +66,10 @@ int cmd_run(int argc, char **argv)
             out = argv[++i];
         } else if (i + 1 < argc && !strcmp(argv[i], "--tokenizer")) {
             tok_path = argv[++i];
+        } else if (i + 1 < argc && !strcmp(argv[i], "--tasks-dir")) {
+            tasks_dir = argv[++i];
+        } else if (i + 1 < argc && !strcmp(argv[i], "--repos-dir")) {
+            repos_dir = argv[++i];
         } else {
             fprintf(stderr, "harness run: unexpected argument '%s' (see --help)\n", argv[i]);
             return 2;
@@ -77,15 +82,15 @@ int cmd_run(int argc, char **argv)
     char err[RL_ERR_MAX];
     task *t;
     char path[4096];
-    snprintf(path, sizeof path, "tasks/%s.json", task_id);
+    snprintf(path, sizeof path, "%s/%s.json", tasks_dir, task_id);
     task_set all = {0};
     if (access(path, R_OK) == 0) {
-        if (task_load(&t, path, "repos", err) < 0) {
+        if (task_load(&t, path, repos_dir, err) < 0) {
             fprintf(stderr, "harness run: %s\n", err);
             return 1;
         }
     } else {
-        if (task_set_load(&all, "tasks", "repos", err) < 0) {
+        if (task_set_load(&all, tasks_dir, repos_dir, err) < 0) {
             fprintf(stderr, "harness run: %s\n", err);
             return 1;
         }

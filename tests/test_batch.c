@@ -261,6 +261,21 @@ START_TEST(test_repos_dir)
     ck_assert_int_ne(sh_out(cmd, &out), 0);
     ck_assert_msg(strstr(out, "leapcopy"), "%s", out);
     free(out);
+    /* and so does run: one episode, transcript to stdout */
+    snprintf(cmd, sizeof cmd,
+             "RL_WS_ROOT=%s/ws %s/harness run --task leapyear --tasks-dir %s/tasks --repos-dir %s/repos "
+             "--policy oracle --out %s/run.jsonl 2>&1",
+             dir, bin(), dir, dir, dir);
+    ck_assert_int_eq(sh_out(cmd, &out), 0);
+    ck_assert_msg(strstr(out, "leapyear: reward 1"), "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "RL_WS_ROOT=%s/ws %s/harness run --task leapyear --tasks-dir %s/tasks --policy oracle "
+             "--out %s/run2.jsonl 2>&1",
+             dir, bin(), dir, dir);
+    ck_assert_int_eq(sh_out(cmd, &out), 1);
+    ck_assert_msg(strstr(out, "leapcopy"), "%s", out);
+    free(out);
     fs_remove_tree(dir, err);
 }
 END_TEST
