@@ -120,6 +120,16 @@ int val_task(val_result *out, const task *t, struct ws_tree *ws, int runs, char 
         return rc;
     if (!(out->ok = rc))
         return 0;
+    return val_gold(out, t, ws, runs, err);
+}
+
+int val_gold(val_result *out, const task *t, struct ws_tree *ws, int runs, char *err)
+{
+    out->f2p = t->fail_to_pass.n;
+    out->p2p = t->pass_to_pass.n;
+    if (runs < 1 || runs > RL_VALIDATE_RUNS_MAX)
+        return rl_err(err, RL_EINVAL, "validate: %d test runs per stage, expected 1-%d", runs, RL_VALIDATE_RUNS_MAX);
+    int rc;
     char aerr[RL_ERR_MAX];
     if (ws_apply(ws, t->patch, aerr) < 0) {
         out->ok = 0;

@@ -26,6 +26,12 @@ typedef struct val_result {
  * the check itself could not run. */
 int val_task(val_result *out, const task *t, struct ws_tree *ws, int runs, char *err);
 
+/* The second half of val_task, for a caller that has checked the base
+ * itself (the generator, which runs the base to learn FAIL_TO_PASS):
+ * applies the gold patch to ws (at the base), runs the tests `runs` times,
+ * resets ws. Fills out->ok, why, gold_ms, f2p, p2p; base_ms is left alone. */
+int val_gold(val_result *out, const task *t, struct ws_tree *ws, int runs, char *err);
+
 /* 1 if b reports every test of a with the same status and no other. */
 int val_same_outcome(const tr_report *a, const tr_report *b);
 
