@@ -71,8 +71,14 @@ void grpo_traj_parse(grpo_traj *tr, const cJSON *rec)
         const cJSON *c;
         cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(turn, "tool_calls"))
         {
+            int ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "ok"));
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
+            int edit = cJSON_IsString(name) &&
+                       (!strcmp(name->valuestring, "edit_file") || !strcmp(name->valuestring, "write_file"));
             tr->calls++;
-            tr->calls_ok += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "ok"));
+            tr->calls_ok += ok;
+            tr->edits += edit;
+            tr->edits_ok += edit && ok;
             tr->identical += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "identical_to_previous"));
         }
     }

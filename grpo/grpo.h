@@ -171,6 +171,10 @@ int grpo_checkpoint(grpo_trainer *t, char *err);
 typedef struct grpo_eval_result {
     size_t episodes, passed;
     double pass_rate, tool_success, mean_turns, mean_policy_tokens;
+    /* code edits (edit_file, write_file): calls, those that applied, the
+     * episodes with at least one applied, and how many of those passed. A
+     * pass with no applied edit means the tests pass without a fix. */
+    size_t edits, edits_ok, edited, edited_passed;
 } grpo_eval_result;
 
 /* Runs the tasks of selector x seeds 1..seeds with model m (the trainer's

@@ -16,7 +16,7 @@
 /* ---- evaluation --------------------------------------------------------------------- */
 
 typedef struct eval_acc {
-    size_t n, passed;
+    size_t n, passed, edits, edits_ok, edited, edited_passed;
     long calls, ok, turns, tokens;
     const char *out;
     size_t *task_passed;
@@ -41,6 +41,10 @@ static void eval_done(void *user, size_t ti, int si, char *rec, double reward)
             a->ok += tr.calls_ok;
             a->turns += tr.turns;
             a->tokens += tr.policy_tokens;
+            a->edits += (size_t)tr.edits;
+            a->edits_ok += (size_t)tr.edits_ok;
+            a->edited += tr.edits_ok > 0;
+            a->edited_passed += tr.edits_ok > 0 && reward > 0.5;
             cJSON_Delete(j);
         }
         if (a->out && fs_append_record(a->out, rec, strlen(rec), NULL) < 0)
@@ -93,6 +97,10 @@ int grpo_evaluate_tasks(grpo_eval_result *res, size_t *task_passed, grpo_trainer
     res->tool_success = a.calls ? (double)a.ok / (double)a.calls : 0;
     res->mean_turns = a.n ? (double)a.turns / (double)a.n : 0;
     res->mean_policy_tokens = a.n ? (double)a.tokens / (double)a.n : 0;
+    res->edits = a.edits;
+    res->edits_ok = a.edits_ok;
+    res->edited = a.edited;
+    res->edited_passed = a.edited_passed;
     return 0;
 }
 

@@ -21,6 +21,7 @@ typedef struct grpo_traj {
     int passed;          /* the tests passed (record reward > 0.5) */
     int done, error;
     int turns, calls, calls_ok, identical, format_errors;
+    int edits, edits_ok; /* edit_file / write_file calls, and those that changed the file */
     long policy_tokens;
     double dur_s;        /* timings.total_ms of the record, in seconds */
 } grpo_traj;

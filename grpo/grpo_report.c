@@ -331,6 +331,14 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
         cJSON_AddItemToArray(dci, cJSON_CreateNumber(sr[i].cmp.diff_lo));
         cJSON_AddItemToArray(dci, cJSON_CreateNumber(sr[i].cmp.diff_hi));
         cJSON_AddNumberToObject(s, "perm_p", sr[i].cmp.perm_p);
+        for (int k = 0; k < 2; k++) {
+            const grpo_eval_result *r = k ? &sr[i].rl : &sr[i].sft;
+            cJSON *e = cJSON_AddObjectToObject(s, k ? "rl_edits" : "sft_edits");
+            cJSON_AddNumberToObject(e, "calls", (double)r->edits);
+            cJSON_AddNumberToObject(e, "applied", (double)r->edits_ok);
+            cJSON_AddNumberToObject(e, "episodes_with_applied", (double)r->edited);
+            cJSON_AddNumberToObject(e, "passed_with_applied", (double)r->edited_passed);
+        }
         if (sr[i].cmp.n_kinds) {
             cJSON *ka = cJSON_AddArrayToObject(s, "by_mutation");
             for (size_t k = 0; k < sr[i].cmp.n_kinds; k++) {
@@ -430,6 +438,17 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
                    sr[i].cmp.diff, sr[i].cmp.diff_lo, sr[i].cmp.diff_hi, sr[i].cmp.perm_p, sr[i].cmp.up,
                    sr[i].cmp.down, stats_sign_test(sr[i].cmp.up, sr[i].cmp.down),
                    stats_two_prop_z(sr[i].sft.passed, sr[i].sft.episodes, sr[i].rl.passed, sr[i].rl.episodes));
+    buf_printf(&md, "\nCode edits (edit_file and write_file calls): how many applied, and whether the episodes "
+                    "that changed the code passed. A pass with no applied edit is a task whose tests pass "
+                    "without a fix.\n\n| set | policy | edit calls | applied | episodes with an applied edit | "
+                    "of those passed | passed without one |\n|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < ns; i++)
+        for (int k = 0; k < 2; k++) {
+            const grpo_eval_result *r = k ? &sr[i].rl : &sr[i].sft;
+            buf_printf(&md, "| %s | %s | %zu | %zu (%.1f%%) | %zu | %zu | %zu |\n", sr[i].set->name, k ? "RL" : "SFT",
+                       r->edits, r->edits_ok, r->edits ? 100.0 * (double)r->edits_ok / (double)r->edits : 0.0,
+                       r->edited, r->edited_passed, r->passed - r->edited_passed);
+        }
     int any_kind = 0;
     for (int i = 0; i < ns; i++)
         any_kind |= sr[i].cmp.n_kinds > 0;

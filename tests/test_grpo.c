@@ -303,6 +303,32 @@ static int warn_on(const double *reward, const double *pass, const double *tool,
     return k;
 }
 
+/* A record's tool calls, counted: all calls, and the code edits
+ * (edit_file, write_file) apart, applied or not. */
+START_TEST(test_traj_edit_counts)
+{
+    const char *rec = "{\"reward\": 1, \"tokens\": {\"policy\": 40}, \"turns\": ["
+                      "{\"tool_calls\": [{\"name\": \"run_tests\", \"ok\": true},"
+                      " {\"name\": \"edit_file\", \"ok\": false}]},"
+                      "{\"tool_calls\": [{\"name\": \"edit_file\", \"ok\": true},"
+                      " {\"name\": \"write_file\", \"ok\": false}, {\"name\": \"read_file\", \"ok\": true}]},"
+                      "{\"format_error\": \"no tool call\", \"tool_calls\": []}]}";
+    cJSON *j = cJSON_Parse(rec);
+    ck_assert_ptr_nonnull(j);
+    grpo_traj tr;
+    memset(&tr, 0, sizeof tr);
+    grpo_traj_parse(&tr, j);
+    cJSON_Delete(j);
+    ck_assert_int_eq(tr.turns, 3);
+    ck_assert_int_eq(tr.calls, 5);
+    ck_assert_int_eq(tr.calls_ok, 3);
+    ck_assert_int_eq(tr.edits, 3);
+    ck_assert_int_eq(tr.edits_ok, 1);
+    ck_assert_int_eq(tr.format_errors, 1);
+    ck_assert(tr.passed);
+}
+END_TEST
+
 START_TEST(test_warnings)
 {
     double flat[6] = {0.3, 0.3, 0.3, 0.3, 0.3, 0.3}, up[6] = {0.1, 0.1, 0.1, 0.5, 0.5, 0.5};
@@ -866,6 +892,17 @@ START_TEST(test_grpo_three_steps_and_resume)
     /* one task is never evidence: the sign test of 1 vs 0 is p 1 */
     ck_assert_double_eq(cJSON_GetObjectItem(set0, "sign_test_p")->valuedouble, 1.0);
     ck_assert_ptr_null(cJSON_GetObjectItem(set0, "by_mutation")); /* leapyear is hand-written */
+    for (int k = 0; k < 2; k++) {
+        const cJSON *e = cJSON_GetObjectItem(set0, k ? "rl_edits" : "sft_edits");
+        ck_assert_ptr_nonnull(e);
+        double calls = cJSON_GetObjectItem(e, "calls")->valuedouble;
+        double applied = cJSON_GetObjectItem(e, "applied")->valuedouble;
+        double edited = cJSON_GetObjectItem(e, "episodes_with_applied")->valuedouble;
+        double edited_passed = cJSON_GetObjectItem(e, "passed_with_applied")->valuedouble;
+        ck_assert(applied <= calls && edited <= applied && edited <= 2 && edited_passed <= edited);
+        /* leapyear fails at the base: no pass without an applied edit */
+        ck_assert(edited_passed * 0.5 == (k ? rl_p : sft_p));
+    }
     cJSON_Delete(rj);
     snprintf(rpath, sizeof rpath, "%s/results/tiny-ly-rl.jsonl", g_tmp);
     ck_assert_msg(fs_read_file(&rep, NULL, rpath, 1 << 24, err) == 0, "%s", err);
@@ -877,6 +914,7 @@ START_TEST(test_grpo_three_steps_and_resume)
     ck_assert_msg(fs_read_file(&rep, NULL, rpath, 1 << 20, err) == 0, "%s", err);
     ck_assert_ptr_nonnull(strstr(rep, "| ly | "));
     ck_assert_ptr_nonnull(strstr(rep, "sign test"));
+    ck_assert_ptr_nonnull(strstr(rep, "| ly | SFT | "));
     free(rep);
     grpo_close(t);
     cJSON *lines[8];
@@ -1067,6 +1105,7 @@ Suite *grpo_suite(void)
     tcase_add_test(tc, test_balanced_draw);
     tcase_add_test(tc, test_compare_by_task);
     tcase_add_test(tc, test_warnings);
+    tcase_add_test(tc, test_traj_edit_counts);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_live_policy);
     tcase_add_test(tc, test_train_cli);
