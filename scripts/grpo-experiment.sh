@@ -1,7 +1,10 @@
 #!/bin/sh
-# grpo-experiment.sh - the GRPO experiment of issue 7 in one command.
+# grpo-experiment.sh - one GRPO run and its SFT-vs-RL report.
 #
-#   scripts/grpo-experiment.sh [CONFIG]     (default configs/grpo-experiment.json)
+#   scripts/grpo-experiment.sh [CONFIG]     (default configs/grpo-main.json)
+#
+# Issue 7's experiment end to end (task family, SFT, probe, then this with
+# configs/grpo-family-g.json) is scripts/grpo-family.sh.
 #
 # Starts from the SFT checkpoint the config names (models/policy.safetensors),
 # trains GRPO on the train split, then evaluates the SFT and the RL policy on
@@ -13,7 +16,7 @@
 # tasks_per_step x group_size episodes per step).
 set -eu
 cd "$(dirname "$0")/.."
-CONFIG=${1:-configs/grpo-experiment.json}
+CONFIG=${1:-configs/grpo-main.json}
 
 make -j2 >/dev/null
 

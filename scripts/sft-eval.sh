@@ -5,7 +5,7 @@
 #   scripts/sft-eval.sh [CKPT] [OUT]   (default models/policy.safetensors,
 #                                       results/runs/sft-eval)
 #
-# Episode settings are those of configs/grpo-experiment.json: temperature
+# Episode settings are those of configs/grpo-main.json: temperature
 # 0.7, 8 turns, a 3,584-token context, 8,000-byte observations. Sets:
 #   leapyear       the task of `make run`, seeds 1-8
 #   train          every train task, seed 1

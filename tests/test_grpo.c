@@ -678,7 +678,7 @@ START_TEST(test_train_cli)
     ck_assert_msg(strstr(out, "loss.kl_coef"), "%s", out);
     free(out);
     /* the experiment's committed configs are valid */
-    const char *cfgs[] = {"configs/grpo-experiment.json", "configs/grpo-smoke.json"};
+    const char *cfgs[] = {"configs/grpo-main.json", "configs/grpo-smoke.json"};
     for (int i = 0; i < 2; i++) {
         snprintf(cmd, sizeof cmd, "%s/grpo train --config %s --check 2>&1", bin, cfgs[i]);
         ck_assert_int_eq(run_cmd(cmd, &out), 0);
