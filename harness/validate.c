@@ -106,38 +106,47 @@ static int run_stage(const task *t, struct ws_tree *ws, int gold, int runs, doub
     return ok;
 }
 
-int val_task(val_result *out, const task *t, struct ws_tree *ws, int runs, char *err)
+/* What both entry points check first: the counts, and runs in range. */
+static int val_begin(val_result *out, const task *t, int runs, char *err)
 {
-    memset(out, 0, sizeof *out);
     out->f2p = t->fail_to_pass.n;
     out->p2p = t->pass_to_pass.n;
     if (runs < 1 || runs > RL_VALIDATE_RUNS_MAX)
         return rl_err(err, RL_EINVAL, "validate: %d test runs per stage, expected 1-%d", runs, RL_VALIDATE_RUNS_MAX);
-    int rc = ws_reset(ws, err);
-    if (rc < 0)
-        return rc;
-    if ((rc = run_stage(t, ws, 0, runs, &out->base_ms, out->why, sizeof out->why, err)) < 0)
-        return rc;
-    if (!(out->ok = rc))
-        return 0;
-    return val_gold(out, t, ws, runs, err);
+    return 0;
 }
 
-int val_gold(val_result *out, const task *t, struct ws_tree *ws, int runs, char *err)
+/* Gold patch on ws (at the base), its runs, then ws back to the base. */
+static int gold_stage(val_result *out, const task *t, struct ws_tree *ws, int runs, char *err)
 {
-    out->f2p = t->fail_to_pass.n;
-    out->p2p = t->pass_to_pass.n;
-    if (runs < 1 || runs > RL_VALIDATE_RUNS_MAX)
-        return rl_err(err, RL_EINVAL, "validate: %d test runs per stage, expected 1-%d", runs, RL_VALIDATE_RUNS_MAX);
-    int rc;
     char aerr[RL_ERR_MAX];
     if (ws_apply(ws, t->patch, aerr) < 0) {
         out->ok = 0;
         snprintf(out->why, sizeof out->why, "gold patch does not apply: %.300s", aerr);
         return 0;
     }
-    if ((rc = run_stage(t, ws, 1, runs, &out->gold_ms, out->why, sizeof out->why, err)) < 0)
+    int rc = run_stage(t, ws, 1, runs, &out->gold_ms, out->why, sizeof out->why, err);
+    if (rc < 0)
         return rc;
     out->ok = rc;
     return ws_reset(ws, err);
+}
+
+int val_task(val_result *out, const task *t, struct ws_tree *ws, int runs, char *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = val_begin(out, t, runs, err);
+    if (rc < 0 || (rc = ws_reset(ws, err)) < 0)
+        return rc;
+    if ((rc = run_stage(t, ws, 0, runs, &out->base_ms, out->why, sizeof out->why, err)) < 0)
+        return rc;
+    if (!(out->ok = rc))
+        return 0;
+    return gold_stage(out, t, ws, runs, err);
+}
+
+int val_gold(val_result *out, const task *t, struct ws_tree *ws, int runs, char *err)
+{
+    int rc = val_begin(out, t, runs, err);
+    return rc < 0 ? rc : gold_stage(out, t, ws, runs, err);
 }
