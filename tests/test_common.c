@@ -1,6 +1,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/fsutil.h"
+#include "common/subcmd.h"
 #include "common/utf8.h"
 
 #include <check.h>
@@ -86,6 +87,43 @@ START_TEST(test_utf8)
 }
 END_TEST
 
+static int subcmd_seen_argc;
+static const char *subcmd_seen_arg;
+
+static int subcmd_fake(int argc, char **argv)
+{
+    subcmd_seen_argc = argc;
+    subcmd_seen_arg = argc > 1 ? argv[1] : NULL;
+    return 7;
+}
+
+START_TEST(test_subcmd_dispatch)
+{
+    static const subcmd cmds[] = {{"one", subcmd_fake, "the fake command"}};
+    char prog[] = "prog", one[] = "one", x[] = "--x", nope[] = "nope", help[] = "--help";
+    char *run[] = {prog, one, x};
+    /* the command gets argv from its own name on, and its code comes back */
+    ck_assert_int_eq(subcmd_dispatch("prog", cmds, 1, 3, run), 7);
+    ck_assert_int_eq(subcmd_seen_argc, 2);
+    ck_assert_str_eq(subcmd_seen_arg, "--x");
+    /* no command and an unknown one are usage errors; help is not */
+    char *none[] = {prog};
+    char *bad[] = {prog, nope};
+    char *ask[] = {prog, help};
+    subcmd_seen_argc = 0;
+    ck_assert_int_eq(subcmd_dispatch("prog", cmds, 1, 1, none), 2);
+    ck_assert_int_eq(subcmd_dispatch("prog", cmds, 1, 2, bad), 2);
+    FILE *saved = stdout;
+    stdout = fopen("/dev/null", "w");
+    ck_assert_ptr_nonnull(stdout);
+    int rc = subcmd_dispatch("prog", cmds, 1, 2, ask);
+    fclose(stdout);
+    stdout = saved;
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(subcmd_seen_argc, 0); /* none of those ran the command */
+}
+END_TEST
+
 Suite *common_suite(void)
 {
     Suite *s = suite_create("common");
@@ -94,6 +132,7 @@ Suite *common_suite(void)
     tcase_add_test(tc, test_buf_head_tail);
     tcase_add_test(tc, test_fs_atomic_and_append);
     tcase_add_test(tc, test_utf8);
+    tcase_add_test(tc, test_subcmd_dispatch);
     suite_add_tcase(s, tc);
     return s;
 }
