@@ -232,50 +232,28 @@ START_TEST(test_repos_dir)
              "sed 's/\"repo\":[^,]*,/\"repo\": \"leapcopy\",/' tasks/leapyear.json > %s/tasks/leapyear.json",
              dir, dir, dir, dir);
     ck_assert_int_eq(system(cmd), 0);
-    snprintf(cmd, sizeof cmd,
-             "RL_WS_ROOT=%s/ws %s/harness batch --tasks leapyear --tasks-dir %s/tasks --repos-dir %s/repos "
-             "--policy oracle --out %s/b --progress plain 2>&1",
-             dir, bin(), dir, dir, dir);
-    ck_assert_int_eq(sh_out(cmd, &out), 0);
-    ck_assert_msg(strstr(out, "1 passed, 0 errors"), "%s", out);
-    free(out);
-    /* without --repos-dir the task's repository is not found */
-    snprintf(cmd, sizeof cmd,
-             "RL_WS_ROOT=%s/ws %s/harness batch --tasks leapyear --tasks-dir %s/tasks --policy oracle "
-             "--out %s/c --progress plain 2>&1",
-             dir, bin(), dir, dir);
-    ck_assert_int_ne(sh_out(cmd, &out), 0);
-    ck_assert_msg(strstr(out, "leapcopy"), "%s", out);
-    free(out);
-    /* validate reads the same folders: base fails, gold patch passes */
-    snprintf(cmd, sizeof cmd,
-             "RL_WS_ROOT=%s/ws %s/harness validate --tasks leapyear --tasks-dir %s/tasks --repos-dir %s/repos "
-             "--progress plain 2>&1",
-             dir, bin(), dir, dir);
-    ck_assert_int_eq(sh_out(cmd, &out), 0);
-    ck_assert_msg(strstr(out, "leapyear"), "%s", out);
-    free(out);
-    snprintf(cmd, sizeof cmd,
-             "RL_WS_ROOT=%s/ws %s/harness validate --tasks leapyear --tasks-dir %s/tasks --progress plain 2>&1", dir,
-             bin(), dir);
-    ck_assert_int_ne(sh_out(cmd, &out), 0);
-    ck_assert_msg(strstr(out, "leapcopy"), "%s", out);
-    free(out);
-    /* and so does run: one episode, transcript to stdout */
-    snprintf(cmd, sizeof cmd,
-             "RL_WS_ROOT=%s/ws %s/harness run --task leapyear --tasks-dir %s/tasks --repos-dir %s/repos "
-             "--policy oracle --out %s/run.jsonl 2>&1",
-             dir, bin(), dir, dir, dir);
-    ck_assert_int_eq(sh_out(cmd, &out), 0);
-    ck_assert_msg(strstr(out, "leapyear: reward 1"), "%s", out);
-    free(out);
-    snprintf(cmd, sizeof cmd,
-             "RL_WS_ROOT=%s/ws %s/harness run --task leapyear --tasks-dir %s/tasks --policy oracle "
-             "--out %s/run2.jsonl 2>&1",
-             dir, bin(), dir, dir);
-    ck_assert_int_eq(sh_out(cmd, &out), 1);
-    ck_assert_msg(strstr(out, "leapcopy"), "%s", out);
-    free(out);
+    /* batch, validate and run all read the two folders; without --repos-dir
+     * the task's repository is not found: exit 1, and the message names it */
+    static const struct {
+        const char *args; /* from the subcommand on; %s: the temp dir, then "" or "2" */
+        const char *says; /* with --repos-dir */
+    } runs[] = {
+        {"batch --tasks leapyear --policy oracle --progress plain --out %s/b%s", "1 passed, 0 errors"},
+        {"validate --tasks leapyear --progress plain", "leapyear"},
+        {"run --task leapyear --policy oracle --out %s/run%s.jsonl", "leapyear: reward 1"},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        for (int with = 1; with >= 0; with--) {
+            char args[512]; /* each its own output: a second batch would resume the first */
+            snprintf(args, sizeof args, runs[i].args, dir, with ? "" : "2");
+            snprintf(cmd, sizeof cmd, "RL_WS_ROOT=%s/ws %s/harness %s --tasks-dir %s/tasks%s%s%s 2>&1", dir, bin(),
+                     args, dir, with ? " --repos-dir " : "", with ? dir : "", with ? "/repos" : "");
+            int rc = sh_out(cmd, &out);
+            ck_assert_msg(rc == (with ? 0 : 1), "%s: rc %d\n%s", cmd, rc, out);
+            ck_assert_msg(strstr(out, with ? runs[i].says : "leapcopy"), "%s\n%s", cmd, out);
+            free(out);
+        }
+    }
     fs_remove_tree(dir, err);
 }
 END_TEST
