@@ -415,7 +415,7 @@ static int hist_push(grpo_trainer *t, const grpo_step_metrics *sm)
 {
     if (t->h_n == t->h_cap) {
         size_t nc = t->h_cap ? t->h_cap * 2 : 64;
-        double **h[] = {&t->h_reward, &t->h_pass, &t->h_tool, &t->h_tokens, &t->h_kl};
+        double **h[] = {&t->h_reward, &t->h_pass, &t->h_tool, &t->h_tokens, &t->h_kl, &t->h_fmt};
         for (size_t i = 0; i < 5; i++) {
             double *p = realloc(*h[i], nc * sizeof *p);
             if (!p)
@@ -429,12 +429,15 @@ static int hist_push(grpo_trainer *t, const grpo_step_metrics *sm)
     t->h_tool[t->h_n] = sm->tool_success;
     t->h_tokens[t->h_n] = sm->policy_tokens_mean;
     t->h_kl[t->h_n] = sm->loss.tokens ? sm->loss.kl_sum / (double)sm->loss.tokens : 0;
+    t->h_fmt[t->h_n] = sm->format_error_rate;
     t->h_n++;
     return 0;
 }
 
 /* The warnings of issue 7: reward up while pass rate or tool success is
- * not (the reward is being gamed), responses collapsing, KL jumping. */
+ * not (the reward is being gamed), responses collapsing, KL jumping; and
+ * malformed replies spreading (the reward does not see the format, so
+ * nothing but the KL term holds it). */
 void grpo_warnings(const grpo_trainer *t, cJSON *arr, buf_t *line)
 {
     size_t n = t->h_n, W = (size_t)t->cfg.warn_window;
@@ -446,6 +449,13 @@ void grpo_warnings(const grpo_trainer *t, cJSON *arr, buf_t *line)
         if (dr > 0.05 && (dp <= 0 || dt <= 0)) {
             snprintf(w, sizeof w, "reward rose by %.3f over %zu steps while %s did not (%+.3f)", dr, W,
                      dp <= 0 ? "the pass rate" : "tool success", dp <= 0 ? dp : dt);
+            cJSON_AddItemToArray(arr, cJSON_CreateString(w));
+            buf_printf(line, "\n  warning: %s", w);
+        }
+        double f0 = mean_of(t->h_fmt, n - 2 * W, n - W), f1 = mean_of(t->h_fmt, n - W, n);
+        if (f1 - f0 > t->cfg.warn_format_rise) {
+            snprintf(w, sizeof w, "malformed replies rose from %.0f%% to %.0f%% of turns over %zu steps", 100 * f0,
+                     100 * f1, W);
             cJSON_AddItemToArray(arr, cJSON_CreateString(w));
             buf_printf(line, "\n  warning: %s", w);
         }
@@ -1076,6 +1086,7 @@ void grpo_close(grpo_trainer *t)
     free(t->h_tool);
     free(t->h_tokens);
     free(t->h_kl);
+    free(t->h_fmt);
     free(t->durs);
     for (size_t i = 0; i < t->n_last; i++)
         free(t->last_recs[i]);

@@ -109,6 +109,7 @@ typedef struct grpo_config {
     int warn_window;
     double warn_kl_jump;             /* KL above this factor of its recent mean */
     double warn_len_collapse;        /* policy tokens below this share of the recent max */
+    double warn_format_rise;         /* format-error share up by more than this, window on window */
     /* flywheel */
     int fw_probe_seeds, fw_worst_tasks, fw_samples, fw_sft_epochs, fw_rounds;
     long fw_rl_steps;

@@ -69,6 +69,7 @@ void grpo_config_default(grpo_config *c)
     c->warn_window = 5;
     c->warn_kl_jump = 4.0;
     c->warn_len_collapse = 0.4;
+    c->warn_format_rise = 0.1;
     c->fw_probe_seeds = 2;
     c->fw_worst_tasks = 4;
     c->fw_samples = 8;
@@ -192,6 +193,7 @@ static const field FIELDS[] = {
     INT("warnings.window", warn_window, 1, 1000),
     DBL("warnings.kl_jump", warn_kl_jump, 1, 1e6),
     DBL("warnings.length_collapse", warn_len_collapse, 0, 1),
+    DBL("warnings.format_rise", warn_format_rise, 0, 1),
     INT("flywheel.probe_seeds", fw_probe_seeds, 1, RL_EXP_MAX_SEEDS),
     INT("flywheel.worst_tasks", fw_worst_tasks, 1, RL_GRPO_TASKS_PER_STEP_MAX),
     INT("flywheel.samples", fw_samples, 1, RL_EXP_MAX_SEEDS),
@@ -466,6 +468,7 @@ void grpo_config_carry_free(grpo_config *dst, const grpo_config *src)
     dst->warn_window = src->warn_window;
     dst->warn_kl_jump = src->warn_kl_jump;
     dst->warn_len_collapse = src->warn_len_collapse;
+    dst->warn_format_rise = src->warn_format_rise;
     dst->fw_probe_seeds = src->fw_probe_seeds;
     dst->fw_worst_tasks = src->fw_worst_tasks;
     dst->fw_samples = src->fw_samples;

@@ -90,7 +90,7 @@ struct grpo_trainer {
     long best_step;
     long last_ckpt;       /* step of the newest checkpoint, -1: none */
     /* recent metrics, for warnings */
-    double *h_reward, *h_pass, *h_tool, *h_tokens, *h_kl;
+    double *h_reward, *h_pass, *h_tool, *h_tokens, *h_kl, *h_fmt;
     size_t h_n, h_cap;
     /* records of the last step (profile when no evaluation ran) */
     char **last_recs;

@@ -280,7 +280,7 @@ END_TEST
 /* Runs the warning rules on a history of n steps; returns how many fired
  * and whether one contains `what`. */
 static int warn_on(const double *reward, const double *pass, const double *tool, const double *tokens,
-                   const double *kl, size_t n, const char *what, int *found)
+                   const double *kl, const double *fmt, size_t n, const char *what, int *found)
 {
     grpo_trainer t;
     memset(&t, 0, sizeof t);
@@ -291,6 +291,7 @@ static int warn_on(const double *reward, const double *pass, const double *tool,
     t.h_tool = (double *)tool;
     t.h_tokens = (double *)tokens;
     t.h_kl = (double *)kl;
+    t.h_fmt = (double *)fmt;
     t.h_n = n;
     cJSON *arr = cJSON_CreateArray();
     buf_t line;
@@ -333,25 +334,30 @@ START_TEST(test_warnings)
 {
     double flat[6] = {0.3, 0.3, 0.3, 0.3, 0.3, 0.3}, up[6] = {0.1, 0.1, 0.1, 0.5, 0.5, 0.5};
     double tok[6] = {200, 210, 190, 205, 200, 195}, kl[6] = {0.01, 0.01, 0.01, 0.01, 0.01, 0.012};
+    double fmt[6] = {0.05, 0.1, 0.05, 0.1, 0.05, 0.1};
     int found;
     /* healthy: reward and pass rate rise together, nothing fires */
-    ck_assert_int_eq(warn_on(up, up, up, tok, kl, 6, NULL, &found), 0);
+    ck_assert_int_eq(warn_on(up, up, up, tok, kl, fmt, 6, NULL, &found), 0);
     /* reward up, pass rate flat: reward hacking */
-    ck_assert_int_eq(warn_on(up, flat, up, tok, kl, 6, "the pass rate", &found), 1);
+    ck_assert_int_eq(warn_on(up, flat, up, tok, kl, fmt, 6, "the pass rate", &found), 1);
     ck_assert(found);
     /* reward up, tool success flat */
-    ck_assert_int_eq(warn_on(up, up, flat, tok, kl, 6, "tool success", &found), 1);
+    ck_assert_int_eq(warn_on(up, up, flat, tok, kl, fmt, 6, "tool success", &found), 1);
     ck_assert(found);
     /* responses collapse to a fraction of their length */
     double shrink[6] = {200, 210, 190, 205, 200, 40};
-    ck_assert_int_eq(warn_on(up, up, up, shrink, kl, 6, "collapsed", &found), 1);
+    ck_assert_int_eq(warn_on(up, up, up, shrink, kl, fmt, 6, "collapsed", &found), 1);
     ck_assert(found);
     /* KL jumps */
     double jump[6] = {0.01, 0.01, 0.01, 0.01, 0.01, 0.2};
-    ck_assert_int_eq(warn_on(up, up, up, tok, jump, 6, "KL jumped", &found), 1);
+    ck_assert_int_eq(warn_on(up, up, up, tok, jump, fmt, 6, "KL jumped", &found), 1);
+    ck_assert(found);
+    /* malformed replies spread: 3% -> 38% of turns, window on window */
+    double spread[6] = {0.02, 0.03, 0.03, 0.28, 0.45, 0.42};
+    ck_assert_int_eq(warn_on(up, up, up, tok, kl, spread, 6, "malformed replies rose from 3% to 38%", &found), 1);
     ck_assert(found);
     /* too little history: no verdict */
-    ck_assert_int_eq(warn_on(up, flat, flat, shrink, jump, 2, NULL, &found), 0);
+    ck_assert_int_eq(warn_on(up, flat, flat, shrink, jump, fmt, 2, NULL, &found), 0);
 }
 END_TEST
 
