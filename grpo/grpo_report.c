@@ -28,7 +28,7 @@
 /* ---- curves from metrics.jsonl ------------------------------------------------------- */
 
 typedef struct curves {
-    double *step, *reward, *pass, *kl, *clip, *ent, *step_s, *tps;
+    double *step, *reward, *pass, *tool, *fmt, *kl, *clip, *ent, *step_s, *tps;
     double *groups, *zero_var, *updated, *episodes, *passed;
     size_t n;
     double *estep, *epass;
@@ -39,12 +39,12 @@ typedef struct curves {
 } curves;
 
 /* The per-step arrays of c, for allocating and freeing them all. */
-#define CURVES_ARRAYS 15
+#define CURVES_ARRAYS 17
 static void curves_arrays(curves *c, double **v[CURVES_ARRAYS])
 {
-    double **a[CURVES_ARRAYS] = {&c->step,   &c->reward,   &c->pass,    &c->kl,       &c->clip,
-                                 &c->ent,    &c->step_s,   &c->tps,     &c->groups,   &c->zero_var,
-                                 &c->updated, &c->episodes, &c->passed, &c->estep,    &c->epass};
+    double **a[CURVES_ARRAYS] = {&c->step,    &c->reward,   &c->pass,   &c->tool,  &c->fmt,   &c->kl,
+                                 &c->clip,    &c->ent,      &c->step_s, &c->tps,   &c->groups, &c->zero_var,
+                                 &c->updated, &c->episodes, &c->passed, &c->estep, &c->epass};
     memcpy(v, a, sizeof a);
 }
 
@@ -116,6 +116,9 @@ static int curves_read(curves *c, const char *run_dir, char *err)
             c->step[k] = step;
             c->reward[k] = jnum_(o, "reward_mean");
             c->pass[k] = jnum_(o, "pass_rate");
+            double tool = jnum_(o, "tool_success"), fmt = jnum_(o, "format_error_rate");
+            c->tool[k] = isfinite(tool) ? tool : 0;
+            c->fmt[k] = isfinite(fmt) ? fmt : 0;
             double kl = jnum_(o, "kl");
             c->kl[k] = isfinite(kl) ? kl : 0;
             c->clip[k] = jnum_(o, "clip_frac");
@@ -152,13 +155,17 @@ int grpo_write_curves(const char *run_dir, const char *svg_path, char *err)
     int rc = curves_read(&c, run_dir, err);
     if (rc < 0)
         return rc;
-    svg_series s[3] = {{"reward (train)", c.step, c.reward, c.n},
+    /* tool success and malformed replies with the reward: the reward does
+     * not see the format, so a policy can pass more while writing worse calls */
+    svg_series s[5] = {{"reward (train)", c.step, c.reward, c.n},
                        {"pass rate (train)", c.step, c.pass, c.n},
+                       {"tool-call success (train)", c.step, c.tool, c.n},
+                       {"malformed replies (train)", c.step, c.fmt, c.n},
                        {"pass rate (held-out eval)", c.estep, c.epass, c.ne}};
-    svg_axes ax = {"GRPO training: reward and pass rate by step", "optimizer step", "rate", 0, 1, 0, 0, 0};
+    svg_axes ax = {"GRPO training: reward, pass rate and tool calls by step", "optimizer step", "rate", 0, 1, 0, 0, 0};
     buf_t b;
     buf_init(&b, RL_REPORT_SVG_MAX);
-    rc = write_svg(svg_path, &b, c.n ? svg_lines(&b, &ax, s, c.ne ? 3 : 2) : 0, err);
+    rc = write_svg(svg_path, &b, c.n ? svg_lines(&b, &ax, s, c.ne ? 5 : 4) : 0, err);
     if (rc == 0) {
         char dyn[GRPO_PATH_MAX + 64];
         snprintf(dyn, sizeof dyn, "%.*s-dynamics.svg",

@@ -330,6 +330,48 @@ START_TEST(test_traj_edit_counts)
 }
 END_TEST
 
+/* The training curves read metrics.jsonl: a step redone after a resume
+ * keeps its last line, and tool success and malformed replies are drawn
+ * with the reward (the reward does not see the format). */
+START_TEST(test_curves_svg)
+{
+    char dir[] = "/tmp/rl-curves-XXXXXX", err[RL_ERR_MAX], path[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *lines = "{\"step\":1,\"reward_mean\":0.1,\"pass_rate\":0.1,\"tool_success\":0.8,"
+                        "\"format_error_rate\":0.02,\"kl\":0,\"clip_frac\":0,\"entropy\":0.05}\n"
+                        "{\"step\":2,\"reward_mean\":0.9,\"pass_rate\":0.9,\"tool_success\":0.1,"
+                        "\"format_error_rate\":0.9,\"kl\":0.01,\"clip_frac\":0,\"entropy\":0.04}\n"
+                        "{\"event\":\"resume\",\"step\":1}\n"
+                        "{\"step\":2,\"reward_mean\":0.2,\"pass_rate\":0.2,\"tool_success\":0.7,"
+                        "\"format_error_rate\":0.45,\"kl\":0.01,\"clip_frac\":0,\"entropy\":0.04}\n"
+                        "{\"event\":\"eval\",\"step\":2,\"pass_rate\":0.05}\n";
+    snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
+    ck_assert_int_eq(fs_write_atomic(path, lines, strlen(lines), err), 0);
+    snprintf(path, sizeof path, "%s/run-curves.svg", dir);
+    ck_assert_msg(grpo_write_curves(dir, path, err) == 0, "%s", err);
+    char *svg;
+    size_t len;
+    ck_assert_int_eq(fs_read_file(&svg, &len, path, 1 << 20, err), 0);
+    ck_assert_ptr_nonnull(strstr(svg, "malformed replies (train)"));
+    ck_assert_ptr_nonnull(strstr(svg, "tool-call success (train)"));
+    ck_assert_ptr_nonnull(strstr(svg, "pass rate (held-out eval)"));
+    ck_assert_ptr_null(strstr(svg, "nan"));
+    /* five series of 2, 2, 2, 2 and 1 points: the redone step 2 is drawn once */
+    int polylines = 0;
+    for (const char *q = svg; (q = strstr(q, "<polyline")); q++)
+        polylines++;
+    ck_assert_int_eq(polylines, 5);
+    int circles = 0;
+    for (const char *q = svg; (q = strstr(q, "<circle")); q++)
+        circles++;
+    ck_assert_int_eq(circles, 9);
+    free(svg);
+    snprintf(path, sizeof path, "%s/run-dynamics.svg", dir);
+    ck_assert_int_eq(access(path, F_OK), 0);
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
 START_TEST(test_warnings)
 {
     double flat[6] = {0.3, 0.3, 0.3, 0.3, 0.3, 0.3}, up[6] = {0.1, 0.1, 0.1, 0.5, 0.5, 0.5};
@@ -1111,6 +1153,7 @@ Suite *grpo_suite(void)
     tcase_add_test(tc, test_balanced_draw);
     tcase_add_test(tc, test_compare_by_task);
     tcase_add_test(tc, test_warnings);
+    tcase_add_test(tc, test_curves_svg);
     tcase_add_test(tc, test_traj_edit_counts);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_live_policy);
