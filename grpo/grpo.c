@@ -416,7 +416,7 @@ static int hist_push(grpo_trainer *t, const grpo_step_metrics *sm)
     if (t->h_n == t->h_cap) {
         size_t nc = t->h_cap ? t->h_cap * 2 : 64;
         double **h[] = {&t->h_reward, &t->h_pass, &t->h_tool, &t->h_tokens, &t->h_kl, &t->h_fmt};
-        for (size_t i = 0; i < 5; i++) {
+        for (size_t i = 0; i < sizeof h / sizeof h[0]; i++) {
             double *p = realloc(*h[i], nc * sizeof *p);
             if (!p)
                 return RL_ENOMEM;
