@@ -1,4 +1,4 @@
-/* cli.c - see subcmd.h. */
+/* subcmd.c - see subcmd.h. */
 #include "common/subcmd.h"
 
 #include <stdio.h>

@@ -411,12 +411,21 @@ static double mean_of(const double *x, size_t from, size_t to)
     return to > from ? s / (double)(to - from) : 0;
 }
 
+/* The step-history arrays of t, for growing and freeing them all. */
+#define HIST_ARRAYS 6
+static void hist_arrays(grpo_trainer *t, double **h[HIST_ARRAYS])
+{
+    double **a[HIST_ARRAYS] = {&t->h_reward, &t->h_pass, &t->h_tool, &t->h_tokens, &t->h_kl, &t->h_fmt};
+    memcpy(h, a, sizeof a);
+}
+
 static int hist_push(grpo_trainer *t, const grpo_step_metrics *sm)
 {
     if (t->h_n == t->h_cap) {
         size_t nc = t->h_cap ? t->h_cap * 2 : 64;
-        double **h[] = {&t->h_reward, &t->h_pass, &t->h_tool, &t->h_tokens, &t->h_kl, &t->h_fmt};
-        for (size_t i = 0; i < sizeof h / sizeof h[0]; i++) {
+        double **h[HIST_ARRAYS];
+        hist_arrays(t, h);
+        for (size_t i = 0; i < HIST_ARRAYS; i++) {
             double *p = realloc(*h[i], nc * sizeof *p);
             if (!p)
                 return RL_ENOMEM;
@@ -1081,12 +1090,10 @@ void grpo_close(grpo_trainer *t)
     task_set_free(&t->all);
     grpo_strata_free(&t->strata);
     free(t->scratch);
-    free(t->h_reward);
-    free(t->h_pass);
-    free(t->h_tool);
-    free(t->h_tokens);
-    free(t->h_kl);
-    free(t->h_fmt);
+    double **h[HIST_ARRAYS];
+    hist_arrays(t, h);
+    for (size_t i = 0; i < HIST_ARRAYS; i++)
+        free(*h[i]);
     free(t->durs);
     for (size_t i = 0; i < t->n_last; i++)
         free(t->last_recs[i]);

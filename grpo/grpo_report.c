@@ -63,6 +63,13 @@ static double jnum_(const cJSON *o, const char *k)
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+/* A curve value that is drawn: missing or not finite is 0. */
+static double jnum0_(const cJSON *o, const char *k)
+{
+    double x = jnum_(o, k);
+    return isfinite(x) ? x : 0;
+}
+
 /* Reads the step lines (the last line of a step wins: a resumed run may
  * have redone steps after its checkpoint) and the evaluations. */
 static int curves_read(curves *c, const char *run_dir, char *err)
@@ -116,11 +123,9 @@ static int curves_read(curves *c, const char *run_dir, char *err)
             c->step[k] = step;
             c->reward[k] = jnum_(o, "reward_mean");
             c->pass[k] = jnum_(o, "pass_rate");
-            double tool = jnum_(o, "tool_success"), fmt = jnum_(o, "format_error_rate");
-            c->tool[k] = isfinite(tool) ? tool : 0;
-            c->fmt[k] = isfinite(fmt) ? fmt : 0;
-            double kl = jnum_(o, "kl");
-            c->kl[k] = isfinite(kl) ? kl : 0;
+            c->tool[k] = jnum0_(o, "tool_success");
+            c->fmt[k] = jnum0_(o, "format_error_rate");
+            c->kl[k] = jnum0_(o, "kl");
             c->clip[k] = jnum_(o, "clip_frac");
             c->ent[k] = jnum_(o, "entropy");
             c->step_s[k] = jnum_(o, "step_s");
@@ -165,7 +170,8 @@ int grpo_write_curves(const char *run_dir, const char *svg_path, char *err)
     svg_axes ax = {"GRPO training: reward, pass rate and tool calls by step", "optimizer step", "rate", 0, 1, 0, 0, 0};
     buf_t b;
     buf_init(&b, RL_REPORT_SVG_MAX);
-    rc = write_svg(svg_path, &b, c.n ? svg_lines(&b, &ax, s, c.ne ? 5 : 4) : 0, err);
+    size_t ns = sizeof s / sizeof s[0] - (c.ne == 0); /* the eval series is last */
+    rc = write_svg(svg_path, &b, c.n ? svg_lines(&b, &ax, s, ns) : 0, err);
     if (rc == 0) {
         char dyn[GRPO_PATH_MAX + 64];
         snprintf(dyn, sizeof dyn, "%.*s-dynamics.svg",
