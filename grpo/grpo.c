@@ -79,6 +79,12 @@ void grpo_traj_parse(grpo_traj *tr, const cJSON *rec)
             tr->calls_ok += ok;
             tr->edits += edit;
             tr->edits_ok += edit && ok;
+            const cJSON *kind = cJSON_GetObjectItemCaseSensitive(c, "error_kind");
+            if (edit && !ok && cJSON_IsString(kind)) {
+                tr->edit_no_match += !strcmp(kind->valuestring, "no_match");
+                tr->edit_not_unique += !strcmp(kind->valuestring, "not_unique");
+                tr->edit_no_change += !strcmp(kind->valuestring, "no_change");
+            }
             tr->identical += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "identical_to_previous"));
         }
     }

@@ -176,6 +176,9 @@ typedef struct grpo_eval_result {
      * episodes with at least one applied, and how many of those passed. A
      * pass with no applied edit means the tests pass without a fix. */
     size_t edits, edits_ok, edited, edited_passed;
+    /* edits that failed because old_string was not in the file, was there
+     * more than once, or equalled new_string (the record's error_kind) */
+    size_t edit_no_match, edit_not_unique, edit_no_change;
 } grpo_eval_result;
 
 /* Runs the tasks of selector x seeds 1..seeds with model m (the trainer's

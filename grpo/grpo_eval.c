@@ -17,6 +17,7 @@
 
 typedef struct eval_acc {
     size_t n, passed, edits, edits_ok, edited, edited_passed;
+    size_t edit_no_match, edit_not_unique, edit_no_change;
     long calls, ok, turns, tokens;
     const char *out;
     size_t *task_passed;
@@ -44,6 +45,9 @@ static void eval_done(void *user, size_t ti, int si, char *rec, double reward)
             a->edits += (size_t)tr.edits;
             a->edits_ok += (size_t)tr.edits_ok;
             a->edited += tr.edits_ok > 0;
+            a->edit_no_match += (size_t)tr.edit_no_match;
+            a->edit_not_unique += (size_t)tr.edit_not_unique;
+            a->edit_no_change += (size_t)tr.edit_no_change;
             a->edited_passed += tr.edits_ok > 0 && reward > 0.5;
             cJSON_Delete(j);
         }
@@ -101,6 +105,9 @@ int grpo_evaluate_tasks(grpo_eval_result *res, size_t *task_passed, grpo_trainer
     res->edits_ok = a.edits_ok;
     res->edited = a.edited;
     res->edited_passed = a.edited_passed;
+    res->edit_no_match = a.edit_no_match;
+    res->edit_not_unique = a.edit_not_unique;
+    res->edit_no_change = a.edit_no_change;
     return 0;
 }
 

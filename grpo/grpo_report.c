@@ -277,6 +277,13 @@ static cJSON *interval(size_t k, size_t n)
     return a;
 }
 
+/* Failed edit calls that were neither of the three kinds counted apart. */
+static size_t edits_failed_other(const grpo_eval_result *r)
+{
+    size_t failed = r->edits - r->edits_ok, named = r->edit_no_match + r->edit_not_unique + r->edit_no_change;
+    return failed > named ? failed - named : 0;
+}
+
 static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *err)
 {
     const grpo_config *c = &t->cfg;
@@ -351,6 +358,10 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
             cJSON_AddNumberToObject(e, "applied", (double)r->edits_ok);
             cJSON_AddNumberToObject(e, "episodes_with_applied", (double)r->edited);
             cJSON_AddNumberToObject(e, "passed_with_applied", (double)r->edited_passed);
+            cJSON_AddNumberToObject(e, "failed_no_match", (double)r->edit_no_match);
+            cJSON_AddNumberToObject(e, "failed_not_unique", (double)r->edit_not_unique);
+            cJSON_AddNumberToObject(e, "failed_no_change", (double)r->edit_no_change);
+            cJSON_AddNumberToObject(e, "failed_other", (double)edits_failed_other(r));
         }
         if (sr[i].cmp.n_kinds) {
             cJSON *ka = cJSON_AddArrayToObject(s, "by_mutation");
@@ -461,6 +472,17 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
             buf_printf(&md, "| %s | %s | %zu | %zu (%.1f%%) | %zu | %zu | %zu |\n", sr[i].set->name, k ? "RL" : "SFT",
                        r->edits, r->edits_ok, r->edits ? 100.0 * (double)r->edits_ok / (double)r->edits : 0.0,
                        r->edited, r->edited_passed, r->passed - r->edited_passed);
+        }
+    buf_printf(&md, "\nWhy edit calls failed: old_string not in the file (not an exact copy), in it more than "
+                    "once, equal to new_string, or another error (a bad path, a protected file).\n\n"
+                    "| set | policy | failed | no match | not unique | no change | other |\n"
+                    "|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < ns; i++)
+        for (int k = 0; k < 2; k++) {
+            const grpo_eval_result *r = k ? &sr[i].rl : &sr[i].sft;
+            buf_printf(&md, "| %s | %s | %zu | %zu | %zu | %zu | %zu |\n", sr[i].set->name, k ? "RL" : "SFT",
+                       r->edits - r->edits_ok, r->edit_no_match, r->edit_not_unique, r->edit_no_change,
+                       edits_failed_other(r));
         }
     int any_kind = 0;
     for (int i = 0; i < ns; i++)

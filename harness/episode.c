@@ -507,8 +507,10 @@ static void run_call(ep_state *e, ep_turn *cur, const tool_call *call)
     cJSON_AddBoolToObject(c, "ok", r.code == 0);
     if (r.code == 0)
         cJSON_AddNullToObject(c, "error");
-    else
+    else {
         cJSON_AddStringToObject(c, "error", err[0] ? err : (r.obs ? r.obs : "error"));
+        cJSON_AddStringToObject(c, "error_kind", r.kind ? r.kind : "error");
+    }
     cJSON_AddNumberToObject(c, "ms", r.ms);
     cJSON_AddBoolToObject(c, "identical_to_previous", identical);
     if (r.cut)

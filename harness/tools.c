@@ -896,7 +896,7 @@ static int put_region(buf_t *o, const char *d, size_t n, size_t first, size_t la
     return put_numbered(o, d, n, from, to);
 }
 
-static int tool_edit(buf_t *out, const tool_ctx *c, const tool_call *call, char *err)
+static int tool_edit(buf_t *out, const tool_ctx *c, const tool_call *call, const char **kind, char *err)
 {
     char path[RL_TOOL_PATH_MAX + 1];
     int rc = path_arg(path, call, "path", NULL, err);
@@ -908,9 +908,11 @@ static int tool_edit(buf_t *out, const tool_ctx *c, const tool_call *call, char 
     if (!*old)
         return rl_err(err, RL_EINVAL, "edit_file: old_string is empty: expected the exact text "
                       "to replace (write_file creates files)");
-    if (!strcmp(old, neu))
+    if (!strcmp(old, neu)) {
+        *kind = "no_change";
         return rl_err(err, RL_EINVAL, "edit_file: old_string and new_string are identical: "
                       "nothing would change");
+    }
     char *d;
     size_t n, size;
     if ((rc = file_read(&d, &n, &size, c, path, err)))
@@ -925,6 +927,7 @@ static int tool_edit(buf_t *out, const tool_ctx *c, const tool_call *call, char 
     size_t count = occurrences(d, n, old, ko, &at);
     if (count != 1) {
         free(d);
+        *kind = count ? "not_unique" : "no_match";
         if (!count)
             return rl_err(err, RL_ENOENT, "old_string not found in %s: expected an exact copy "
                           "of existing text (whitespace included, no line numbers)", path);
@@ -1068,6 +1071,25 @@ char *tool_obs_cut(const char *s, size_t len, size_t budget, size_t *out_len, si
 
 /* ---- dispatch ------------------------------------------------------------ */
 
+/* The record's name of an error code: snake_case, stable across message
+ * wording (reports count calls by it). */
+static const char *kind_of(int rc)
+{
+    switch (rc) {
+    case RL_EINVAL: return "invalid";
+    case RL_ENOMEM: return "no_memory";
+    case RL_EIO: return "io";
+    case RL_ENOSPC: return "no_space";
+    case RL_ENOENT: return "not_found";
+    case RL_EPARSE: return "parse";
+    case RL_ELIMIT: return "limit";
+    case RL_ETIMEOUT: return "timeout";
+    case RL_EUNSUP: return "unsupported";
+    case RL_EDENIED: return "denied";
+    default: return "error";
+    }
+}
+
 int tool_exec(tool_result *out, const tool_ctx *ctx, const tool_call *call, char *err)
 {
     char e[RL_ERR_MAX] = "";
@@ -1076,6 +1098,7 @@ int tool_exec(tool_result *out, const tool_ctx *ctx, const tool_call *call, char
     buf_t obs;
     buf_init(&obs, 0);
     const char *name = call && call->name ? call->name : "";
+    const char *kind = NULL;
     int file_tool = strcmp(name, "run_tests") && strcmp(name, "submit");
     int rc;
     if (!call || !call->args)
@@ -1089,7 +1112,7 @@ int tool_exec(tool_result *out, const tool_ctx *ctx, const tool_call *call, char
     else if (!strcmp(name, "search"))
         rc = tool_search(&obs, ctx, call, e);
     else if (!strcmp(name, "edit_file"))
-        rc = tool_edit(&obs, ctx, call, e);
+        rc = tool_edit(&obs, ctx, call, &kind, e);
     else if (!strcmp(name, "write_file"))
         rc = tool_write(&obs, ctx, call, e);
     else if (!strcmp(name, "run_tests"))
@@ -1114,10 +1137,12 @@ int tool_exec(tool_result *out, const tool_ctx *ctx, const tool_call *call, char
     buf_free(&obs);
     if (!out->obs) {
         rc = rl_err(e, RL_ENOMEM, "%s: out of memory", name);
+        kind = NULL;
         out->obs = strdup("error: out of memory");
         out->obs_len = out->obs ? strlen(out->obs) : 0;
     }
     out->code = rc;
+    out->kind = rc ? (kind ? kind : kind_of(rc)) : NULL;
     out->ms = now_ms() - t0;
     if (rc)
         rl_err(err, rc, "%s", e);

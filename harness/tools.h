@@ -62,6 +62,9 @@ typedef struct tool_result {
     size_t obs_len;
     size_t cut;     /* bytes removed by the observation budget */
     double ms;      /* wall time of the call */
+    const char *kind; /* NULL on success; else a stable name of what went wrong (static string):
+                         edit_file: "no_match" (old_string absent), "not_unique", "no_change";
+                         any tool: "invalid", "not_found", "denied", "limit", "timeout", "io", ... */
 } tool_result;
 
 void tool_result_free(tool_result *r);

@@ -352,6 +352,30 @@ START_TEST(test_max_turns_and_format_error)
 }
 END_TEST
 
+/* A failed call is recorded with a stable error_kind beside its message;
+ * a call that worked has none. */
+START_TEST(test_tool_error_kind)
+{
+    const char *line = "{\"turns\":[{\"generated\":\"<tool_call>\\n<function=edit_file>\\n"
+                       "<parameter=path>\\nsrc/leapyear.c\\n</parameter>\\n<parameter=old_string>\\n"
+                       "no such text\\n</parameter>\\n<parameter=new_string>\\nx\\n</parameter>\\n"
+                       "</function>\\n</tool_call>\"},"
+                       "{\"generated\":\"<tool_call>\\n<function=list_files>\\n</function>\\n</tool_call>\"}]}";
+    cJSON *r = replay_episode("kind.jsonl", line, 2);
+    const cJSON *turns = cJSON_GetObjectItem(r, "turns");
+    const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(turns, 0), "tool_calls"), 0);
+    const cJSON *c1 = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(turns, 1), "tool_calls"), 0);
+    ck_assert_ptr_nonnull(c0);
+    ck_assert_ptr_nonnull(c1);
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(c0, "ok")));
+    ck_assert_ptr_nonnull(strstr(str(c0, "error"), "old_string not found"));
+    ck_assert_str_eq(str(c0, "error_kind"), "no_match");
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(c1, "ok")));
+    ck_assert_ptr_null(cJSON_GetObjectItem(c1, "error_kind"));
+    cJSON_Delete(r);
+}
+END_TEST
+
 /* 1 if every string (and key) in o is valid UTF-8. */
 static int all_utf8(const cJSON *o)
 {
@@ -432,6 +456,7 @@ Suite *episode_suite(void)
     tcase_add_test(tc, test_editing_tests_earns_nothing);
     tcase_add_test(tc, test_think_off_history_drop);
     tcase_add_test(tc, test_max_turns_and_format_error);
+    tcase_add_test(tc, test_tool_error_kind);
     tcase_add_test(tc, test_shaped_reward_config);
     suite_add_tcase(s, tc);
     return s;

@@ -305,13 +305,15 @@ static int warn_on(const double *reward, const double *pass, const double *tool,
 }
 
 /* A record's tool calls, counted: all calls, and the code edits
- * (edit_file, write_file) apart, applied or not. */
+ * (edit_file, write_file) apart, applied or not, failed ones by kind. */
 START_TEST(test_traj_edit_counts)
 {
     const char *rec = "{\"reward\": 1, \"tokens\": {\"policy\": 40}, \"turns\": ["
                       "{\"tool_calls\": [{\"name\": \"run_tests\", \"ok\": true},"
-                      " {\"name\": \"edit_file\", \"ok\": false}]},"
+                      " {\"name\": \"edit_file\", \"ok\": false, \"error_kind\": \"not_unique\"}]},"
                       "{\"tool_calls\": [{\"name\": \"edit_file\", \"ok\": true},"
+                      " {\"name\": \"edit_file\", \"ok\": false, \"error_kind\": \"no_match\"},"
+                      " {\"name\": \"read_file\", \"ok\": false, \"error_kind\": \"no_match\"},"
                       " {\"name\": \"write_file\", \"ok\": false}, {\"name\": \"read_file\", \"ok\": true}]},"
                       "{\"format_error\": \"no tool call\", \"tool_calls\": []}]}";
     cJSON *j = cJSON_Parse(rec);
@@ -321,10 +323,14 @@ START_TEST(test_traj_edit_counts)
     grpo_traj_parse(&tr, j);
     cJSON_Delete(j);
     ck_assert_int_eq(tr.turns, 3);
-    ck_assert_int_eq(tr.calls, 5);
+    ck_assert_int_eq(tr.calls, 7);
     ck_assert_int_eq(tr.calls_ok, 3);
-    ck_assert_int_eq(tr.edits, 3);
+    ck_assert_int_eq(tr.edits, 4);
     ck_assert_int_eq(tr.edits_ok, 1);
+    /* failed edits by kind; a read_file failure is not an edit */
+    ck_assert_int_eq(tr.edit_no_match, 1);
+    ck_assert_int_eq(tr.edit_not_unique, 1);
+    ck_assert_int_eq(tr.edit_no_change, 0);
     ck_assert_int_eq(tr.format_errors, 1);
     ck_assert(tr.passed);
 }
@@ -948,6 +954,14 @@ START_TEST(test_grpo_three_steps_and_resume)
         double edited = cJSON_GetObjectItem(e, "episodes_with_applied")->valuedouble;
         double edited_passed = cJSON_GetObjectItem(e, "passed_with_applied")->valuedouble;
         ck_assert(applied <= calls && edited <= applied && edited <= 2 && edited_passed <= edited);
+        double failed = 0;
+        const char *kinds[] = {"failed_no_match", "failed_not_unique", "failed_no_change", "failed_other"};
+        for (int q = 0; q < 4; q++) {
+            const cJSON *v = cJSON_GetObjectItem(e, kinds[q]);
+            ck_assert_msg(cJSON_IsNumber(v) && v->valuedouble >= 0, "%s", kinds[q]);
+            failed += v->valuedouble;
+        }
+        ck_assert(failed == calls - applied); /* every failed edit is counted once */
         /* leapyear fails at the base: no pass without an applied edit */
         ck_assert(edited_passed * 0.5 == (k ? rl_p : sft_p));
     }
@@ -963,6 +977,7 @@ START_TEST(test_grpo_three_steps_and_resume)
     ck_assert_ptr_nonnull(strstr(rep, "| ly | "));
     ck_assert_ptr_nonnull(strstr(rep, "sign test"));
     ck_assert_ptr_nonnull(strstr(rep, "| ly | SFT | "));
+    ck_assert_ptr_nonnull(strstr(rep, "| set | policy | failed | no match | not unique | no change | other |"));
     free(rep);
     grpo_close(t);
     cJSON *lines[8];

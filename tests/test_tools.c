@@ -104,6 +104,8 @@ static void ctx_open(tool_ctx *c, int walk_only)
 }
 
 /* Runs name(args) and returns the code; *obs gets the observation. */
+static const char *g_kind; /* error_kind of the last run(): NULL on success */
+
 static int run(const tool_ctx *c, const char *name, const char *args, char **obs)
 {
     size_t n;
@@ -119,6 +121,8 @@ static int run(const tool_ctx *c, const char *name, const char *args, char **obs
     ck_assert(r.ms >= 0);
     if (rc)
         ck_assert_msg(strstr(r.obs, "error: ") && strstr(r.obs, err), "obs [%s]", r.obs);
+    ck_assert_msg(!rc == !r.kind, "%s: rc %d with kind %s", name, rc, r.kind ? r.kind : "NULL");
+    g_kind = r.kind;
     *obs = r.obs;
     tc_call_free(&call);
     return rc;
@@ -261,14 +265,19 @@ START_TEST(test_edit_file)
     free(s);
     expect(&c, "edit_file", "{\"path\":\"src/leap.c\",\"old_string\":\"y % 5\",\"new_string\":"
                             "\"y\"}", RL_ENOENT, "old_string not found in src/leap.c");
+    ck_assert_str_eq(g_kind, "no_match"); /* records name why an edit failed, apart from the wording */
     expect(&c, "edit_file", "{\"path\":\"src/leap.c\",\"old_string\":\"return y\",\"new_string\":"
                             "\"return z\"}", RL_EINVAL, "old_string occurs 2 times in src/leap.c");
+    ck_assert_str_eq(g_kind, "not_unique");
     expect(&c, "edit_file", "{\"path\":\"src/leap.c\",\"old_string\":\"\",\"new_string\":\"x\"}",
            RL_EINVAL, "old_string is empty");
+    ck_assert_str_eq(g_kind, "invalid");
     expect(&c, "edit_file", "{\"path\":\"src/leap.c\",\"old_string\":\"int\",\"new_string\":"
                             "\"int\"}", RL_EINVAL, "identical");
+    ck_assert_str_eq(g_kind, "no_change");
     expect(&c, "edit_file", "{\"path\":\"nope.c\",\"old_string\":\"a\",\"new_string\":\"b\"}",
            RL_ENOENT, "no such file");
+    ck_assert_str_eq(g_kind, "not_found"); /* the file, not the text */
     expect(&c, "edit_file", "{\"path\":\"bin.dat\",\"old_string\":\"ab\",\"new_string\":\"b\"}",
            RL_EINVAL, "binary");
     /* a failed edit leaves the file alone */
