@@ -24,6 +24,13 @@
 static const char *END_REASONS[N_END] = {"submit",   "no_tool_call", "max_turns",    "max_context",
                                          "wall_time", "policy_error", "error",        "other"};
 
+/* Failed tool calls by the record's error_kind (harness/tools.h); kinds
+ * not in the list count as "other", calls of records older than the
+ * field are not counted here. */
+#define N_KIND 9
+static const char *KINDS[N_KIND] = {"no_match", "not_unique", "no_change", "invalid", "not_found",
+                                    "denied",   "limit",      "timeout",   "other"};
+
 /* One episode, reduced to what the report needs. */
 typedef struct ep_row {
     char run[128];
@@ -34,6 +41,7 @@ typedef struct ep_row {
     int calls, calls_ok, format_errors, identical;
     int wellformed; /* turns with a tool call and no format error (SWE-RL's format share) */
     int end;             /* index into END_REASONS */
+    int failed[N_KIND];  /* failed calls by kind */
     double dur_s;
 } ep_row;
 
@@ -81,6 +89,15 @@ static void run_name(char *out, size_t n, const cJSON *cfg)
              jstr(cfg, "think", "?"), jstr(cfg, "history", "?"), turns);
 }
 
+/* Index of name in a list whose last entry is "other"; unknown names map there. */
+static int index_of(const char *const *list, int n, const char *name)
+{
+    for (int i = 0; i < n - 1; i++)
+        if (!strcmp(name, list[i]))
+            return i;
+    return n - 1;
+}
+
 static int row_from_json(ep_row *r, const cJSON *rec)
 {
     memset(r, 0, sizeof *r);
@@ -105,15 +122,14 @@ static int row_from_json(ep_row *r, const cJSON *rec)
             r->calls++;
             r->calls_ok += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "ok"));
             r->identical += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "identical_to_previous"));
+            const char *kind = jstr(c, "error_kind", NULL);
+            if (kind)
+                r->failed[index_of(KINDS, N_KIND, kind)]++;
         }
     }
     const cJSON *tok = cJSON_GetObjectItemCaseSensitive(rec, "tokens");
     r->policy_tokens = (long)jnum(tok, "policy", 0);
-    const char *end = jstr(rec, "end_reason", "other");
-    r->end = N_END - 1;
-    for (int i = 0; i < N_END; i++)
-        if (!strcmp(end, END_REASONS[i]))
-            r->end = i;
+    r->end = index_of(END_REASONS, N_END, jstr(rec, "end_reason", "other"));
     r->dur_s = jnum(cJSON_GetObjectItemCaseSensitive(rec, "timings"), "total_ms", 0) / 1000.0;
     return 0;
 }
@@ -233,6 +249,7 @@ typedef struct run_stats {
     double turns, tokens, call_ok, fmt_err, identical, wellformed;
     size_t calls, turns_total;
     size_t end[N_END];
+    size_t failed[N_KIND];
     size_t groups, zero_groups, zero_fail, zero_pass;
     double util_sync, util_partial;
 } run_stats;
@@ -364,6 +381,8 @@ int report_write(const char *dir, const report_opts *o, char *err)
             s->wellformed += e->wellformed;
             s->identical += e->identical;
             s->end[e->end]++;
+            for (int q = 0; q < N_KIND; q++)
+                s->failed[q] += (size_t)e->failed[q];
             dur[nd++] = e->dur_s;
         }
         stats_wilson(&s->lo, &s->hi, s->passed, s->n, 1.96);
@@ -418,6 +437,10 @@ int report_write(const char *dir, const report_opts *o, char *err)
         for (int e = 0; e < N_END; e++)
             if (s->end[e])
                 cJSON_AddNumberToObject(ends, END_REASONS[e], (double)s->end[e]);
+        cJSON *fk = cJSON_AddObjectToObject(jr, "failed_calls_by_kind");
+        for (int q = 0; q < N_KIND; q++)
+            if (s->failed[q])
+                cJSON_AddNumberToObject(fk, KINDS[q], (double)s->failed[q]);
         cJSON_AddNumberToObject(jr, "groups", (double)s->groups);
         cJSON_AddNumberToObject(jr, "zero_variance_groups", (double)s->zero_groups);
         cJSON_AddNumberToObject(jr, "zero_variance_all_failed", (double)s->zero_fail);
@@ -452,7 +475,7 @@ int report_write(const char *dir, const report_opts *o, char *err)
     buf_puts(&md, buf_str(&grp));
     buf_puts(&md, "\n## Behaviour\n\n| run | mean turns | policy tokens / episode | tool calls | "
                   "well-formed call / turn | tool success | format errors / turn | identical to previous call | "
-                  "end reasons |\n|---|---|---|---|---|---|---|---|---|\n");
+                  "end reasons | failed calls by kind |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t k = 0; k < runs.n; k++) {
         run_stats *s = &st[k];
         double ident = s->calls ? s->identical / (double)s->calls : 0;
@@ -464,6 +487,10 @@ int report_write(const char *dir, const report_opts *o, char *err)
         for (int e = 0; e < N_END; e++)
             if (s->end[e])
                 buf_printf(&md, "%s %zu; ", END_REASONS[e], s->end[e]);
+        buf_puts(&md, "| ");
+        for (int q = 0; q < N_KIND; q++)
+            if (s->failed[q])
+                buf_printf(&md, "%s %zu; ", KINDS[q], s->failed[q]);
         buf_puts(&md, "|\n");
     }
     buf_printf(&md, "\n## Rollout utilization\n\nFrom the recorded episode durations: the share of "

@@ -13,13 +13,15 @@ static void add_rec(const char *path, const char *run, const char *task, int see
                     double ms, int identical)
 {
     char line[1024], err[RL_ERR_MAX];
+    /* the failed call's kind: known, unknown (counted as other), absent (an older record) */
+    const char *kind = seed == 1 ? ",\"error_kind\":\"no_match\"" : seed == 2 ? ",\"error_kind\":\"weird\"" : "";
     snprintf(line, sizeof line,
              "{\"schema\":1,\"task\":\"%s\",\"config\":{\"run\":\"%s\",\"policy\":\"search\",\"seed\":%d},"
              "\"turns\":[{\"tool_calls\":[{\"name\":\"run_tests\",\"ok\":true,\"identical_to_previous\":false}]},"
-             "{\"format_error\":\"bad\",\"tool_calls\":[{\"name\":\"run_tests\",\"ok\":false,"
+             "{\"format_error\":\"bad\",\"tool_calls\":[{\"name\":\"run_tests\",\"ok\":false%s,"
              "\"identical_to_previous\":%s}]},{\"generated\":\"no call\"}],"
              "\"tokens\":{\"policy\":10},\"reward\":%d,\"end_reason\":\"submit\",\"timings\":{\"total_ms\":%g}}",
-             task, run, seed, identical ? "true" : "false", reward, ms);
+             task, run, seed, kind, identical ? "true" : "false", reward, ms);
     ck_assert_int_eq(fs_append_record(path, line, strlen(line), err), 0);
 }
 
@@ -69,6 +71,10 @@ START_TEST(test_report_reference_groups)
     /* of 3 turns: one well-formed call, one format error, one without a call */
     ck_assert_double_eq_tol(cJSON_GetObjectItem(v2, "format_error_rate")->valuedouble, 1.0 / 3.0, 1e-9);
     ck_assert_double_eq_tol(cJSON_GetObjectItem(v2, "wellformed_turn_share")->valuedouble, 1.0 / 3.0, 1e-9);
+    const cJSON *fk = cJSON_GetObjectItem(v2, "failed_calls_by_kind");
+    ck_assert_int_eq(cJSON_GetArraySize(fk), 2);
+    ck_assert_int_eq(cJSON_GetObjectItem(fk, "no_match")->valueint, 1);
+    ck_assert_int_eq(cJSON_GetObjectItem(fk, "other")->valueint, 1);
     /* the [0, 1, 1] group's advantages */
     const cJSON *g, *found = NULL;
     cJSON_ArrayForEach(g, cJSON_GetObjectItem(root, "groups")) if (!strcmp(
@@ -89,6 +95,7 @@ START_TEST(test_report_reference_groups)
     ck_assert_ptr_nonnull(strstr(md, "-1.414, +0.707, +0.707"));
     ck_assert_ptr_nonnull(strstr(md, "**flag: repeated calls**"));
     ck_assert_ptr_nonnull(strstr(md, "utilization.svg"));
+    ck_assert_ptr_nonnull(strstr(md, "| submit 3; | no_match 1; other 1; |"));
     free(md);
     const char *svgs[] = {"pass_rate.svg", "durations.svg", "utilization.svg"};
     for (int i = 0; i < 3; i++) {
