@@ -636,6 +636,9 @@
 
 /* A trainer config file is a few dozen fields. */
 #define RL_GRPO_CONFIG_MAX (1u << 20)
+/* "extends" chains: a base, a variant, a variant of it; deeper is hard to
+ * read, and a cycle of config files stops here. */
+#define RL_GRPO_CONFIG_EXTENDS_MAX 4
 /* G (trajectories per task) and tasks per step: GRPO groups are 4-64,
  * a step a few dozen groups; the caps stop a typo from queueing 10^9
  * episodes. */

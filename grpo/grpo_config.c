@@ -332,6 +332,8 @@ static int parse_object(grpo_config *c, const cJSON *o, const char *prefix, cons
     const cJSON *m;
     cJSON_ArrayForEach(m, o)
     {
+        if (!prefix[0] && !strcmp(m->string, "extends"))
+            continue; /* read by parse_text before the fields */
         char full[160];
         if (snprintf(full, sizeof full, "%s%s%s", prefix, prefix[0] ? "." : "", m->string) >= (int)sizeof full)
             return rl_err(err, RL_EINVAL, "%s: field name too long", name);
@@ -377,28 +379,63 @@ static int check_config(const grpo_config *c, const char *name, char *err)
     return 0;
 }
 
-int grpo_config_parse(grpo_config *c, const char *json, const char *name, char *err)
+static int load_file(grpo_config *c, const char *path, int depth, char *err);
+
+/* A config may extend another ("extends": "base.json", a path relative to
+ * the file that names it): the base's fields are applied first, then the
+ * file's own, section by section and field by field; a list (final.sets)
+ * is replaced whole. */
+static int parse_text(grpo_config *c, const char *json, const char *name, int depth, char *err)
 {
     cJSON *o = cJSON_Parse(json);
     if (!o)
         return rl_err(err, RL_EPARSE, "%s: not valid JSON", name);
-    int rc = cJSON_IsObject(o) ? parse_object(c, o, "", name, err)
-                               : rl_err(err, RL_EINVAL, "%s: expected a JSON object", name);
+    int rc = 0;
+    const cJSON *ext = cJSON_GetObjectItemCaseSensitive(o, "extends");
+    if (!cJSON_IsObject(o)) {
+        rc = rl_err(err, RL_EINVAL, "%s: expected a JSON object", name);
+    } else if (ext && (!cJSON_IsString(ext) || !ext->valuestring[0])) {
+        rc = rl_err(err, RL_EINVAL, "%s: extends: expected the path of a config file", name);
+    } else if (ext && depth >= RL_GRPO_CONFIG_EXTENDS_MAX) {
+        rc = rl_err(err, RL_ELIMIT, "%s: extends: more than %d levels (a cycle?)", name, RL_GRPO_CONFIG_EXTENDS_MAX);
+    } else if (ext) {
+        char dir[GRPO_PATH_MAX], path[2 * GRPO_PATH_MAX + 2];
+        fs_dirname(dir, sizeof dir, name);
+        if (ext->valuestring[0] == '/')
+            snprintf(path, sizeof path, "%s", ext->valuestring);
+        else if (snprintf(path, sizeof path, "%s/%s", dir, ext->valuestring) >= (int)sizeof path)
+            rc = rl_err(err, RL_EINVAL, "%s: extends: path too long", name);
+        char inner[RL_ERR_MAX] = "";
+        if (!rc && (rc = load_file(c, path, depth + 1, inner)) < 0)
+            rl_err(err, rc, "%s: extends: %s", name, inner);
+    }
+    if (!rc)
+        rc = parse_object(c, o, "", name, err);
     cJSON_Delete(o);
-    if (rc == 0)
-        rc = check_config(c, name, err);
     return rc;
 }
 
-int grpo_config_load(grpo_config *c, const char *path, char *err)
+static int load_file(grpo_config *c, const char *path, int depth, char *err)
 {
     char *text;
     int rc = fs_read_file(&text, NULL, path, RL_GRPO_CONFIG_MAX, err);
     if (rc < 0)
         return rc;
-    rc = grpo_config_parse(c, text, path, err);
+    rc = parse_text(c, text, path, depth, err);
     free(text);
     return rc;
+}
+
+int grpo_config_parse(grpo_config *c, const char *json, const char *name, char *err)
+{
+    int rc = parse_text(c, json, name, 0, err);
+    return rc < 0 ? rc : check_config(c, name, err);
+}
+
+int grpo_config_load(grpo_config *c, const char *path, char *err)
+{
+    int rc = load_file(c, path, 0, err);
+    return rc < 0 ? rc : check_config(c, path, err);
 }
 
 /* ---- writing --------------------------------------------------------------------- */

@@ -20,13 +20,15 @@ CONFIG=${1:-configs/grpo-main.json}
 
 make -j2 >/dev/null
 
-init=$(sed -n 's/^ *"init": *"\([^"]*\)".*/\1/p' "$CONFIG" | head -n 1)
-out=$(sed -n 's/^ *"out": *"\([^"]*\)".*/\1/p' "$CONFIG" | head -n 1)
+# the config as the trainer reads it (an "extends" chain merged)
+merged=$(bin/grpo train --config "$CONFIG" --check)
+field() { printf '%s\n' "$merged" | sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\"\([^\"]*\)\".*/\1/p" | head -n 1; }
+init=$(field init)
+out=$(field out)
 if [ -n "$init" ] && [ ! -f "$init" ]; then
     echo "grpo-experiment: $init is missing: train the SFT checkpoint first (bin/grpo sft ...)" >&2
     exit 1
 fi
-bin/grpo train --config "$CONFIG" --check >/dev/null
 
 if [ -f "$out/ckpt/latest" ]; then
     echo "grpo-experiment: resuming $out" >&2

@@ -503,6 +503,59 @@ START_TEST(test_config_strict)
 }
 END_TEST
 
+/* A config extends another: the base's fields, then its own, field by
+ * field inside sections; a list is replaced whole; the path is relative
+ * to the file; a cycle and a missing base are errors naming the file. */
+START_TEST(test_config_extends)
+{
+    char dir[] = "/tmp/rl-cfg-XXXXXX", err[RL_ERR_MAX], path[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    struct {
+        const char *name, *json;
+    } files[] = {
+        {"base.json", "{\"out\": \"runs/base\", \"steps\": 36, \"group_size\": 4, \"advantage\": {\"clip\": 2.0,"
+                      " \"eps\": 1e-4}, \"final\": {\"seed\": 3, \"sets\": [{\"name\": \"a\", \"tasks\": \"x\","
+                      " \"episodes\": 10}, {\"name\": \"b\", \"tasks\": \"y\", \"episodes\": 20}]}}"},
+        {"sub/variant.json", "{\"extends\": \"../base.json\", \"out\": \"runs/v\", \"advantage\": {\"clip\": 3.0},"
+                             " \"final\": {\"sets\": [{\"name\": \"c\", \"tasks\": \"z\", \"episodes\": 5}]}}"},
+        {"sub/deeper.json", "{\"extends\": \"variant.json\", \"steps\": 48}"},
+        {"loop1.json", "{\"extends\": \"loop2.json\"}"},
+        {"loop2.json", "{\"extends\": \"loop1.json\"}"},
+        {"missing.json", "{\"extends\": \"nope.json\"}"},
+        {"bad.json", "{\"extends\": 3}"},
+    };
+    snprintf(path, sizeof path, "%s/sub", dir);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
+        ck_assert_int_eq(fs_write_atomic(path, files[i].json, strlen(files[i].json), err), 0);
+    }
+    grpo_config c;
+    grpo_config_default(&c);
+    snprintf(path, sizeof path, "%s/sub/deeper.json", dir);
+    ck_assert_msg(grpo_config_load(&c, path, err) == 0, "%s", err);
+    ck_assert_int_eq(c.steps, 48);      /* deeper */
+    ck_assert_str_eq(c.out, "runs/v");  /* variant */
+    ck_assert_int_eq(c.group_size, 4);  /* base */
+    ck_assert(c.adv_clip == 3.0);       /* variant, inside a section the base also set */
+    ck_assert(c.adv_eps == 1e-4);       /* base, the section's other field kept */
+    ck_assert_int_eq(c.final_seed, 3);
+    ck_assert_int_eq(c.n_final, 1);     /* the list replaced, not appended to */
+    ck_assert_str_eq(c.final_sets[0].name, "c");
+    const char *bad[][2] = {{"loop1.json", "extends: more than 4 levels"},
+                            {"missing.json", "missing.json: extends: "},
+                            {"bad.json", "bad.json: extends: expected the path of a config file"}};
+    for (int i = 0; i < 3; i++) {
+        grpo_config_default(&c);
+        snprintf(path, sizeof path, "%s/%s", dir, bad[i][0]);
+        err[0] = '\0';
+        ck_assert(grpo_config_load(&c, path, err) < 0);
+        ck_assert_msg(strstr(err, bad[i][1]), "%s: %s", bad[i][0], err);
+    }
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
 /* ---- a tiny model and tokenizer ----------------------------------------------------- */
 
 static char g_tmp[64];
@@ -1165,6 +1218,7 @@ Suite *grpo_suite(void)
     tcase_add_test(tc, test_sample_drop_per_turn);
     tcase_add_test(tc, test_sample_bad_records);
     tcase_add_test(tc, test_config_strict);
+    tcase_add_test(tc, test_config_extends);
     tcase_add_test(tc, test_balanced_draw);
     tcase_add_test(tc, test_compare_by_task);
     tcase_add_test(tc, test_warnings);
