@@ -379,7 +379,7 @@ int grpo_run_episodes(grpo_trainer *t, policy *pol, const task *const *tasks, si
 void grpo_metrics_from_groups(grpo_step_metrics *sm, grpo_group *const *gs, size_t ng)
 {
     double rew = 0, tok = 0, turns = 0;
-    size_t n = 0, pass = 0, calls = 0, ok = 0, ident = 0, fe = 0, nturns = 0;
+    size_t n = 0, pass = 0, calls = 0, ok = 0, ident = 0, fe = 0, nturns = 0, edits = 0, edits_ok = 0;
     for (size_t k = 0; k < ng; k++) {
         const grpo_group *g = gs[k];
         sm->groups++;
@@ -392,6 +392,8 @@ void grpo_metrics_from_groups(grpo_step_metrics *sm, grpo_group *const *gs, size
             pass += tr->passed;
             calls += (size_t)tr->calls;
             ok += (size_t)tr->calls_ok;
+            edits += (size_t)tr->edits;
+            edits_ok += (size_t)tr->edits_ok;
             ident += (size_t)tr->identical;
             fe += (size_t)tr->format_errors;
             nturns += (size_t)tr->turns;
@@ -404,6 +406,8 @@ void grpo_metrics_from_groups(grpo_step_metrics *sm, grpo_group *const *gs, size
     sm->pass_rate = n ? (double)pass / (double)n : 0;
     sm->tool_success = calls ? (double)ok / (double)calls : 0;
     sm->identical_share = calls ? (double)ident / (double)calls : 0;
+    sm->edit_calls = edits;
+    sm->edit_applied = edits ? (double)edits_ok / (double)edits : 0;
     sm->format_error_rate = nturns ? (double)fe / (double)nturns : 0;
     sm->policy_tokens_mean = n ? tok / (double)n : 0;
     sm->turns_mean = n ? turns / (double)n : 0;
@@ -519,6 +523,8 @@ static cJSON *metrics_json(const grpo_step_metrics *sm)
     cJSON_AddNumberToObject(o, "policy_tokens_mean", sm->policy_tokens_mean);
     cJSON_AddNumberToObject(o, "turns_mean", sm->turns_mean);
     cJSON_AddNumberToObject(o, "identical_share", sm->identical_share);
+    cJSON_AddNumberToObject(o, "edit_calls", (double)sm->edit_calls);
+    cJSON_AddNumberToObject(o, "edit_applied", sm->edit_applied);
     /* sums over the update passes: report one pass's worth */
     double passes = sm->passes > 0 ? sm->passes : 1;
     cJSON_AddNumberToObject(o, "loss", L->loss / passes);
@@ -573,10 +579,10 @@ static int log_step(grpo_trainer *t, grpo_step_metrics *sm, char *err)
     const grpo_loss_stats *L = &sm->loss;
     double tok = L->tokens ? (double)L->tokens : 1;
     buf_printf(&line,
-               "step %ld/%ld [%s] reward %.3f pass %.3f zero-var %zu/%zu tool %.2f fmt %.3f tok %.0f kl %.4f "
+               "step %ld/%ld [%s] reward %.3f pass %.3f zero-var %zu/%zu tool %.2f edit %.2f fmt %.3f tok %.0f kl %.4f "
                "clip %.3f ent %.3f turns %.1f ident %.3f | %.1f s (rollout %.1f, train %.1f) util %.2f",
                sm->step, t->cfg.steps, sm->mode, sm->reward_mean, sm->pass_rate, sm->zero_var, sm->groups,
-               sm->tool_success, sm->format_error_rate, sm->policy_tokens_mean, L->has_kl ? L->kl_sum / tok : 0.0,
+               sm->tool_success, sm->edit_applied, sm->format_error_rate, sm->policy_tokens_mean, L->has_kl ? L->kl_sum / tok : 0.0,
                L->tokens ? (double)L->clipped / tok : 0.0, L->has_ent ? L->ent_sum / tok : 0.0, sm->turns_mean,
                sm->identical_share, sm->step_s, sm->rollout_s, sm->train_s, sm->util);
     grpo_warnings(t, warn, &line);

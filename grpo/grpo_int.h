@@ -47,6 +47,8 @@ typedef struct grpo_step_metrics {
     size_t groups, zero_var, resampled, dropped, episodes, errors;
     double reward_mean, pass_rate, tool_success, format_error_rate, policy_tokens_mean, turns_mean,
         identical_share;
+    size_t edit_calls;   /* edit_file / write_file calls of the step's episodes */
+    double edit_applied; /* the share of them that changed a file (0 with none) */
     grpo_loss_stats loss;
     size_t seqs, trained_tokens, forward_tokens, stale_dropped, skipped_long, skipped_records, filtered_seqs;
     int updated;         /* 0: no gradient signal, optimizer skipped */

@@ -1044,6 +1044,8 @@ START_TEST(test_grpo_three_steps_and_resume)
         /* tokens are trained on the weights that sampled them: ratio 1 */
         ck_assert(fabs(cJSON_GetObjectItem(lines[i], "ratio_mean")->valuedouble - 1.0) < 1e-3);
         ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(lines[i], "kl")));
+        double ea = cJSON_GetObjectItem(lines[i], "edit_applied")->valuedouble;
+        ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(lines[i], "edit_calls")) && ea >= 0 && ea <= 1);
         updated += cJSON_IsTrue(cJSON_GetObjectItem(lines[i], "updated"));
         cJSON_Delete(lines[i]);
     }
