@@ -372,6 +372,21 @@
  * an 32k-token context. */
 #define RL_TOOL_OBS_BUDGET 8192
 
+/* edit_file's answer to an old_string it cannot place: the most similar
+ * lines of the file when there is no match, the matching lines when there
+ * are several. The scan compares character pairs of one window of lines
+ * per line of the file, linear in the file; files past 256 KiB (not code a
+ * policy edits by hand) and old_strings past 4 KiB get no hint. Eight
+ * lines of occurrences are enough to see that more context is needed. */
+#define RL_TOOL_HINT_FILE_MAX (256u << 10)
+#define RL_TOOL_HINT_OLD_MAX 4096
+#define RL_TOOL_HINT_SHOW_MAX 8
+
+/* Windows of the file edit_file shows for an old_string it cannot find:
+ * a short one ("x > lo") is about as similar to several lines, and three
+ * candidates cost ~60 tokens. */
+#define RL_TOOL_HINT_WINDOWS 3
+
 /* A file whose first bytes hold a NUL is binary: not shown or searched. */
 #define RL_TOOL_BINARY_PROBE 8192
 

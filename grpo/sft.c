@@ -141,6 +141,12 @@ static int parse_field(sft_config *c, const cJSON *f, const char *name, char *er
         c->loss_all = !strcmp(on, "all");
         return 0;
     }
+    if (!strcmp(k, "mask_failed_calls")) {
+        if (!cJSON_IsBool(f))
+            return rl_err(err, RL_EINVAL, "%s: mask_failed_calls: expected true or false", name);
+        c->mask_failed = cJSON_IsTrue(f);
+        return 0;
+    }
     if (!strcmp(k, "min_reward")) {
         if (cJSON_IsNull(f)) {
             c->min_reward = -INFINITY;
@@ -325,6 +331,7 @@ static int load_data(trainer *t, traj_set *set, const char *const *files, int n,
     o.tok = t->tok;
     o.max_len = t->c->seq_len ? (size_t)t->c->seq_len : (size_t)t->m->cfg.max_seq;
     o.min_reward = t->c->min_reward;
+    o.mask_failed = t->c->mask_failed;
     for (int i = 0; i < n; i++) {
         int rc = traj_load_file(set, files[i], &o, err);
         if (rc < 0)
@@ -519,6 +526,8 @@ static void report_data(FILE *f, const char *what, const traj_stats *st)
         fprintf(f, "; skipped: %zu under min_reward, %zu without policy tokens, %zu too long (warning); %zu cut "
                    "from the left",
                 st->skipped_reward, st->skipped_empty, st->skipped_long, st->cut);
+    if (st->masked_turns)
+        fprintf(f, "; %zu turns with a failed tool call kept as context", st->masked_turns);
     fprintf(f, "\n");
 }
 

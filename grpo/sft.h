@@ -16,7 +16,8 @@
  *    "steps": 1000 | "epochs": 10, "stop_after": 0, "batch": 8, "seq_len": 4096,
  *    "micro_tokens": 8192, "seed": 1, "min_reward": 1, "threads": 0,
  *    "eval_data": ["FILE.jsonl"], "eval_every": 100, "eval_max": 64,
- *    "save_every": 200, "log_every": 1, "loss_on": "policy"}
+ *    "save_every": 200, "log_every": 1, "loss_on": "policy",
+ *    "mask_failed_calls": false}
  * "model" fields are those of model_config (missing ones take the defaults;
  * vocab defaults to the tokenizer's). With "init" the run continues from a
  * checkpoint (its config; its tokenizer unless "tokenizer" is given).
@@ -54,6 +55,9 @@ typedef struct sft_config {
     int micro_tokens;          /* padded tokens per forward */
     uint64_t seed;
     double min_reward;         /* skip records below (-inf: keep all) */
+    int mask_failed;           /* "mask_failed_calls": a turn whose tool call
+                                  failed is context, not a target (demonstrations
+                                  of recovery teach the repair, not the mistake) */
     int threads;               /* 0: the model's default */
     char **eval_data;          /* files of the evaluation set */
     int n_eval_data;

@@ -127,6 +127,7 @@ typedef struct rturn {
     const cJSON *ids, *logprobs;
     const cJSON *segs;
     int truncated;
+    int untrained;         /* mask_failed and a tool call of this turn failed */
 } rturn;
 
 static const cJSON *item(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
@@ -277,12 +278,15 @@ static int seg_kind_of(const char *origin)
     return -1;
 }
 
-/* Encodes text[0..len) segment by segment. policy_mask: whether assistant
- * segments are trained on (keep) or history (drop). */
-static int encode_context(seq *q, const tok_t *tok, const char *text, size_t len, const cJSON *segs, int policy_mask,
-                          size_t k, const char *where, char *err)
+/* Encodes text[0..len) segment by segment. t: the turns whose assistant
+ * segments are trained on (keep), where turn j's own start at byte
+ * start[j] (its context's length: its reply and the next turn's appended
+ * text follow), unless it is marked untrained; NULL: they are history
+ * (drop). */
+static int encode_context(seq *q, const tok_t *tok, const char *text, size_t len, const cJSON *segs, const rturn *t,
+                          const size_t *start, size_t k, const char *where, char *err)
 {
-    size_t at = 0, i = 0;
+    size_t at = 0, i = 0, j = 0;
     const cJSON *s;
     cJSON_ArrayForEach(s, segs)
     {
@@ -294,8 +298,11 @@ static int encode_context(seq *q, const tok_t *tok, const char *text, size_t len
                           "%s: turn %zu: segments[%zu]: expected [offset, length, origin] continuing at byte %zu of %zu", where,
                           k, i, at, len);
         size_t n = (size_t)ln->valuedouble;
-        int rc = seq_encode(q, tok, text + at, n, kind == SEG_PLAIN ? TOK_SPECIAL_PLAIN : TOK_SPECIAL_ALLOW,
-                            kind == SEG_POLICY && policy_mask, where, err);
+        while (t && j + 1 < k && start[j + 1] <= at)
+            j++;
+        int train = kind == SEG_POLICY && t && !(j < k && at >= start[j] && t[j].untrained);
+        int rc = seq_encode(q, tok, text + at, n, kind == SEG_PLAIN ? TOK_SPECIAL_PLAIN : TOK_SPECIAL_ALLOW, train,
+                            where, err);
         if (rc < 0)
             return rc;
         at += n;
@@ -310,13 +317,13 @@ static int encode_context(seq *q, const tok_t *tok, const char *text, size_t len
  * the stop token the policy wrote: all policy tokens. */
 static int encode_generated(seq *q, const tok_t *tok, const rturn *t, const char *where, char *err)
 {
-    int rc = seq_encode(q, tok, t->gen, t->gen_len, TOK_SPECIAL_ALLOW, 1, where, err);
+    int rc = seq_encode(q, tok, t->gen, t->gen_len, TOK_SPECIAL_ALLOW, !t->untrained, where, err);
     if (rc < 0 || t->truncated)
         return rc;
     int32_t end = tok_special_id(tok, "<|im_end|>");
     if (end < 0)
         return rl_err(err, RL_EINVAL, "%s: the tokenizer has no <|im_end|> token", where);
-    return seq_push(q, &end, NULL, 1, 1, where, err);
+    return seq_push(q, &end, NULL, 1, !t->untrained, where, err);
 }
 
 /* The recorded full context ids of a turn must be what we encoded. */
@@ -499,7 +506,7 @@ static int build_keep(traj_set *s, const rturn *t, size_t nt, const rec_info *ri
             rc = k == 0 ? push_json_ids(&q, t[0].ctx_ids, NULL, 0, vocab, "context_ids", where, err)
                         : push_json_ids(&q, t[k].append_ids, NULL, 0, vocab, "append_ids", where, err);
             if (rc == 0)
-                rc = push_json_ids(&q, t[k].ids, t[k].logprobs, 1, vocab, "ids", where, err);
+                rc = push_json_ids(&q, t[k].ids, t[k].logprobs, !t[k].untrained, vocab, "ids", where, err);
         }
         if (rc < 0) {
             seq_free(&q);
@@ -514,7 +521,15 @@ static int build_keep(traj_set *s, const rturn *t, size_t nt, const rec_info *ri
     size_t len = 0;
     if ((rc = last_context_text(&text, &len, t, nt, where, err)) < 0)
         return rc;
-    rc = encode_context(&q, o->tok, text, len, last->segs, 1, nt - 1, where, err);
+    size_t *start = malloc(nt * sizeof *start); /* where each turn's context ends: its reply starts */
+    if (!start) {
+        free(text);
+        return rl_err(err, RL_ENOMEM, "%s: out of memory", where);
+    }
+    for (size_t k = 0; k < nt; k++)
+        start[k] = t[k].text ? t[k].text_len : start[k - 1] + t[k - 1].gen_len + t[k].append_len;
+    rc = encode_context(&q, o->tok, text, len, last->segs, t, start, nt - 1, where, err);
+    free(start);
     free(text);
     if (rc == 0 && last->ctx_ids)
         rc = check_same(&q, 0, last->ctx_ids, vocab, nt - 1, where, err);
@@ -535,12 +550,14 @@ static int build_drop(traj_set *s, const rturn *t, size_t nt, const rec_info *ri
         const rturn *u = &t[k];
         seq q = {0};
         int rc = 0, from_ids = 0;
+        if (u->untrained)
+            continue; /* its sample would have no policy token */
         if (!u->text)
             return rl_err(err, RL_EPARSE, "%s: turn %zu: history drop: expected the context as {\"text\"}", where, k);
         if (o->use_ids && u->ctx_ids) {
             rc = push_json_ids(&q, u->ctx_ids, NULL, 0, vocab, "context_ids", where, err);
         } else if ((rc = need_tok(o, where, err)) == 0) {
-            rc = encode_context(&q, o->tok, u->text, u->text_len, u->segs, 0, k, where, err);
+            rc = encode_context(&q, o->tok, u->text, u->text_len, u->segs, NULL, NULL, k, where, err);
             if (rc == 0 && u->ctx_ids)
                 rc = check_same(&q, 0, u->ctx_ids, vocab, k, where, err);
         }
@@ -556,6 +573,18 @@ static int build_drop(traj_set *s, const rturn *t, size_t nt, const rec_info *ri
         }
         if ((rc = finish_sample(s, &q, ri, (int)k, from_ids, o, where, err)) < 0)
             return rc;
+    }
+    return 0;
+}
+
+/* Whether a tool call of the turn failed (its record says "ok": false). */
+static int turn_failed(const cJSON *turn)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, item(turn, "tool_calls"))
+    {
+        if (cJSON_IsFalse(item(c, "ok")))
+            return 1;
     }
     return 0;
 }
@@ -602,6 +631,10 @@ int traj_add_record(traj_set *s, const cJSON *rec, size_t index, const traj_opts
     {
         if ((rc = read_turn(&t[k], j, k, where, err)) < 0)
             break;
+        if (o->mask_failed && turn_failed(j)) {
+            t[k].untrained = 1;
+            s->st.masked_turns++;
+        }
         if (k == 0 && !t[0].text) {
             rc = rl_err(err, RL_EPARSE, "%s: turn 0: expected the context as {\"text\"}", where);
             break;

@@ -64,6 +64,10 @@ typedef struct traj_opts {
     double min_reward;     /* records with a lower reward are skipped */
     int use_ids;           /* 1 (default): use recorded ids when complete;
                               0: always re-tokenize the text (tests) */
+    int mask_failed;       /* 1: a turn whose tool call failed is context, not
+                              trained on (SFT on demonstrations of recovery:
+                              the mistake is shown, the repair is learned);
+                              0 (default): every policy turn is trained */
 } traj_opts;
 
 void traj_opts_default(traj_opts *o);
@@ -78,6 +82,7 @@ typedef struct traj_stats {
     size_t cut;            /* samples cut from the left */
     size_t tokens;         /* tokens in built samples */
     size_t policy_tokens;  /* of which policy-written */
+    size_t masked_turns;   /* turns left untrained by mask_failed */
 } traj_stats;
 
 typedef struct traj_set {

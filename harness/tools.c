@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -896,7 +897,155 @@ static int put_region(buf_t *o, const char *d, size_t n, size_t first, size_t la
     return put_numbered(o, d, n, from, to);
 }
 
-static int tool_edit(buf_t *out, const tool_ctx *c, const tool_call *call, const char **kind, char *err)
+/* ---- edit_file hints ------------------------------------------------------ */
+
+static int is_word_byte(unsigned char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+           ch >= 0x80;
+}
+
+/* The next token of [*p, e): a run of word bytes or one other non-blank
+ * byte, as a 16-bit hash; advances *p. -1 at the end. */
+static int token_next(const char **p, const char *e)
+{
+    const unsigned char *q = (const unsigned char *)*p, *end = (const unsigned char *)e;
+    while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
+        q++;
+    if (q == end) {
+        *p = e;
+        return -1;
+    }
+    uint32_t h = 2166136261u;
+    do
+        h = (h ^ *q++) * 16777619u;
+    while (q < end && is_word_byte(q[-1]) && is_word_byte(*q));
+    *p = (const char *)q;
+    return (int)((h ^ h >> 16) & 0xffff);
+}
+
+/* Counts the tokens of t[0..n) into h; returns how many. */
+static size_t tokens_count(uint16_t *h, const char *t, size_t n)
+{
+    size_t k = 0;
+    int x;
+    for (const char *p = t, *e = t + n; (x = token_next(&p, e)) >= 0; k++)
+        if (h[x] < UINT16_MAX)
+            h[x]++;
+    return k;
+}
+
+/* Where each line of a file starts. */
+typedef struct line_tab {
+    const char **at; /* at[i]: start of line i; at[n]: end of the data */
+    size_t n;
+} line_tab;
+
+static int line_tab_make(line_tab *lt, const char *d, size_t n)
+{
+    size_t k = count_lines(d, n);
+    lt->at = malloc((k + 1) * sizeof *lt->at);
+    if (!lt->at)
+        return RL_ENOMEM;
+    lt->n = 0;
+    for (const char *p = d, *e = d + n; p < e && lt->n < k;) {
+        lt->at[lt->n++] = p;
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        p = nl ? nl + 1 : e;
+    }
+    lt->at[lt->n] = d + n;
+    return 0;
+}
+
+/* The windows of as many lines as old spans whose tokens (names, numbers,
+ * single punctuation; blanks ignored) overlap old's most, as a Dice
+ * coefficient of the two multisets: the best, and up to
+ * RL_TOOL_HINT_WINDOWS - 1 others that do not overlap it and score at
+ * least 3/4 of it (a short old_string matches several lines about as
+ * well), shown numbered in file order. A policy that misremembered a name,
+ * a number or the spacing can copy the real text from here. No hint when
+ * no token is shared. */
+static int hint_nearest(buf_t *h, const char *path, const char *d, size_t n, const char *old, size_t ko)
+{
+    size_t lines = ko && old[ko - 1] == '\n' ? nl_count(old, ko) : nl_count(old, ko) + 1;
+    line_tab lt = {0};
+    uint16_t *ref = calloc(1u << 16, sizeof *ref), *win = calloc(1u << 16, sizeof *win);
+    double *score = NULL;
+    int rc = RL_ENOMEM;
+    if (!ref || !win || line_tab_make(&lt, d, n) || !(score = calloc(lt.n + 1, sizeof *score)))
+        goto out;
+    if (lines > lt.n)
+        lines = lt.n;
+    size_t n_ref = tokens_count(ref, old, ko), nwin = lines ? lt.n - lines + 1 : 0;
+    for (size_t i = 0; n_ref && i < nwin; i++) {
+        const char *b = lt.at[i], *e = lt.at[i + lines];
+        size_t n_win = tokens_count(win, b, (size_t)(e - b)), common = 0;
+        int x;
+        for (const char *p = b; (x = token_next(&p, e)) >= 0;)
+            if (win[x]) { /* first visit of this token: the smaller count, then clear */
+                common += win[x] < ref[x] ? win[x] : ref[x];
+                win[x] = 0;
+            }
+        score[i] = 2.0 * (double)common / (double)(n_ref + n_win);
+    }
+    size_t pick[RL_TOOL_HINT_WINDOWS], np = 0;
+    double top = 0;
+    while (np < RL_TOOL_HINT_WINDOWS) { /* greedy: the best window left that overlaps none picked */
+        size_t at = nwin;
+        for (size_t i = 0; i < nwin; i++)
+            if (score[i] > 0 && (at == nwin || score[i] > score[at]))
+                at = i;
+        if (at == nwin || (np && score[at] < 0.75 * top))
+            break;
+        if (!np)
+            top = score[at];
+        pick[np++] = at;
+        for (size_t i = at + 1 > lines ? at + 1 - lines : 0; i < at + lines && i < nwin; i++)
+            score[i] = 0;
+    }
+    for (size_t i = 1; i < np; i++) /* file order */
+        for (size_t j = i; j > 0 && pick[j - 1] > pick[j]; j--) {
+            size_t t = pick[j];
+            pick[j] = pick[j - 1];
+            pick[j - 1] = t;
+        }
+    rc = 0;
+    if (np)
+        rc = buf_printf(h, "the most similar text in %s:\n", path);
+    for (size_t k = 0; k < np && !rc; k++)
+        rc = put_numbered(h, d, n, pick[k] + 1, pick[k] + lines);
+out:
+    free(lt.at);
+    free(ref);
+    free(win);
+    free(score);
+    return rc;
+}
+
+/* The lines where the first RL_TOOL_HINT_SHOW_MAX occurrences of old start. */
+static int hint_occurrences(buf_t *h, const char *path, const char *d, size_t n, const char *old, size_t ko)
+{
+    int rc = buf_printf(h, "it occurs in %s at:\n", path);
+    size_t shown = 0, line = 1;
+    const char *counted = d;
+    for (const char *p = d, *e = d + n; !rc && p < e && shown < RL_TOOL_HINT_SHOW_MAX;) {
+        const char *q = memmem(p, (size_t)(e - p), old, ko);
+        if (!q)
+            break;
+        size_t at = line + nl_count(counted, (size_t)(q - counted));
+        counted = q;
+        if (at != line || !shown) { /* each line once */
+            rc = put_numbered(h, d, n, at, at);
+            shown++;
+        }
+        line = at;
+        p = q + ko;
+    }
+    return rc;
+}
+
+static int tool_edit(buf_t *out, buf_t *hint, const tool_ctx *c, const tool_call *call, const char **kind,
+                     char *err)
 {
     char path[RL_TOOL_PATH_MAX + 1];
     int rc = path_arg(path, call, "path", NULL, err);
@@ -926,8 +1075,11 @@ static int tool_edit(buf_t *out, const tool_ctx *c, const tool_call *call, const
     const char *at;
     size_t count = occurrences(d, n, old, ko, &at);
     if (count != 1) {
-        free(d);
         *kind = count ? "not_unique" : "no_match";
+        if (n <= RL_TOOL_HINT_FILE_MAX && ko <= RL_TOOL_HINT_OLD_MAX &&
+            (count ? hint_occurrences(hint, path, d, n, old, ko) : hint_nearest(hint, path, d, n, old, ko)))
+            buf_clear(hint); /* out of memory for the hint: the error line alone */
+        free(d);
         if (!count)
             return rl_err(err, RL_ENOENT, "old_string not found in %s: expected an exact copy "
                           "of existing text (whitespace included, no line numbers)", path);
@@ -1095,8 +1247,9 @@ int tool_exec(tool_result *out, const tool_ctx *ctx, const tool_call *call, char
     char e[RL_ERR_MAX] = "";
     double t0 = now_ms();
     memset(out, 0, sizeof *out);
-    buf_t obs;
+    buf_t obs, hint;
     buf_init(&obs, 0);
+    buf_init(&hint, 0);
     const char *name = call && call->name ? call->name : "";
     const char *kind = NULL;
     int file_tool = strcmp(name, "run_tests") && strcmp(name, "submit");
@@ -1112,7 +1265,7 @@ int tool_exec(tool_result *out, const tool_ctx *ctx, const tool_call *call, char
     else if (!strcmp(name, "search"))
         rc = tool_search(&obs, ctx, call, e);
     else if (!strcmp(name, "edit_file"))
-        rc = tool_edit(&obs, ctx, call, &kind, e);
+        rc = tool_edit(&obs, &hint, ctx, call, &kind, e);
     else if (!strcmp(name, "write_file"))
         rc = tool_write(&obs, ctx, call, e);
     else if (!strcmp(name, "run_tests"))
@@ -1127,7 +1280,12 @@ int tool_exec(tool_result *out, const tool_ctx *ctx, const tool_call *call, char
         if (obs.len && obs.data[obs.len - 1] != '\n')
             buf_putc(&obs, '\n');
         buf_printf(&obs, "error: %s", e);
+        if (hint.len) {
+            buf_putc(&obs, '\n');
+            buf_append(&obs, hint.data, hint.len);
+        }
     }
+    buf_free(&hint);
     buf_t clean;
     buf_init(&clean, 0);
     if (sanitize(&clean, buf_str(&obs), obs.len) == 0)

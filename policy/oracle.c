@@ -20,12 +20,25 @@
  * read_file response in the context; when that response was cut, or the
  * file has several hunks, the whole hunk is the edit (always unique: it is
  * what the patch applies to).
+ *
+ * Recovery demonstrations (oracle:recover=PERCENT): in that share of tasks
+ * (a hash of the gold patch decides, so a task always gets the same
+ * episode), the first edit is one a policy gets wrong in practice, and
+ * the next turn repairs it from the tool's answer. Two mistakes, the ones
+ * the built-in model makes (results/grpo-family-g5.md): an old_string
+ * shrunk until it occurs more than once (the repair takes the minimal
+ * edit: more of the line), or one with a name swapped for another of the
+ * file's names, a number off by one when it has no name (the repair copies
+ * the text edit_file shows as the most similar). Only single-hunk fixes get
+ * one, and only when such a mistake exists in the file the policy read.
+ * SFT with "mask_failed_calls" trains on the repair, never on the mistake.
  */
 #include "common/err.h"
 #include "policy/scripted.h"
 #include "tasks/patch.h"
 
 #include <cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +55,8 @@ typedef struct step {
 typedef struct oracle {
     step *steps;
     size_t n;
+    size_t demo;  /* the edit step that a recovery demonstration precedes; n: none */
+    uint64_t h;   /* hash of the gold patch: picks which mistake */
 } oracle;
 
 static int push(oracle *o, const char *tool, cJSON *args, const char *why)
@@ -108,7 +123,6 @@ static int plan(oracle *o, const patch *p)
         rc = push(o, "submit", cJSON_CreateObject(), "The tests pass; submit.");
     return rc;
 }
-
 
 /* ---- minimal edits ---------------------------------------------------------- */
 
@@ -255,6 +269,18 @@ static size_t unit_right(const char *t, size_t n, size_t i)
     return j;
 }
 
+/* Lengths of the common prefix and (not overlapping it) suffix of a and b. */
+static void common_ends(const char *a, size_t an, const char *b, size_t bn, size_t *pre, size_t *suf)
+{
+    size_t p = 0, q = 0;
+    while (p < an && p < bn && a[p] == b[p])
+        p++;
+    while (q < an - p && q < bn - p && a[an - 1 - q] == b[bn - 1 - q])
+        q++;
+    *pre = p;
+    *suf = q;
+}
+
 /* At least this many non-blank characters of old_string: a lone "4" or
  * "<=" is unique in some files, but names no place a reader could find;
  * three characters ("+ 4", "m <") keep an anchor and cost a policy little
@@ -271,11 +297,8 @@ static size_t unit_right(const char *t, size_t n, size_t i)
 static int inline_span(const char *old, size_t on, const char *neu, size_t nn, const char *file, size_t fn,
                        size_t *b, size_t *e_old, size_t *e_new)
 {
-    size_t pre = 0, suf = 0;
-    while (pre < on && pre < nn && old[pre] == neu[pre])
-        pre++;
-    while (suf < on - pre && suf < nn - pre && old[on - 1 - suf] == neu[nn - 1 - suf])
-        suf++;
+    size_t pre, suf;
+    common_ends(old, on, neu, nn, &pre, &suf);
     if (memchr(old + pre, '\n', on - pre - suf) || memchr(neu + pre, '\n', nn - pre - suf))
         return 0;
     /* no word is cut: the span starts and ends on unit boundaries */
@@ -303,6 +326,23 @@ static int inline_span(const char *old, size_t on, const char *neu, size_t nn, c
     *e_old = hi;
     *e_new = nn - (on - hi);
     return 1;
+}
+
+/* The args JSON of an edit_file call (NULL: out of memory). */
+static char *edit_args(const char *path, const char *old, size_t on, const char *neu, size_t nn)
+{
+    cJSON *a = cJSON_CreateObject();
+    char *ov = strndup(old, on), *nv = strndup(neu, nn), *out = NULL;
+    if (a && ov && nv) {
+        cJSON_AddStringToObject(a, "path", path);
+        cJSON_AddStringToObject(a, "old_string", ov);
+        cJSON_AddStringToObject(a, "new_string", nv);
+        out = cJSON_PrintUnformatted(a);
+    }
+    cJSON_Delete(a);
+    free(ov);
+    free(nv);
+    return out;
 }
 
 /* The smallest edit inside the hunk whose old_string occurs once in file:
@@ -340,17 +380,7 @@ static char *minimal_edit(const step *s, const char *file, size_t fn)
                     os += b;
                     on = eo - b;
                 }
-                cJSON *a = cJSON_CreateObject();
-                char *ov = strndup(os, on), *nv = strndup(ws, wn);
-                if (a && ov && nv) {
-                    cJSON_AddStringToObject(a, "path", s->path);
-                    cJSON_AddStringToObject(a, "old_string", ov);
-                    cJSON_AddStringToObject(a, "new_string", nv);
-                    args = cJSON_PrintUnformatted(a);
-                }
-                cJSON_Delete(a);
-                free(ov);
-                free(nv);
+                args = edit_args(s->path, os, on, ws, wn);
                 break;
             }
         }
@@ -367,12 +397,254 @@ out:
     return args;
 }
 
+/* ---- recovery demonstrations ------------------------------------------------ */
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static int unit_edge(const char *t, size_t n, size_t i)
+{
+    return i == 0 || i == n || !(is_word(t[i - 1]) && is_word(t[i]));
+}
+
+/* Words no one misremembers as another name. */
+static int is_keyword(const char *w, size_t n)
+{
+    static const char *const KW[] = {"if", "else", "for", "while", "do", "return", "int", "long", "char",
+                                      "void", "const", "static", "unsigned", "struct", "double", "float",
+                                      "size_t", "include", "define", "break", "continue", "sizeof", NULL};
+    for (size_t i = 0; KW[i]; i++)
+        if (strlen(KW[i]) == n && !memcmp(KW[i], w, n))
+            return 1;
+    return 0;
+}
+
+/* Longest old_string a demonstration shrinks (longer edits are whole hunks). */
+#define ORACLE_DEMO_OLD_MAX 400
+
+/* The mistake "too short": the shortest piece of old (cut at unit edges
+ * inside the text old and new share, so new is cut alike) with at least
+ * ORACLE_MIN_EDIT_CHARS non-blank characters that occurs more than once
+ * in file. NULL when every such piece is unique. */
+static char *shrunk_edit(const char *path, const char *old, const char *neu, const char *file, size_t fn)
+{
+    size_t on = strlen(old), nn = strlen(neu), pre, suf;
+    if (on > ORACLE_DEMO_OLD_MAX)
+        return NULL;
+    common_ends(old, on, neu, nn, &pre, &suf);
+    size_t best_lo = 0, best_hi = 0;
+    for (size_t lo = 0; lo <= pre; lo++) {
+        if (!unit_edge(old, on, lo) || (lo < on && is_blank(old[lo])))
+            continue;
+        for (size_t hi = on; hi >= on - suf && hi > lo; hi--) {
+            if (!unit_edge(old, on, hi) || is_blank(old[hi - 1]))
+                continue;
+            size_t shown = 0;
+            for (size_t i = lo; i < hi; i++)
+                shown += !is_blank(old[i]) && old[i] != '\n';
+            if (shown < ORACLE_MIN_EDIT_CHARS || (best_hi && hi - lo >= best_hi - best_lo))
+                continue;
+            if (count_upto2(file, fn, old + lo, hi - lo) == 2) {
+                best_lo = lo;
+                best_hi = hi;
+            }
+        }
+    }
+    if (!best_hi)
+        return NULL;
+    return edit_args(path, old + best_lo, best_hi - best_lo, neu + best_lo, nn - (on - best_hi) - best_lo);
+}
+
+/* The mistake "misremembered": one word of old replaced, a name by another
+ * name of the file (h picks which), a number by the next one, wherever
+ * that leaves old_string absent from the file. The same word in the text
+ * new shares with old is replaced too, so the edit stays coherent. NULL
+ * when no replacement works. */
+static char *swapped_edit(const char *path, const char *old, const char *neu, const char *file, size_t fn,
+                          uint64_t h)
+{
+    size_t on = strlen(old), nn = strlen(neu), pre, suf;
+    if (on > ORACLE_DEMO_OLD_MAX)
+        return NULL;
+    common_ends(old, on, neu, nn, &pre, &suf);
+    /* the file's names, in order of first appearance */
+    const char *names[64];
+    size_t lens[64], nnames = 0;
+    for (size_t i = 0; i < fn && nnames < 64;) {
+        if (!is_word(file[i]) || (file[i] >= '0' && file[i] <= '9') || (i && is_word(file[i - 1]))) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < fn && is_word(file[j]))
+            j++;
+        size_t k = 0;
+        while (k < nnames && !(lens[k] == j - i && !memcmp(names[k], file + i, j - i)))
+            k++;
+        if (k == nnames && !is_keyword(file + i, j - i)) {
+            names[nnames] = file + i;
+            lens[nnames++] = j - i;
+        }
+        i = j;
+    }
+    char *out = NULL;
+    for (int pass = 0; pass < 2 && !out; pass++) /* names first, then numbers */
+        for (size_t w = 0; w < on && !out;) {
+            if (!is_word(old[w]) || !unit_edge(old, on, w)) {
+                w++;
+                continue;
+            }
+            size_t we = w;
+            while (we < on && is_word(old[we]))
+                we++;
+            int number = old[w] >= '0' && old[w] <= '9';
+            char num[32];
+            const char *rep = NULL;
+            size_t rl = 0;
+            if (pass == 1 && number && we - w < 18) {
+                rl = (size_t)snprintf(num, sizeof num, "%lld", strtoll(old + w, NULL, 10) + 1);
+                rep = num;
+            }
+            for (size_t t = 0; pass == 0 && !number && !is_keyword(old + w, we - w) && t < nnames && !rep; t++) {
+                size_t k = (size_t)((h + t) % nnames);
+                if (!(lens[k] == we - w && !memcmp(names[k], old + w, we - w))) {
+                    rep = names[k];
+                    rl = lens[k];
+                }
+            }
+            if (rep) {
+                char *bo = malloc(on - (we - w) + rl + 1), *bn = malloc(nn + rl + 1);
+                if (bo && bn) {
+                    memcpy(bo, old, w);
+                    memcpy(bo + w, rep, rl);
+                    memcpy(bo + w + rl, old + we, on - we + 1);
+                    size_t bon = on - (we - w) + rl, bnn = nn;
+                    memcpy(bn, neu, nn + 1);
+                    if (we <= pre || w >= on - suf) { /* shared text: the same place in new */
+                        size_t nw = we <= pre ? w : nn - (on - w);
+                        memcpy(bn, neu, nw);
+                        memcpy(bn + nw, rep, rl);
+                        memcpy(bn + nw + rl, neu + nw + (we - w), nn - nw - (we - w) + 1);
+                        bnn = nn - (we - w) + rl;
+                    }
+                    if (count_upto2(file, fn, bo, bon) == 0 && strcmp(bo, bn))
+                        out = edit_args(path, bo, bon, bn, bnn);
+                }
+                free(bo);
+                free(bn);
+            }
+            w = we;
+        }
+    return out;
+}
+
+/* For a demonstration, the mistaken edit (args JSON) and the repair, both
+ * from the file the policy read; 0 when the task gets none (then the
+ * episode is the plain one). *kind: 0 misremembered, 1 too short. */
+static int demo_edits(const oracle *o, const char *ctx, size_t len, char **bad, char **fix, int *kind)
+{
+    *bad = *fix = NULL;
+    if (o->demo >= o->n)
+        return 0;
+    const step *s = &o->steps[o->demo];
+    size_t fn = 0;
+    char *file = seen_file(ctx, len, s->read_turn, &fn);
+    *fix = file ? minimal_edit(s, file, fn) : NULL;
+    cJSON *a = *fix ? cJSON_Parse(*fix) : NULL;
+    const cJSON *ov = cJSON_GetObjectItem(a, "old_string"), *nv = cJSON_GetObjectItem(a, "new_string");
+    if (cJSON_IsString(ov) && cJSON_IsString(nv)) {
+        int first = (int)(o->h >> 32 & 1);
+        for (int t = 0; t < 2 && !*bad; t++) {
+            *kind = first ^ t;
+            *bad = *kind ? shrunk_edit(s->path, ov->valuestring, nv->valuestring, file, fn)
+                         : swapped_edit(s->path, ov->valuestring, nv->valuestring, file, fn, o->h);
+        }
+    }
+    cJSON_Delete(a);
+    free(file);
+    if (!*bad) {
+        free(*fix);
+        *fix = NULL;
+        return 0;
+    }
+    return 1;
+}
+
+static const char *const REPAIR_WHY[3] = {
+    "The old_string is not an exact copy of the file; copy it from the most similar lines shown.",
+    "The old_string occurs more than once; take more of its line so that it is unique.",
+    "The old_string is not an exact copy of the file; copy it from the file as read.",
+};
+
+/* Whether text occurs in the numbered lines ("N| text") that the last tool
+ * response shows after its "most similar" header. */
+static int hint_shows(const char *ctx, size_t len, const char *text)
+{
+    char *r = scr_last_response(ctx, len), *out = NULL;
+    const char *h = r ? strstr(r, "the most similar text in ") : NULL;
+    const char *l = h ? strchr(h, '\n') : NULL;
+    size_t n = 0;
+    if (l && (out = malloc(strlen(l) + 1)))
+        for (l++; *l;) {
+            const char *le = strchr(l, '\n'), *c = l;
+            le = le ? le : l + strlen(l);
+            while (c < le && *c == ' ')
+                c++;
+            while (c < le && *c >= '0' && *c <= '9')
+                c++;
+            if (c == le || *c != '|')
+                break;
+            c += c + 1 < le && c[1] == ' ' ? 2 : 1;
+            memcpy(out + n, c, (size_t)(le - c));
+            n += (size_t)(le - c);
+            out[n++] = '\n';
+            l = *le ? le + 1 : le;
+        }
+    int found = 0;
+    if (out) {
+        out[n] = '\0';
+        cJSON *a = cJSON_Parse(text);
+        const cJSON *ov = cJSON_GetObjectItem(a, "old_string");
+        found = cJSON_IsString(ov) && strstr(out, ov->valuestring);
+        cJSON_Delete(a);
+    }
+    free(out);
+    free(r);
+    return found;
+}
+
 static int oracle_generate(policy *p, pol_response *resp, const pol_request *req, size_t n, char *err)
 {
     oracle *o = p->impl;
     for (size_t i = 0; i < n; i++) {
         size_t turn = scr_turn(req[i].context, req[i].context_len);
         int rc;
+        char *bad = NULL, *fix = NULL;
+        int kind = 0;
+        if (turn >= o->demo && o->demo < o->n && demo_edits(o, req[i].context, req[i].context_len, &bad, &fix, &kind)) {
+            if (turn == o->demo || turn == o->demo + 1) {
+                const step *s = &o->steps[o->demo];
+                rc = scr_reply(&resp[i], req[i].context, req[i].context_len,
+                               turn == o->demo                                 ? s->why
+                               : kind || hint_shows(req[i].context, req[i].context_len, fix) ? REPAIR_WHY[kind]
+                                                                                             : REPAIR_WHY[2],
+                               NULL, s->tool,
+                               turn == o->demo ? bad : fix, err);
+                free(bad);
+                free(fix);
+                if (rc < 0)
+                    return rc;
+                continue;
+            }
+            turn--; /* one turn more than the plan: the mistake */
+        }
+        free(bad);
+        free(fix);
         if (turn < o->n) {
             const step *s = &o->steps[turn];
             char *small = NULL;
@@ -410,7 +682,7 @@ static void oracle_free(policy *p)
 
 static const pol_vtable ORACLE_VT = {oracle_generate, oracle_free};
 
-int oracle_open(policy **out, const pol_env *env, char *err)
+int oracle_open(policy **out, const pol_env *env, int recover_pct, char *err)
 {
     *out = NULL;
     if (!env || !env->gold_patch || !env->gold_patch[0])
@@ -431,6 +703,16 @@ int oracle_open(policy **out, const pol_env *env, char *err)
         return rl_err(err, RL_ENOMEM, "policy oracle: out of memory");
     }
     patch_free(&pt);
+    o->h = fnv1a(env->gold_patch);
+    o->demo = o->n;
+    size_t edits = 0, at = o->n;
+    for (size_t i = 0; i < o->n; i++)
+        if (!strcmp(o->steps[i].tool, "edit_file") || !strcmp(o->steps[i].tool, "write_file")) {
+            edits++;
+            at = i;
+        }
+    if (edits == 1 && o->steps[at].old_text && (int)(o->h % 100) < recover_pct)
+        o->demo = at;
     p->vt = &ORACLE_VT;
     p->impl = o;
     snprintf(p->name, sizeof p->name, "oracle");

@@ -24,16 +24,23 @@ int pol_open(policy **out, const char *spec, const pol_env *env, char *err)
         env = &dflt;
     }
     if (!spec || !spec[0])
-        return rl_err(err, RL_EINVAL, "policy: empty spec (expected oracle, search, replay:FILE[:K] or model:CKPT)");
+        return rl_err(err, RL_EINVAL, "policy: empty spec (expected oracle, oracle:recover=PERCENT, search, replay:FILE[:K] or model:CKPT)");
     if (!strcmp(spec, "oracle"))
-        return oracle_open(out, env, err);
+        return oracle_open(out, env, 0, err);
+    if (!strncmp(spec, "oracle:recover=", 15)) {
+        char *end;
+        long pct = strtol(spec + 15, &end, 10);
+        if (end == spec + 15 || *end || pct < 0 || pct > 100)
+            return rl_err(err, RL_EINVAL, "policy '%s': expected oracle:recover=PERCENT (0-100)", spec);
+        return oracle_open(out, env, (int)pct, err);
+    }
     if (!strcmp(spec, "search"))
         return search_open(out, env, err);
     if (!strncmp(spec, "replay:", 7))
         return replay_open(out, spec + 7, err);
     if (!strncmp(spec, "model:", 6))
         return model_policy_open(out, spec + 6, env, err);
-    return rl_err(err, RL_EINVAL, "policy '%s': unknown (expected oracle, search, replay:FILE[:K] or model:CKPT)",
+    return rl_err(err, RL_EINVAL, "policy '%s': unknown (expected oracle, oracle:recover=PERCENT, search, replay:FILE[:K] or model:CKPT)",
                   spec);
 }
 

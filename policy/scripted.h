@@ -28,8 +28,10 @@ char *scr_problem(const char *ctx, size_t len);
 int scr_reply(pol_response *resp, const char *ctx, size_t len, const char *think, const char *prose,
               const char *tool, const char *args_json, char *err);
 
-/* Policy constructors (called by pol_open). */
-int oracle_open(policy **out, const pol_env *env, char *err);
+/* Policy constructors (called by pol_open). recover_pct: the share of
+ * tasks (0-100, chosen by a hash of the gold patch) whose oracle episode
+ * shows a failed edit and its repair (policy/oracle.c). */
+int oracle_open(policy **out, const pol_env *env, int recover_pct, char *err);
 int search_open(policy **out, const pol_env *env, char *err);
 int replay_open(policy **out, const char *spec, char *err);
 /* The built-in model (policy/model_policy.c). */

@@ -2,33 +2,46 @@
 # grpo-family.sh - issue 7's experiment on the generated task family, end to end.
 #
 #   scripts/grpo-family.sh            (about 2 h 20 min on 2 cores)
+#   VARIANT=r scripts/grpo-family.sh  (the same with recovery demonstrations)
 #
 # 1. generate the family: 200 training repositories (5 train bugs and 1
 #    held-out bug each) and 12 held-out repositories (scripts/family-gen.py,
 #    seed 2; about 13 min);
 # 2. oracle episodes on the 1,000 train tasks: the SFT data (about 10 min);
-# 3. SFT from the shipped checkpoint, configs/sft-family-l.json (23 min);
+# 3. SFT from the shipped checkpoint (23 min);
 # 4. probe: the SFT policy once on every train task at the GRPO settings;
 #    the tasks it passes are GRPO's train tasks (23 min);
-# 5. GRPO, configs/grpo-family-g.json with its train_tasks replaced by
-#    the probe's list, then SFT vs RL on held-out bugs and held-out
-#    repositories (about 70 min): results/grpo-family-g.{json,md,svg}.
+# 5. GRPO with the config's train_tasks replaced by the probe's list, then
+#    SFT vs RL on held-out bugs and held-out repositories (about 70 min):
+#    results/grpo-family-<variant>.{json,md,svg}.
+#
+# Variants (VARIANT=g, the default, or r):
+#   g  plain oracle demonstrations, configs/sft-family-l.json and
+#      configs/grpo-family-g.json, in results/family-g/;
+#   r  oracle:recover=50: half the demonstrations first fail an edit and
+#      repair it from edit_file's hint (policy/oracle.c); SFT masks the
+#      failed turns (configs/sft-family-r.json), configs/grpo-family-r.json,
+#      in results/family-r/.
 #
 # Every stage is skipped when its output exists, so a killed run resumes.
 # The protocol is the one of results/grpo-family-l2c.md (no balancing by
 # bug kind: results/grpo-family-l3c.md did not do better with it), run on
 # the generator with guarded test arrays (results/family.md).
-# Intermediate outputs live in results/family-g/ (not committed).
+# Intermediate outputs live in results/family-<variant>/ (not committed).
 set -eu
 cd "$(dirname "$0")/.."
-F=results/family-g
 W=${WORKERS:-2}
+case "${VARIANT:-g}" in
+g) F=results/family-g ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-g.json ;;
+r) F=results/family-r ORACLE=oracle:recover=50 SFT=configs/sft-family-r.json GRPO=configs/grpo-family-r.json ;;
+*) echo "grpo-family: VARIANT is '$VARIANT': expected g or r" >&2; exit 2 ;;
+esac
 make -j2 >/dev/null
 [ -d "$F/tasks" ] || /usr/bin/python3 scripts/family-gen.py "$F" --repos 200 --heldout-repos 12 --seed 2
 bin/harness batch --tasks-dir "$F/tasks" --repos-dir "$F/repos" --workers "$W" --progress plain \
-    --tasks split:train --policy oracle --out "$F/oracle-train"
+    --tasks split:train --policy "$ORACLE" --out "$F/oracle-train"
 [ -f "$F/sft.safetensors" ] ||
-    bin/grpo sft --data "$F/oracle-train/trajectories.jsonl" --config configs/sft-family-l.json \
+    bin/grpo sft --data "$F/oracle-train/trajectories.jsonl" --config "$SFT" \
         --out "$F/sft.safetensors" --log "$F/sft-log.jsonl"
 EP="--prompt v2 --think on --history keep --max-turns 8 --max-context-tokens 3584 --max-wall 300 --obs-budget 8000"
 # shellcheck disable=SC2086 # EP is a list of flags
@@ -37,5 +50,7 @@ if [ -z "$ids" ]; then
     echo "grpo-family: the SFT policy passed no train task in the probe: nothing for GRPO to learn from" >&2
     exit 1
 fi
-sed "s/\"train_tasks\": *\"[^\"]*\"/\"train_tasks\": \"$ids\"/" configs/grpo-family-g.json > "$F/grpo.json"
+# the merged config (an "extends" chain resolved) with the probe's tasks
+bin/grpo train --config "$GRPO" --check |
+    sed "s/\"train_tasks\":[[:space:]]*\"[^\"]*\"/\"train_tasks\": \"$ids\"/" > "$F/grpo.json"
 scripts/grpo-experiment.sh "$F/grpo.json"

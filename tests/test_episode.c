@@ -167,6 +167,58 @@ START_TEST(test_oracle_edit_whole_words)
 }
 END_TEST
 
+/* oracle:recover=100: every single-hunk fix first fails an edit in one of
+ * the two ways a model does (a misremembered old_string, one too short to
+ * be unique), then repairs it from the tool's answer; the episode still
+ * passes. recover=0 is the plain oracle. */
+START_TEST(test_oracle_recover)
+{
+    static const char *tasks[] = {"leapyear", "roman_symbol_table", "utf8_overlong_boundary", "parse_date",
+                                  "pysemver_prerelease_numeric", "datelib_add_months"};
+    int kinds[2] = {0, 0};
+    for (size_t i = 0; i < sizeof tasks / sizeof tasks[0]; i++) {
+        cJSON *r = episode(tasks[i], "oracle:recover=100", NULL);
+        ck_assert_msg(num(r, "reward") == 1, "%s", tasks[i]);
+        const cJSON *t, *c, *failed = NULL, *after = NULL;
+        const char *repair_think = NULL;
+        cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "turns")) cJSON_ArrayForEach(c, cJSON_GetObjectItem(t, "tool_calls"))
+        {
+            if (failed && !after) {
+                after = c;
+                repair_think = str(t, "generated");
+            }
+            if (!cJSON_IsTrue(cJSON_GetObjectItem(c, "ok"))) {
+                ck_assert_msg(!failed, "%s: one mistake per episode", tasks[i]);
+                failed = c;
+            }
+        }
+        ck_assert_msg(failed != NULL, "%s: no demonstration", tasks[i]);
+        ck_assert_str_eq(str(failed, "name"), "edit_file");
+        ck_assert_str_eq(str(after, "name"), "edit_file");
+        ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(after, "ok")));
+        const char *kind = str(failed, "error_kind");
+        ck_assert_msg(!strcmp(kind, "no_match") || !strcmp(kind, "not_unique"), "%s: %s", tasks[i], kind);
+        kinds[!strcmp(kind, "not_unique")]++;
+        ck_assert_ptr_nonnull(strstr(repair_think, !strcmp(kind, "no_match") ? "not an exact copy" : "more than once"));
+        cJSON_Delete(r);
+        /* recover=0: no mistake */
+        r = episode(tasks[i], "oracle:recover=0", NULL);
+        ck_assert_double_eq(num(r, "reward"), 1);
+        cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "turns")) cJSON_ArrayForEach(c, cJSON_GetObjectItem(t, "tool_calls"))
+            ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")));
+        cJSON_Delete(r);
+    }
+    ck_assert_msg(kinds[0] && kinds[1], "both mistakes shown: %d misremembered, %d not unique", kinds[0], kinds[1]);
+    char err[RL_ERR_MAX];
+    policy *p;
+    pol_env env;
+    pol_env_default(&env);
+    env.gold_patch = "x";
+    ck_assert_int_eq(pol_open(&p, "oracle:recover=101", &env, err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "expected oracle:recover=PERCENT (0-100)"));
+}
+END_TEST
+
 /* Drops what legitimately differs between two runs: timings. */
 static void strip_timings(cJSON *o)
 {
@@ -451,6 +503,7 @@ Suite *episode_suite(void)
     tcase_add_test(tc, test_oracle_cut_read_whole_hunk);
     tcase_add_test(tc, test_request_seeds);
     tcase_add_test(tc, test_oracle_edit_whole_words);
+    tcase_add_test(tc, test_oracle_recover);
     tcase_add_test(tc, test_record_invalid_utf8);
     tcase_add_test(tc, test_same_seed_same_record);
     tcase_add_test(tc, test_editing_tests_earns_nothing);

@@ -269,6 +269,35 @@ START_TEST(test_edit_file)
     expect(&c, "edit_file", "{\"path\":\"src/leap.c\",\"old_string\":\"return y\",\"new_string\":"
                             "\"return z\"}", RL_EINVAL, "old_string occurs 2 times in src/leap.c");
     ck_assert_str_eq(g_kind, "not_unique");
+    /* hints: where a failed old_string's text really is */
+    expect(&c, "edit_file", "{\"path\":\"src/leap.c\",\"old_string\":\"    if (y % 10 == 0)\\n"
+                            "        return y % 40 == 0;\\n\",\"new_string\":\"x\"}", RL_ENOENT,
+           "expected an exact copy of existing text (whitespace included, no line numbers)\n"
+           "the most similar text in src/leap.c:\n5|     if (y % 100 == 0)\n"
+           "6|         return y % 400 == 0;\n");
+    expect(&c, "edit_file", "{\"path\":\"src/leap.c\",\"old_string\":\"retrun y % 4 == 0;\",\"new_string\":"
+                            "\"x\"}", RL_ENOENT, /* a near tie shows too */
+           "similar text in src/leap.c:\n6|         return y % 400 == 0;\n7|     return y % 4 == 0;\n");
+    char *h;
+    ck_assert_int_eq(run(&c, "edit_file", "{\"path\":\"src/leap.c\",\"old_string\":\"zzz qqq\",\"new_string\":"
+                                          "\"x\"}", &h), RL_ENOENT);
+    ck_assert_msg(!strstr(h, "similar"), "nothing alike, no hint: [%s]", h);
+    free(h);
+    expect(&c, "edit_file", "{\"path\":\"src/leap.c\",\"old_string\":\"return y\",\"new_string\":"
+                            "\"return z\"}", RL_EINVAL, "to make it unique\nit occurs in src/leap.c at:\n"
+                            "6|         return y % 400 == 0;\n7|     return y % 4 == 0;\n");
+    put("src/many.c", "x = 1;\nx = 1;\nx = 1;\nx = 1;\nx = 1;\nx = 1;\nx = 1;\nx = 1;\nx = 1;\nx = 1;\n");
+    ck_assert_int_eq(run(&c, "edit_file", "{\"path\":\"src/many.c\",\"old_string\":\"x = 1;\",\"new_string\":"
+                                          "\"x = 2;\"}", &h), RL_EINVAL);
+    ck_assert_msg(strstr(h, "occurs 10 times") && strstr(h, "\n8| x = 1;\n") && !strstr(h, "9| x"),
+                  "at most %d occurrences shown: [%s]", RL_TOOL_HINT_SHOW_MAX, h);
+    free(h);
+    put("src/twice.c", "x = x;\n");
+    ck_assert_int_eq(run(&c, "edit_file", "{\"path\":\"src/twice.c\",\"old_string\":\"x\",\"new_string\":"
+                                          "\"y\"}", &h), RL_EINVAL);
+    ck_assert_msg(strstr(h, "occurs 2 times") && strstr(h, "at:\n1| x = x;\n") && !strstr(strstr(h, "1| ") + 1, "1| "),
+                  "a line with two occurrences is shown once: [%s]", h);
+    free(h);
     expect(&c, "edit_file", "{\"path\":\"src/leap.c\",\"old_string\":\"\",\"new_string\":\"x\"}",
            RL_EINVAL, "old_string is empty");
     ck_assert_str_eq(g_kind, "invalid");

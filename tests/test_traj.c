@@ -311,6 +311,77 @@ START_TEST(test_drop_text)
 }
 END_TEST
 
+/* mask_failed: a turn whose tool call failed stays in the sequence as
+ * context; only the turns after it (the repair) are trained on. */
+static void fail_turn0(cJSON *r)
+{
+    cJSON *t0 = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), 0), *calls = cJSON_AddArrayToObject(t0, "tool_calls");
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "name", "read_file");
+    cJSON_AddFalseToObject(c, "ok");
+    cJSON_AddItemToArray(calls, c);
+}
+
+START_TEST(test_mask_failed)
+{
+    traj_opts o;
+    traj_opts_default(&o);
+    o.tok = g_tok;
+    char err[RL_ERR_MAX];
+    for (int mask = 0; mask < 2; mask++) {
+        cJSON *r = record_keep_text();
+        fail_turn0(r);
+        o.mask_failed = mask;
+        traj_set set;
+        traj_set_init(&set);
+        ck_assert_msg(build(&set, r, &o, err) == 0, "%s", err);
+        ck_assert_uint_eq(set.n, 1);
+        expect e = {.n = 0};
+        exp_segs(&e, CTX0, N(CTX0), 1);
+        exp_add(&e, GEN0, TOK_SPECIAL_ALLOW, !mask);
+        exp_segs(&e, APPEND1, N(APPEND1), !mask); /* turn 0's stop token is in the append */
+        exp_add(&e, GEN1, TOK_SPECIAL_ALLOW, 1);
+        exp_add(&e, "<|im_end|>", TOK_SPECIAL_ALLOW, 1);
+        check_sample(&set.v[0], &e);
+        ck_assert_uint_eq(set.st.masked_turns, (size_t)mask);
+        char *pt = policy_text(&set.v[0]);
+        char want[1024];
+        if (mask)
+            snprintf(want, sizeof want, "%s<|im_end|>", GEN1);
+        else
+            snprintf(want, sizeof want, "%s<|im_end|>%s<|im_end|>", GEN0, GEN1);
+        ck_assert_str_eq(pt, want);
+        free(pt);
+        traj_set_free(&set);
+        cJSON_Delete(r);
+    }
+    /* drop: the failed turn's own sample would train on nothing, so none */
+    cJSON *r = record_drop_text();
+    fail_turn0(r);
+    o.mask_failed = 1;
+    traj_set set;
+    traj_set_init(&set);
+    ck_assert_msg(build(&set, r, &o, err) == 0, "%s", err);
+    ck_assert_uint_eq(set.n, 1);
+    ck_assert_int_eq(set.v[0].turn, 1);
+    traj_set_free(&set);
+    cJSON_Delete(r);
+    /* a turn whose calls succeeded is trained on as before */
+    r = record_keep_text();
+    fail_turn0(r);
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), 0),
+                                                                    "tool_calls"), 0), "ok", cJSON_CreateTrue());
+    traj_set_init(&set);
+    ck_assert_msg(build(&set, r, &o, err) == 0, "%s", err);
+    ck_assert_uint_eq(set.st.masked_turns, 0);
+    char *pt = policy_text(&set.v[0]);
+    ck_assert_ptr_nonnull(strstr(pt, GEN0));
+    free(pt);
+    traj_set_free(&set);
+    cJSON_Delete(r);
+}
+END_TEST
+
 /* A truncated reply (length limit): the policy wrote no stop token. */
 START_TEST(test_truncated_turn)
 {
@@ -686,6 +757,7 @@ Suite *traj_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_keep_text);
     tcase_add_test(tc, test_drop_text);
+    tcase_add_test(tc, test_mask_failed);
     tcase_add_test(tc, test_truncated_turn);
     tcase_add_test(tc, test_keep_ids);
     tcase_add_test(tc, test_tokenizer_mismatch);
