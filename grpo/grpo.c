@@ -16,6 +16,7 @@
 #include "common/fsutil.h"
 #include "common/limits.h"
 #include "grpo/live_policy.h"
+#include "harness/tools.h"
 
 #include <errno.h>
 #include <math.h>
@@ -81,9 +82,9 @@ void grpo_traj_parse(grpo_traj *tr, const cJSON *rec)
             tr->edits_ok += edit && ok;
             const cJSON *kind = cJSON_GetObjectItemCaseSensitive(c, "error_kind");
             if (edit && !ok && cJSON_IsString(kind)) {
-                tr->edit_no_match += !strcmp(kind->valuestring, "no_match");
-                tr->edit_not_unique += !strcmp(kind->valuestring, "not_unique");
-                tr->edit_no_change += !strcmp(kind->valuestring, "no_change");
+                tr->edit_no_match += !strcmp(kind->valuestring, TOOL_KIND_NO_MATCH);
+                tr->edit_not_unique += !strcmp(kind->valuestring, TOOL_KIND_NOT_UNIQUE);
+                tr->edit_no_change += !strcmp(kind->valuestring, TOOL_KIND_NO_CHANGE);
             }
             tr->identical += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "identical_to_previous"));
         }

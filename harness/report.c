@@ -11,6 +11,7 @@
 #include "common/fsutil.h"
 #include "common/limits.h"
 #include "harness/svg.h"
+#include "harness/tools.h"
 
 #include <cJSON.h>
 #include <dirent.h>
@@ -28,7 +29,7 @@ static const char *END_REASONS[N_END] = {"submit",   "no_tool_call", "max_turns"
  * not in the list count as "other", calls of records older than the
  * field are not counted here. */
 #define N_KIND 9
-static const char *KINDS[N_KIND] = {"no_match", "not_unique", "no_change", "invalid", "not_found",
+static const char *KINDS[N_KIND] = {TOOL_KIND_NO_MATCH, TOOL_KIND_NOT_UNIQUE, TOOL_KIND_NO_CHANGE, "invalid", "not_found",
                                     "denied",   "limit",      "timeout",   "other"};
 
 /* One episode, reduced to what the report needs. */

@@ -1058,7 +1058,7 @@ static int tool_edit(buf_t *out, buf_t *hint, const tool_ctx *c, const tool_call
         return rl_err(err, RL_EINVAL, "edit_file: old_string is empty: expected the exact text "
                       "to replace (write_file creates files)");
     if (!strcmp(old, neu)) {
-        *kind = "no_change";
+        *kind = TOOL_KIND_NO_CHANGE;
         return rl_err(err, RL_EINVAL, "edit_file: old_string and new_string are identical: "
                       "nothing would change");
     }
@@ -1075,7 +1075,7 @@ static int tool_edit(buf_t *out, buf_t *hint, const tool_ctx *c, const tool_call
     const char *at;
     size_t count = occurrences(d, n, old, ko, &at);
     if (count != 1) {
-        *kind = count ? "not_unique" : "no_match";
+        *kind = count ? TOOL_KIND_NOT_UNIQUE : TOOL_KIND_NO_MATCH;
         if (n <= RL_TOOL_HINT_FILE_MAX && ko <= RL_TOOL_HINT_OLD_MAX &&
             (count ? hint_occurrences(hint, path, d, n, old, ko) : hint_nearest(hint, path, d, n, old, ko)))
             buf_clear(hint); /* out of memory for the hint: the error line alone */

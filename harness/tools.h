@@ -56,6 +56,11 @@ void tool_ctx_default(tool_ctx *c);
 int tool_ctx_open(tool_ctx *c, const char *root, char *err);
 void tool_ctx_close(tool_ctx *c);
 
+/* The error kinds of edit_file's own failures (tool_result.kind). */
+#define TOOL_KIND_NO_MATCH "no_match"     /* old_string is not in the file */
+#define TOOL_KIND_NOT_UNIQUE "not_unique" /* it is there more than once */
+#define TOOL_KIND_NO_CHANGE "no_change"   /* old_string equals new_string */
+
 typedef struct tool_result {
     int code;       /* 0: the call succeeded; else the RL_E* of the error */
     char *obs;      /* observation for the policy (valid UTF-8, cut to budget) */
