@@ -65,6 +65,7 @@ void grpo_traj_parse(grpo_traj *tr, const cJSON *rec)
     tr->passed = jnum(rec, "reward", 0) > 0.5;
     const cJSON *turns = cJSON_GetObjectItemCaseSensitive(rec, "turns"), *turn;
     tr->turns = cJSON_GetArraySize(turns);
+    int unrepaired = 0; /* failed edits since the last applied one */
     cJSON_ArrayForEach(turn, turns)
     {
         const cJSON *fe = cJSON_GetObjectItemCaseSensitive(turn, "format_error");
@@ -80,6 +81,11 @@ void grpo_traj_parse(grpo_traj *tr, const cJSON *rec)
             tr->calls_ok += ok;
             tr->edits += edit;
             tr->edits_ok += edit && ok;
+            if (edit && ok) {
+                tr->edit_repaired += unrepaired;
+                unrepaired = 0;
+            }
+            unrepaired += edit && !ok;
             const cJSON *kind = cJSON_GetObjectItemCaseSensitive(c, "error_kind");
             if (edit && !ok && cJSON_IsString(kind)) {
                 tr->edit_no_match += !strcmp(kind->valuestring, TOOL_KIND_NO_MATCH);

@@ -179,6 +179,9 @@ typedef struct grpo_eval_result {
     /* edits that failed because old_string was not in the file, was there
      * more than once, or equalled new_string (the record's error_kind) */
     size_t edit_no_match, edit_not_unique, edit_no_change;
+    /* failed edits that a later applied edit of the same episode followed:
+     * a policy that reads edit_file's answer and tries again */
+    size_t edit_repaired;
 } grpo_eval_result;
 
 /* Runs the tasks of selector x seeds 1..seeds with model m (the trainer's

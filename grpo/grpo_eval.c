@@ -17,7 +17,7 @@
 
 typedef struct eval_acc {
     size_t n, passed, edits, edits_ok, edited, edited_passed;
-    size_t edit_no_match, edit_not_unique, edit_no_change;
+    size_t edit_no_match, edit_not_unique, edit_no_change, edit_repaired;
     long calls, ok, turns, tokens;
     const char *out;
     size_t *task_passed;
@@ -48,6 +48,7 @@ static void eval_done(void *user, size_t ti, int si, char *rec, double reward)
             a->edit_no_match += (size_t)tr.edit_no_match;
             a->edit_not_unique += (size_t)tr.edit_not_unique;
             a->edit_no_change += (size_t)tr.edit_no_change;
+            a->edit_repaired += (size_t)tr.edit_repaired;
             a->edited_passed += tr.edits_ok > 0 && reward > 0.5;
             cJSON_Delete(j);
         }
@@ -108,6 +109,7 @@ int grpo_evaluate_tasks(grpo_eval_result *res, size_t *task_passed, grpo_trainer
     res->edit_no_match = a.edit_no_match;
     res->edit_not_unique = a.edit_not_unique;
     res->edit_no_change = a.edit_no_change;
+    res->edit_repaired = a.edit_repaired;
     return 0;
 }
 

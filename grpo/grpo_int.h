@@ -23,6 +23,7 @@ typedef struct grpo_traj {
     int turns, calls, calls_ok, identical, format_errors;
     int edits, edits_ok; /* edit_file / write_file calls, and those that changed the file */
     int edit_no_match, edit_not_unique, edit_no_change; /* failed edits by the record's error_kind */
+    int edit_repaired;   /* failed edits that a later applied edit of the episode followed */
     long policy_tokens;
     double dur_s;        /* timings.total_ms of the record, in seconds */
 } grpo_traj;

@@ -362,6 +362,7 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
             cJSON_AddNumberToObject(e, "failed_not_unique", (double)r->edit_not_unique);
             cJSON_AddNumberToObject(e, "failed_no_change", (double)r->edit_no_change);
             cJSON_AddNumberToObject(e, "failed_other", (double)edits_failed_other(r));
+            cJSON_AddNumberToObject(e, "failed_then_applied", (double)r->edit_repaired);
         }
         if (sr[i].cmp.n_kinds) {
             cJSON *ka = cJSON_AddArrayToObject(s, "by_mutation");
@@ -474,15 +475,16 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
                        r->edited, r->edited_passed, r->passed - r->edited_passed);
         }
     buf_printf(&md, "\nWhy edit calls failed: old_string not in the file (not an exact copy), in it more than "
-                    "once, equal to new_string, or another error (a bad path, a protected file).\n\n"
-                    "| set | policy | failed | no match | not unique | no change | other |\n"
-                    "|---|---|---|---|---|---|---|\n");
+                    "once, equal to new_string, or another error (a bad path, a protected file); and how many of them a later "
+                    "applied edit of the same episode followed (a retry that worked).\n\n"
+                    "| set | policy | failed | no match | not unique | no change | other | then applied |\n"
+                    "|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < ns; i++)
         for (int k = 0; k < 2; k++) {
             const grpo_eval_result *r = k ? &sr[i].rl : &sr[i].sft;
-            buf_printf(&md, "| %s | %s | %zu | %zu | %zu | %zu | %zu |\n", sr[i].set->name, k ? "RL" : "SFT",
+            buf_printf(&md, "| %s | %s | %zu | %zu | %zu | %zu | %zu | %zu |\n", sr[i].set->name, k ? "RL" : "SFT",
                        r->edits - r->edits_ok, r->edit_no_match, r->edit_not_unique, r->edit_no_change,
-                       edits_failed_other(r));
+                       edits_failed_other(r), r->edit_repaired);
         }
     int any_kind = 0;
     for (int i = 0; i < ns; i++)

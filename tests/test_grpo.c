@@ -331,6 +331,8 @@ START_TEST(test_traj_edit_counts)
     ck_assert_int_eq(tr.edit_no_match, 1);
     ck_assert_int_eq(tr.edit_not_unique, 1);
     ck_assert_int_eq(tr.edit_no_change, 0);
+    /* the not_unique failure was followed by an applied edit; the later two were not */
+    ck_assert_int_eq(tr.edit_repaired, 1);
     ck_assert_int_eq(tr.format_errors, 1);
     ck_assert(tr.passed);
 }
@@ -1015,6 +1017,8 @@ START_TEST(test_grpo_three_steps_and_resume)
             failed += v->valuedouble;
         }
         ck_assert(failed == calls - applied); /* every failed edit is counted once */
+        const cJSON *rep = cJSON_GetObjectItem(e, "failed_then_applied");
+        ck_assert(cJSON_IsNumber(rep) && rep->valuedouble >= 0 && rep->valuedouble <= failed);
         /* leapyear fails at the base: no pass without an applied edit */
         ck_assert(edited_passed * 0.5 == (k ? rl_p : sft_p));
     }
