@@ -977,6 +977,7 @@ static void episode_config(grpo_trainer *t)
     e->prompt = c->prompt;
     e->prompts_dir = c->prompts_dir;
     e->think = c->think;
+    e->edit_hints = c->edit_hints;
     e->history_keep = c->history_keep;
     e->max_turns = c->max_turns;
     e->max_context_tokens = c->max_context_tokens;

@@ -75,6 +75,7 @@ typedef struct grpo_config {
     /* episodes */
     char prompt[256];
     int think, history_keep, max_turns, max_context_tokens, max_reply_tokens, max_wall_s;
+    int edit_hints;                  /* episode.edit_hints (default true) */
     long obs_budget;
     double temperature, top_p;
     ep_shaping shaping;              /* reward.shaped: off = 0/1 tests */

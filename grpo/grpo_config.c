@@ -35,6 +35,7 @@ void grpo_config_default(grpo_config *c)
     c->tasks_per_step = 8;
     snprintf(c->prompt, sizeof c->prompt, "v2");
     c->think = 1;
+    c->edit_hints = 1;
     c->history_keep = 1;
     c->max_turns = 12;
     c->max_context_tokens = 3072;
@@ -139,6 +140,7 @@ static const field FIELDS[] = {
     INT("tasks_per_step", tasks_per_step, 1, RL_GRPO_TASKS_PER_STEP_MAX),
     STR("episode.prompt", prompt),
     BOOL("episode.think", think),
+    BOOL("episode.edit_hints", edit_hints),
     ENUM("episode.history", history_keep, HISTORY),
     INT("episode.max_turns", max_turns, 1, RL_EP_HARD_TURNS),
     INT("episode.max_context_tokens", max_context_tokens, 16, RL_MODEL_SEQ_MAX),

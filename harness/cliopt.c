@@ -39,6 +39,7 @@ const char *cliopt_config_help(void)
            "  --prompt v1|v2|FILE   system prompt (prompts/NAME.md or a file)\n"
            "  --max-turns N|unlimited\n"
            "  --think on|off        off renders an empty think block\n"
+           "  --edit-hints on|off   edit_file answers a failed old_string with the file's lines (default on)\n"
            "  --history keep|drop   keep or drop earlier turns' thinking\n"
            "  --seed S\n"
            "  --temperature T       sampling temperature (model policies)\n"
@@ -60,7 +61,7 @@ int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd)
     const char *f = argv[*i];
     static const char *flags[] = {"--policy", "--prompt", "--max-turns", "--think", "--history", "--seed",
                                   "--temperature", "--top-p", "--max-context-tokens", "--max-wall",
-                                  "--obs-budget", "--reward-config", NULL};
+                                  "--obs-budget", "--reward-config", "--edit-hints", NULL};
     int known = 0;
     for (int k = 0; flags[k]; k++)
         known |= !strcmp(f, flags[k]);
@@ -86,6 +87,10 @@ int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd)
         if (strcmp(v, "on") && strcmp(v, "off"))
             return bad(cmd, f, "on or off", v);
         c->think = !strcmp(v, "on");
+    } else if (!strcmp(f, "--edit-hints")) {
+        if (strcmp(v, "on") && strcmp(v, "off"))
+            return bad(cmd, f, "on or off", v);
+        c->edit_hints = !strcmp(v, "on");
     } else if (!strcmp(f, "--history")) {
         if (strcmp(v, "keep") && strcmp(v, "drop"))
             return bad(cmd, f, "keep or drop", v);

@@ -94,6 +94,7 @@ void ep_config_default(ep_config *c)
     c->prompt = "v2";
     c->prompts_dir = "prompts";
     c->think = 1;
+    c->edit_hints = 1;
     c->history_keep = 1;
     c->max_turns = RL_EP_DEFAULT_TURNS;
     c->max_context_tokens = 0;
@@ -132,6 +133,8 @@ static void config_json(cJSON *o, const ep_config *c, int with_seed)
     cJSON_AddNumberToObject(o, "temperature", c->temperature);
     cJSON_AddNumberToObject(o, "top_p", c->top_p);
     cJSON_AddNumberToObject(o, "obs_budget", (double)c->obs_budget);
+    if (!c->edit_hints) /* absent: on (a record before session 17 had no hints either) */
+        cJSON_AddFalseToObject(o, "edit_hints");
     cJSON_AddStringToObject(o, "reward", c->shaping.on ? "shaped" : "binary");
     if (c->run)
         cJSON_AddStringToObject(o, "run", c->run);
@@ -294,6 +297,7 @@ int ep_new(ep_state **out, const task *t, const ep_config *cfg, struct ws_tree *
     if ((rc = tool_ctx_open(&e->tools, ws_path(ws), err)) < 0)
         goto fail;
     e->tools.obs_budget = cfg->obs_budget;
+    e->tools.edit_hints = cfg->edit_hints;
     e->tools.time_ms = (unsigned)cfg->file_tool_timeout_ms;
     e->tools.run_tests = hook_run_tests;
     e->tools.submit = hook_submit;

@@ -41,6 +41,8 @@ typedef struct ep_config {
     const char *prompt;      /* "v1", "v2" or a path to a prompt file */
     const char *prompts_dir; /* "prompts" */
     int think;               /* 1: thinking on; 0: empty think block */
+    int edit_hints;          /* 1: edit_file shows where a failed old_string's text is
+                                (tool_ctx.edit_hints); recorded only when 0 */
     int history_keep;        /* 1: keep earlier thinking; 0: drop */
     int max_turns;           /* 0: unlimited */
     int max_context_tokens;  /* 0: unlimited */

@@ -86,6 +86,7 @@ void tool_ctx_default(tool_ctx *c)
     c->time_ms = RL_TOOL_TIME_MS;
     c->read_max = RL_TOOL_READ_MAX;
     c->read_window = RL_TOOL_READ_WINDOW;
+    c->edit_hints = 1;
     c->write_max = RL_TOOL_WRITE_MAX;
     c->list_show_max = RL_TOOL_LIST_SHOW_MAX;
     c->visit_max = RL_TOOL_LIST_VISIT_MAX;
@@ -1076,7 +1077,7 @@ static int tool_edit(buf_t *out, buf_t *hint, const tool_ctx *c, const tool_call
     size_t count = occurrences(d, n, old, ko, &at);
     if (count != 1) {
         *kind = count ? TOOL_KIND_NOT_UNIQUE : TOOL_KIND_NO_MATCH;
-        if (n <= RL_TOOL_HINT_FILE_MAX && ko <= RL_TOOL_HINT_OLD_MAX &&
+        if (c->edit_hints && n <= RL_TOOL_HINT_FILE_MAX && ko <= RL_TOOL_HINT_OLD_MAX &&
             (count ? hint_occurrences(hint, path, d, n, old, ko) : hint_nearest(hint, path, d, n, old, ko)))
             buf_clear(hint); /* out of memory for the hint: the error line alone */
         free(d);

@@ -39,6 +39,8 @@ typedef struct tool_ctx {
     unsigned time_ms;     /* wall-clock budget of one file-tool call */
     size_t read_max;      /* bytes read from one file */
     size_t read_window;   /* lines read_file shows from start_line alone (0: to the end) */
+    int edit_hints;       /* 1 (default): a failed edit_file old_string is answered with
+                             the file's most similar lines or the lines it occurs on */
     size_t write_max;     /* bytes written to one file */
     size_t list_show_max; /* entries list_files prints */
     size_t visit_max;     /* entries list_files / search visit */

@@ -32,18 +32,18 @@ set -eu
 cd "$(dirname "$0")/.."
 W=${WORKERS:-2}
 case "${VARIANT:-g}" in
-g) F=results/family-g ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-g.json ;;
-r) F=results/family-r ORACLE=oracle:recover=50 SFT=configs/sft-family-r.json GRPO=configs/grpo-family-r.json ;;
+g) F=results/family-g ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-g.json HINTS=off ;;
+r) F=results/family-r ORACLE=oracle:recover=50 SFT=configs/sft-family-r.json GRPO=configs/grpo-family-r.json HINTS=on ;;
 *) echo "grpo-family: VARIANT is '$VARIANT': expected g or r" >&2; exit 2 ;;
 esac
 make -j2 >/dev/null
 [ -d "$F/tasks" ] || /usr/bin/python3 scripts/family-gen.py "$F" --repos 200 --heldout-repos 12 --seed 2
 bin/harness batch --tasks-dir "$F/tasks" --repos-dir "$F/repos" --workers "$W" --progress plain \
-    --tasks split:train --policy "$ORACLE" --out "$F/oracle-train"
+    --tasks split:train --policy "$ORACLE" --edit-hints "$HINTS" --out "$F/oracle-train"
 [ -f "$F/sft.safetensors" ] ||
     bin/grpo sft --data "$F/oracle-train/trajectories.jsonl" --config "$SFT" \
         --out "$F/sft.safetensors" --log "$F/sft-log.jsonl"
-EP="--prompt v2 --think on --history keep --max-turns 8 --max-context-tokens 3584 --max-wall 300 --obs-budget 8000"
+EP="--prompt v2 --think on --history keep --max-turns 8 --max-context-tokens 3584 --max-wall 300 --obs-budget 8000 --edit-hints $HINTS"
 # shellcheck disable=SC2086 # EP is a list of flags
 ids=$(FAMILY=$F OUT=$F/probe-train scripts/grpo-probe.sh "$F/sft.safetensors" 1 $EP)
 if [ -z "$ids" ]; then

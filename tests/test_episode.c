@@ -219,6 +219,35 @@ START_TEST(test_oracle_recover)
 }
 END_TEST
 
+/* edit_hints off reaches the tools and the record's config (absent when
+ * on, so the digests of earlier configs stay what they were). */
+START_TEST(test_edit_hints_off)
+{
+    for (int on = 0; on < 2; on++) {
+        ep_config cfg;
+        ep_config_default(&cfg);
+        cfg.edit_hints = on;
+        cJSON *r = episode("leapyear", "oracle:recover=100", &cfg); /* a no-match demonstration */
+        const cJSON *key = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "edit_hints");
+        ck_assert(on ? key == NULL : cJSON_IsFalse(key));
+        const cJSON *turns = cJSON_GetObjectItem(r, "turns");
+        int failed = 0;
+        for (int k = 0; k + 1 < cJSON_GetArraySize(turns); k++) {
+            const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(turns, k), "tool_calls"), 0);
+            if (c && !cJSON_IsTrue(cJSON_GetObjectItem(c, "ok"))) {
+                failed++;
+                /* the tool response the policy saw next */
+                const char *next = str(cJSON_GetObjectItem(cJSON_GetArrayItem(turns, k + 1), "context"), "append");
+                ck_assert_ptr_nonnull(strstr(next, "old_string not found"));
+                ck_assert_msg(!strstr(next, "the most similar text in") == !on, "hints %d: [%s]", on, next);
+            }
+        }
+        ck_assert_int_eq(failed, 1);
+        cJSON_Delete(r);
+    }
+}
+END_TEST
+
 /* Drops what legitimately differs between two runs: timings. */
 static void strip_timings(cJSON *o)
 {
@@ -504,6 +533,7 @@ Suite *episode_suite(void)
     tcase_add_test(tc, test_request_seeds);
     tcase_add_test(tc, test_oracle_edit_whole_words);
     tcase_add_test(tc, test_oracle_recover);
+    tcase_add_test(tc, test_edit_hints_off);
     tcase_add_test(tc, test_record_invalid_utf8);
     tcase_add_test(tc, test_same_seed_same_record);
     tcase_add_test(tc, test_editing_tests_earns_nothing);

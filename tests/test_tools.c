@@ -279,6 +279,12 @@ START_TEST(test_edit_file)
                             "\"x\"}", RL_ENOENT, /* a near tie shows too */
            "similar text in src/leap.c:\n6|         return y % 400 == 0;\n7|     return y % 4 == 0;\n");
     char *h;
+    c.edit_hints = 0; /* off: the error line alone */
+    ck_assert_int_eq(run(&c, "edit_file", "{\"path\":\"src/leap.c\",\"old_string\":\"retrun y % 4 == 0;\",\"new_string\":"
+                                          "\"x\"}", &h), RL_ENOENT);
+    ck_assert_msg(!strstr(h, "similar") && !strchr(h, '\n'), "hints off: [%s]", h);
+    free(h);
+    c.edit_hints = 1;
     ck_assert_int_eq(run(&c, "edit_file", "{\"path\":\"src/leap.c\",\"old_string\":\"zzz qqq\",\"new_string\":"
                                           "\"x\"}", &h), RL_ENOENT);
     ck_assert_msg(!strstr(h, "similar"), "nothing alike, no hint: [%s]", h);
