@@ -15,13 +15,17 @@
 #    SFT vs RL on held-out bugs and held-out repositories (about 70 min):
 #    results/grpo-family-<variant>.{json,md,svg}.
 #
-# Variants (VARIANT=g, the default, or r):
+# Variants (VARIANT=g, the default, r or h):
 #   g  plain oracle demonstrations, configs/sft-family-l.json and
 #      configs/grpo-family-g.json, in results/family-g/;
 #   r  oracle:recover=50: half the demonstrations first fail an edit and
 #      repair it from edit_file's hint (policy/oracle.c); SFT masks the
 #      failed turns (configs/sft-family-r.json), configs/grpo-family-r.json,
-#      in results/family-r/.
+#      in results/family-r/;
+#   h  g's demonstrations and SFT, but the probe, GRPO and the evaluation
+#      run with edit_file's hints on (configs/grpo-family-h.json), in
+#      results/family-h/: does the plain SFT policy, never taught to retry,
+#      use the hint (before or after GRPO)?
 #
 # Every stage is skipped when its output exists, so a killed run resumes.
 # The protocol is the one of results/grpo-family-l2c.md (no balancing by
@@ -34,7 +38,8 @@ W=${WORKERS:-2}
 case "${VARIANT:-g}" in
 g) F=results/family-g ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-g.json HINTS=off ;;
 r) F=results/family-r ORACLE=oracle:recover=50 SFT=configs/sft-family-r.json GRPO=configs/grpo-family-r.json HINTS=on ;;
-*) echo "grpo-family: VARIANT is '$VARIANT': expected g or r" >&2; exit 2 ;;
+h) F=results/family-h ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-h.json HINTS=on ;;
+*) echo "grpo-family: VARIANT is '$VARIANT': expected g, r or h" >&2; exit 2 ;;
 esac
 make -j2 >/dev/null
 [ -d "$F/tasks" ] || /usr/bin/python3 scripts/family-gen.py "$F" --repos 200 --heldout-repos 12 --seed 2
