@@ -660,24 +660,32 @@ static int digits(size_t n)
     return k;
 }
 
-/* Lines [from, to] (1-based) of d as "N| text", numbers right-aligned. */
-static int put_numbered(buf_t *o, const char *d, size_t n, size_t from, size_t to)
+/* Lines [ln, to] as "N| text", numbers right-aligned to w digits, from p,
+ * the start of line ln, to e. */
+static int put_lines(buf_t *o, const char *p, const char *e, size_t ln, size_t to, int w)
 {
-    int w = digits(to);
-    size_t ln = 1;
-    for (const char *p = d, *e = d + n; p < e && ln <= to; ln++) {
+    for (; p < e && ln <= to; ln++) {
         const char *nl = memchr(p, '\n', (size_t)(e - p));
         const char *le = nl ? nl : e;
-        if (ln >= from) {
-            int rc = buf_printf(o, "%*zu|%s", w, ln, le > p ? " " : "");
-            rc = rc ? rc : buf_append(o, p, (size_t)(le - p));
-            rc = rc ? rc : buf_putc(o, '\n');
-            if (rc)
-                return rc;
-        }
+        int rc = buf_printf(o, "%*zu|%s", w, ln, le > p ? " " : "");
+        rc = rc ? rc : buf_append(o, p, (size_t)(le - p));
+        rc = rc ? rc : buf_putc(o, '\n');
+        if (rc)
+            return rc;
         p = nl ? nl + 1 : e;
     }
     return 0;
+}
+
+/* Lines [from, to] (1-based) of d as "N| text", numbers right-aligned. */
+static int put_numbered(buf_t *o, const char *d, size_t n, size_t from, size_t to)
+{
+    const char *p = d, *e = d + n;
+    for (size_t ln = 1; p < e && ln < from; ln++) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        p = nl ? nl + 1 : e;
+    }
+    return put_lines(o, p, e, from, to, digits(to));
 }
 
 static int tool_read(buf_t *out, const tool_ctx *c, const tool_call *call, char *err)
@@ -1014,7 +1022,7 @@ static int hint_nearest(buf_t *h, const char *path, const char *d, size_t n, con
     if (np)
         rc = buf_printf(h, "the most similar text in %s:\n", path);
     for (size_t k = 0; k < np && !rc; k++)
-        rc = put_numbered(h, d, n, pick[k] + 1, pick[k] + lines);
+        rc = put_lines(h, lt.at[pick[k]], d + n, pick[k] + 1, pick[k] + lines, digits(pick[k] + lines));
 out:
     free(lt.at);
     free(ref);
@@ -1036,7 +1044,10 @@ static int hint_occurrences(buf_t *h, const char *path, const char *d, size_t n,
         size_t at = line + nl_count(counted, (size_t)(q - counted));
         counted = q;
         if (at != line || !shown) { /* each line once */
-            rc = put_numbered(h, d, n, at, at);
+            const char *ls = q;
+            while (ls > d && ls[-1] != '\n')
+                ls--;
+            rc = put_lines(h, ls, e, at, at, digits(at));
             shown++;
         }
         line = at;

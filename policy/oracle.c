@@ -177,6 +177,37 @@ static int count_upto2(const char *hay, size_t hn, const char *needle, size_t n)
     return c;
 }
 
+/* The text of read_file's numbered lines ("   N| text") from l to e, one
+ * '\n' per line, prefixes stripped; it ends at the first line that is not
+ * numbered, whose start *stop gets (e when every line is). Caller frees. */
+static char *unnumber(const char *l, const char *e, size_t *out_n, const char **stop)
+{
+    char *out = malloc((size_t)(e - l) + 1);
+    size_t n = 0;
+    if (!out)
+        return NULL;
+    for (; l < e; l++) {
+        const char *le = memchr(l, '\n', (size_t)(e - l)), *c = l;
+        le = le ? le : e;
+        while (c < le && *c == ' ')
+            c++;
+        const char *d = c;
+        while (d < le && *d >= '0' && *d <= '9')
+            d++;
+        if (d == c || d == le || *d != '|')
+            break;
+        d += d + 1 < le && d[1] == ' ' ? 2 : 1;
+        memcpy(out + n, d, (size_t)(le - d));
+        n += (size_t)(le - d);
+        out[n++] = '\n';
+        l = le;
+    }
+    out[n] = '\0';
+    *out_n = n;
+    *stop = l < e ? l : e;
+    return out;
+}
+
 /* The file behind the k-th tool response of the context (0-based), rebuilt
  * from read_file's numbered lines; NULL when that response is not a whole,
  * uncut listing. Caller frees. */
@@ -199,36 +230,12 @@ static char *seen_file(const char *ctx, size_t len, size_t k, size_t *out_n)
     const char *nl = memchr(p, '\n', (size_t)(q - p)); /* the "PATH: lines A-B of N" header */
     if (!nl || !memmem(p, (size_t)(nl - p), ": lines 1-", 10))
         return NULL;
-    char *out = malloc((size_t)(q - p) + 1);
-    size_t n = 0;
-    if (!out)
+    const char *stop;
+    char *out = unnumber(nl + 1, q, out_n, &stop);
+    if (out && stop != q && !(*stop == '\n' && stop + 1 == q)) { /* only the blank line before </tool_response> may follow */
+        free(out);
         return NULL;
-    for (const char *l = nl + 1; l < q;) {
-        const char *le = memchr(l, '\n', (size_t)(q - l));
-        if (!le)
-            break;
-        if (le == l && le + 1 == q) /* the blank line before </tool_response> */
-            break;
-        const char *c = l;
-        while (c < le && *c == ' ')
-            c++;
-        const char *d = c;
-        while (d < le && *d >= '0' && *d <= '9')
-            d++;
-        if (d == c || d == le || *d != '|') {
-            free(out);
-            return NULL;
-        }
-        d++;
-        if (d < le && *d == ' ')
-            d++;
-        memcpy(out + n, d, (size_t)(le - d));
-        n += (size_t)(le - d);
-        out[n++] = '\n';
-        l = le + 1;
     }
-    out[n] = '\0';
-    *out_n = n;
     return out;
 }
 
@@ -545,7 +552,9 @@ static char *swapped_edit(const char *path, const char *old, const char *neu, co
 
 /* For a demonstration, the mistaken edit (args JSON) and the repair, both
  * from the file the policy read; 0 when the task gets none (then the
- * episode is the plain one). *kind: 0 misremembered, 1 too short. */
+ * episode is the plain one). *kind: 0 misremembered, 1 too short.
+ * Made again on each turn that needs it rather than kept: a reply is a
+ * function of its context alone, as for every policy. */
 static int demo_edits(const oracle *o, const char *ctx, size_t len, char **bad, char **fix, int *kind)
 {
     *bad = *fix = NULL;
@@ -587,27 +596,10 @@ static int hint_shows(const char *ctx, size_t len, const char *text)
 {
     char *r = scr_last_response(ctx, len), *out = NULL;
     const char *h = r ? strstr(r, "the most similar text in ") : NULL;
-    const char *l = h ? strchr(h, '\n') : NULL;
+    const char *l = h ? strchr(h, '\n') : NULL, *stop;
     size_t n = 0;
-    if (l && (out = malloc(strlen(l) + 1)))
-        for (l++; *l;) {
-            const char *le = strchr(l, '\n'), *c = l;
-            le = le ? le : l + strlen(l);
-            while (c < le && *c == ' ')
-                c++;
-            while (c < le && *c >= '0' && *c <= '9')
-                c++;
-            if (c == le || *c != '|')
-                break;
-            c += c + 1 < le && c[1] == ' ' ? 2 : 1;
-            memcpy(out + n, c, (size_t)(le - c));
-            n += (size_t)(le - c);
-            out[n++] = '\n';
-            l = *le ? le + 1 : le;
-        }
     int found = 0;
-    if (out) {
-        out[n] = '\0';
+    if (l && (out = unnumber(l + 1, l + strlen(l), &n, &stop))) {
         cJSON *a = cJSON_Parse(text);
         const cJSON *ov = cJSON_GetObjectItem(a, "old_string");
         found = cJSON_IsString(ov) && strstr(out, ov->valuestring);
