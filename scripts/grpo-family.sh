@@ -26,6 +26,10 @@
 #      run with edit_file's hints on (configs/grpo-family-h.json), in
 #      results/family-h/: does the plain SFT policy, never taught to retry,
 #      use the hint (before or after GRPO)?
+#   hc h's SFT policy and probe (shared, in results/family-h/), but GRPO
+#      trains on at most 2 of the probe's passed tasks per fix string
+#      (scripts/probe-cap.py): under h, GRPO learned to apply one edit,
+#      `= 1;` -> `= 0;`, to every bug (results/grpo-family-h.md).
 #
 # Every stage is skipped when its output exists, so a killed run resumes.
 # The protocol is the one of results/grpo-family-l2c.md (no balancing by
@@ -35,11 +39,13 @@
 set -eu
 cd "$(dirname "$0")/.."
 W=${WORKERS:-2}
+CAP=
 case "${VARIANT:-g}" in
 g) F=results/family-g ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-g.json HINTS=off ;;
 r) F=results/family-r ORACLE=oracle:recover=50 SFT=configs/sft-family-r.json GRPO=configs/grpo-family-r.json HINTS=on ;;
 h) F=results/family-h ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-h.json HINTS=on ;;
-*) echo "grpo-family: VARIANT is '$VARIANT': expected g, r or h" >&2; exit 2 ;;
+hc) F=results/family-h ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-hc.json HINTS=on CAP=2 ;;
+*) echo "grpo-family: VARIANT is '$VARIANT': expected g, r, h or hc" >&2; exit 2 ;;
 esac
 make -j2 >/dev/null
 [ -d "$F/tasks" ] || /usr/bin/python3 scripts/family-gen.py "$F" --repos 200 --heldout-repos 12 --seed 2
@@ -55,7 +61,9 @@ if [ -z "$ids" ]; then
     echo "grpo-family: the SFT policy passed no train task in the probe: nothing for GRPO to learn from" >&2
     exit 1
 fi
+[ -z "$CAP" ] || ids=$(/usr/bin/python3 scripts/probe-cap.py "$F/probe-train/trajectories.jsonl" "$CAP")
 # the merged config (an "extends" chain resolved) with the probe's tasks
+G=$F/grpo-${VARIANT:-g}.json
 bin/grpo train --config "$GRPO" --check |
-    sed "s/\"train_tasks\":[[:space:]]*\"[^\"]*\"/\"train_tasks\": \"$ids\"/" > "$F/grpo.json"
-scripts/grpo-experiment.sh "$F/grpo.json"
+    sed "s/\"train_tasks\":[[:space:]]*\"[^\"]*\"/\"train_tasks\": \"$ids\"/" > "$G"
+scripts/grpo-experiment.sh "$G"
