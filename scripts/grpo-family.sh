@@ -15,7 +15,7 @@
 #    SFT vs RL on held-out bugs and held-out repositories (about 70 min):
 #    results/grpo-family-<variant>.{json,md,svg}.
 #
-# Variants (VARIANT=g, the default, r or h):
+# Variants (VARIANT=g, the default, r, h or hc):
 #   g  plain oracle demonstrations, configs/sft-family-l.json and
 #      configs/grpo-family-g.json, in results/family-g/;
 #   r  oracle:recover=50: half the demonstrations first fail an edit and

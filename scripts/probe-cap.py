@@ -43,7 +43,10 @@ def main():
                 try:
                     r = json.loads(line)
                 except ValueError:
-                    print("probe-cap: %s line %d: not JSON" % (sys.argv[1], n), file=sys.stderr)
+                    r = None
+                if not isinstance(r, dict) or not isinstance(r.get("task"), str):
+                    print("probe-cap: %s line %d: expected a trajectory record (JSON with a task)" % (sys.argv[1], n),
+                          file=sys.stderr)
                     sys.exit(1)
                 if r.get("reward") == 1:
                     fixes.setdefault(r["task"], last_fix(r.get("messages", [])))
