@@ -15,7 +15,7 @@
 #    SFT vs RL on held-out bugs and held-out repositories (about 70 min):
 #    results/grpo-family-<variant>.{json,md,svg}.
 #
-# Variants (VARIANT=g, the default, r, h or hc):
+# Variants (VARIANT=g, the default, r, h, hc or s):
 #   g  plain oracle demonstrations, configs/sft-family-l.json and
 #      configs/grpo-family-g.json, in results/family-g/;
 #   r  oracle:recover=50: half the demonstrations first fail an edit and
@@ -30,6 +30,13 @@
 #      trains on at most 2 of the probe's passed tasks per fix string
 #      (scripts/probe-cap.py): under h, GRPO learned to apply one edit,
 #      `= 1;` -> `= 0;`, to every bug (results/grpo-family-h.md).
+#   s  g with the training repositories split between the stages: SFT
+#      sees the oracle demonstrations of fam000-fam099 only, and the probe
+#      (2 seeds) and GRPO use the train tasks of fam100-fam199, whose code
+#      the SFT policy has never read. Under g the SFT policy had memorized
+#      every training file, and GRPO rewarded recalling a fix rather than
+#      reading one from the context (in results/family-s/, with configs/
+#      grpo-family-s.json).
 #
 # Every stage is skipped when its output exists, so a killed run resumes.
 # The protocol is the one of results/grpo-family-l2c.md (no balancing by
@@ -40,23 +47,35 @@ set -eu
 cd "$(dirname "$0")/.."
 W=${WORKERS:-2}
 CAP=
+SPLIT=
 case "${VARIANT:-g}" in
 g) F=results/family-g ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-g.json HINTS=off ;;
 r) F=results/family-r ORACLE=oracle:recover=50 SFT=configs/sft-family-r.json GRPO=configs/grpo-family-r.json HINTS=on ;;
 h) F=results/family-h ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-h.json HINTS=on ;;
 hc) F=results/family-h ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-hc.json HINTS=on CAP=2 ;;
-*) echo "grpo-family: VARIANT is '$VARIANT': expected g, r, h or hc" >&2; exit 2 ;;
+s) F=results/family-s ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-s.json HINTS=off SPLIT=1 ;;
+*) echo "grpo-family: VARIANT is '$VARIANT': expected g, r, h, hc or s" >&2; exit 2 ;;
 esac
 make -j2 >/dev/null
 [ -d "$F/tasks" ] || /usr/bin/python3 scripts/family-gen.py "$F" --repos 200 --heldout-repos 12 --seed 2
 bin/harness batch --tasks-dir "$F/tasks" --repos-dir "$F/repos" --workers "$W" --progress plain \
     --tasks split:train --policy "$ORACLE" --edit-hints "$HINTS" --out "$F/oracle-train"
+DATA=$F/oracle-train/trajectories.jsonl
+PROBE=split:train SEEDS=1
+if [ -n "$SPLIT" ]; then
+    # SFT on the repositories fam000-fam099, the probe and GRPO on fam100-fam199
+    grep -E '"task":[[:space:]]*"fam0[0-9][0-9]__' "$DATA" > "$F/oracle-sft.jsonl.tmp"
+    mv "$F/oracle-sft.jsonl.tmp" "$F/oracle-sft.jsonl"
+    DATA=$F/oracle-sft.jsonl
+    PROBE=$(bin/harness list --tasks-dir "$F/tasks" --repos-dir "$F/repos" --split train |
+        awk '$1 ~ /^fam1[0-9][0-9]__/ { print $1 }' | paste -sd, -)
+    SEEDS=1-2
+fi
 [ -f "$F/sft.safetensors" ] ||
-    bin/grpo sft --data "$F/oracle-train/trajectories.jsonl" --config "$SFT" \
-        --out "$F/sft.safetensors" --log "$F/sft-log.jsonl"
+    bin/grpo sft --data "$DATA" --config "$SFT" --out "$F/sft.safetensors" --log "$F/sft-log.jsonl"
 EP="--prompt v2 --think on --history keep --max-turns 8 --max-context-tokens 3584 --max-wall 300 --obs-budget 8000 --edit-hints $HINTS"
 # shellcheck disable=SC2086 # EP is a list of flags
-ids=$(FAMILY=$F OUT=$F/probe-train scripts/grpo-probe.sh "$F/sft.safetensors" 1 $EP)
+ids=$(FAMILY=$F OUT=$F/probe-train scripts/grpo-probe.sh "$F/sft.safetensors" "$SEEDS" $EP --tasks "$PROBE")
 if [ -z "$ids" ]; then
     echo "grpo-family: the SFT policy passed no train task in the probe: nothing for GRPO to learn from" >&2
     exit 1
