@@ -13,23 +13,9 @@ set full of it rewards applying that edit everywhere rather than reading
 the code. Ties are kept in task-id order, so the output is a function of
 the file. Exits 2 on usage errors, 1 when the file cannot be read.
 """
-import json
 import sys
 
-
-def last_fix(messages):
-    fix = None
-    for i, m in enumerate(messages):
-        if m.get("role") != "tool" or m.get("name") != "edit_file" or m.get("content", "").startswith("error"):
-            continue
-        for call in messages[i - 1].get("tool_calls") or []:
-            if call.get("id") == m.get("tool_call_id"):
-                try:
-                    a = json.loads(call["function"]["arguments"])
-                    fix = (a.get("old_string", "").strip(), a.get("new_string", "").strip())
-                except (KeyError, TypeError, ValueError):
-                    pass
-    return fix
+from fixes import last_fix, read_records
 
 
 def main():
@@ -37,22 +23,9 @@ def main():
         print("probe-cap: expected TRAJECTORIES.jsonl and K (a positive integer)", file=sys.stderr)
         sys.exit(2)
     fixes = {}
-    try:
-        with open(sys.argv[1]) as fh:
-            for n, line in enumerate(fh, 1):
-                try:
-                    r = json.loads(line)
-                except ValueError:
-                    r = None
-                if not isinstance(r, dict) or not isinstance(r.get("task"), str):
-                    print("probe-cap: %s line %d: expected a trajectory record (JSON with a task)" % (sys.argv[1], n),
-                          file=sys.stderr)
-                    sys.exit(1)
-                if r.get("reward") == 1:
-                    fixes.setdefault(r["task"], last_fix(r.get("messages", [])))
-    except OSError as e:
-        print("probe-cap: %s: %s" % (sys.argv[1], e.strerror), file=sys.stderr)
-        sys.exit(1)
+    for r in read_records(sys.argv[1], "probe-cap"):
+        if r.get("reward") == 1:
+            fixes.setdefault(r["task"], last_fix(r.get("messages", [])))
     per_fix, kept = {}, []
     for task in sorted(fixes):
         f = fixes[task]
