@@ -707,6 +707,15 @@
  * experiment report: the generator has 11; tasks of further kinds are
  * counted in the set's totals only. */
 #define RL_GRPO_REPORT_KINDS_MAX 16
+/* An episode's fix (its last applied edit_file, "old -> new" with blanks
+ * collapsed) as shown in the experiment report: one line of code each
+ * side fits; longer fixes are cut there but told apart by a hash of the
+ * whole text. */
+#define RL_GRPO_FIX_TEXT_MAX 96
+/* Distinct fixes counted per evaluation: a 300-episode set has at most
+ * 300; past the cap an episode's fix counts as distinct but is not
+ * ranked. */
+#define RL_GRPO_FIXES_MAX 4096
 /* Held-out sets of a config's "final" section: the experiment has two. */
 #define GRPO_FINAL_SETS_MAX 8
 

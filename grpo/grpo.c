@@ -60,6 +60,50 @@ static double jnum(const cJSON *o, const char *k, double dflt)
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
+/* One character of the fix: into the text (cut at its cap) and into the
+ * FNV-1a hash of the whole. */
+static void fix_put(grpo_traj *tr, size_t *len, char ch)
+{
+    tr->fix_hash = (tr->fix_hash ^ (unsigned char)ch) * 0x100000001b3ull;
+    if (*len + 1 < sizeof tr->fix)
+        tr->fix[(*len)++] = ch;
+    tr->fix[*len] = '\0';
+}
+
+/* Appends s to the fix with blank runs collapsed to one space and the
+ * ends trimmed. */
+static void fix_append(grpo_traj *tr, size_t *len, const char *s)
+{
+    int space = 0, any = 0;
+    for (; *s; s++) {
+        if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') {
+            space = any;
+            continue;
+        }
+        if (space)
+            fix_put(tr, len, ' ');
+        fix_put(tr, len, *s);
+        space = 0;
+        any = 1;
+    }
+}
+
+/* The fix of an applied edit_file call: "old -> new". */
+static void fix_set(grpo_traj *tr, const cJSON *args)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(args, "old_string");
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(args, "new_string");
+    if (!cJSON_IsString(o) || !cJSON_IsString(n))
+        return;
+    size_t len = 0;
+    tr->fix_hash = 0xcbf29ce484222325ull;
+    fix_append(tr, &len, o->valuestring);
+    for (const char *sep = " -> "; *sep; sep++)
+        fix_put(tr, &len, *sep);
+    fix_append(tr, &len, n->valuestring);
+    tr->fix_hash |= 1; /* 0 means no fix */
+}
+
 void grpo_traj_parse(grpo_traj *tr, const cJSON *rec)
 {
     tr->passed = jnum(rec, "reward", 0) > 0.5;
@@ -84,6 +128,8 @@ void grpo_traj_parse(grpo_traj *tr, const cJSON *rec)
             if (edit && ok) {
                 tr->edit_repaired += unrepaired;
                 unrepaired = 0;
+                if (!strcmp(name->valuestring, "edit_file"))
+                    fix_set(tr, cJSON_GetObjectItemCaseSensitive(c, "arguments"));
             }
             unrepaired += edit && !ok;
             const cJSON *kind = cJSON_GetObjectItemCaseSensitive(c, "error_kind");

@@ -183,6 +183,12 @@ typedef struct grpo_eval_result {
     /* failed edits that a later applied edit of the same episode followed:
      * a policy that reads edit_file's answer and tries again */
     size_t edit_repaired;
+    /* fixes (an episode's last applied edit_file, old -> new): how many
+     * episodes had one, how many distinct, and the most frequent one with
+     * its episodes and passes. A policy that applies one string edit to
+     * every bug shows here. */
+    size_t fix_episodes, fixes_distinct, top_fix_episodes, top_fix_passed;
+    char top_fix[RL_GRPO_FIX_TEXT_MAX];
 } grpo_eval_result;
 
 /* Runs the tasks of selector x seeds 1..seeds with model m (the trainer's

@@ -15,7 +15,16 @@
 
 /* ---- evaluation --------------------------------------------------------------------- */
 
+/* Episodes and passes that ended on one fix. */
+typedef struct fix_count {
+    uint64_t hash;
+    size_t episodes, passed;
+    char text[RL_GRPO_FIX_TEXT_MAX];
+} fix_count;
+
 typedef struct eval_acc {
+    fix_count *fixes;    /* distinct fixes, up to RL_GRPO_FIXES_MAX */
+    size_t n_fixes, cap_fixes, fixes_unranked;
     size_t n, passed, edits, edits_ok, edited, edited_passed;
     size_t edit_no_match, edit_not_unique, edit_no_change, edit_repaired;
     long calls, ok, turns, tokens;
@@ -23,6 +32,33 @@ typedef struct eval_acc {
     size_t *task_passed;
     int write_failed;
 } eval_acc;
+
+/* Counts an episode's fix; past the cap (or out of memory) it counts as
+ * distinct, unranked. */
+static void fix_count_add(eval_acc *a, const grpo_traj *tr, int passed)
+{
+    size_t i = 0;
+    while (i < a->n_fixes && a->fixes[i].hash != tr->fix_hash)
+        i++;
+    if (i == a->n_fixes) {
+        if (a->n_fixes == a->cap_fixes) {
+            size_t cap = a->cap_fixes ? 2 * a->cap_fixes : 64;
+            fix_count *f = cap <= RL_GRPO_FIXES_MAX ? realloc(a->fixes, cap * sizeof *f) : NULL;
+            if (!f) {
+                a->fixes_unranked++;
+                return;
+            }
+            a->fixes = f;
+            a->cap_fixes = cap;
+        }
+        memset(&a->fixes[i], 0, sizeof a->fixes[i]);
+        a->fixes[i].hash = tr->fix_hash;
+        memcpy(a->fixes[i].text, tr->fix, sizeof tr->fix);
+        a->n_fixes++;
+    }
+    a->fixes[i].episodes++;
+    a->fixes[i].passed += passed;
+}
 
 static void eval_done(void *user, size_t ti, int si, char *rec, double reward)
 {
@@ -50,6 +86,8 @@ static void eval_done(void *user, size_t ti, int si, char *rec, double reward)
             a->edit_no_change += (size_t)tr.edit_no_change;
             a->edit_repaired += (size_t)tr.edit_repaired;
             a->edited_passed += tr.edits_ok > 0 && reward > 0.5;
+            if (tr.fix_hash)
+                fix_count_add(a, &tr, reward > 0.5);
             cJSON_Delete(j);
         }
         if (a->out && fs_append_record(a->out, rec, strlen(rec), NULL) < 0)
@@ -92,6 +130,19 @@ int grpo_evaluate_tasks(grpo_eval_result *res, size_t *task_passed, grpo_trainer
     a.task_passed = task_passed;
     rc = grpo_run_episodes(t, pol, tasks, n_tasks, seeds, first_seed, temperature, eval_done, &a, err);
     pol_free(own);
+    res->fixes_distinct = a.n_fixes + a.fixes_unranked;
+    res->fix_episodes = a.fixes_unranked;
+    for (size_t i = 0; i < a.n_fixes; i++) {
+        const fix_count *f = &a.fixes[i];
+        res->fix_episodes += f->episodes;
+        if (f->episodes > res->top_fix_episodes ||
+            (f->episodes == res->top_fix_episodes && f->passed > res->top_fix_passed)) {
+            res->top_fix_episodes = f->episodes;
+            res->top_fix_passed = f->passed;
+            memcpy(res->top_fix, f->text, sizeof f->text);
+        }
+    }
+    free(a.fixes);
     if (rc < 0)
         return rc;
     if (a.write_failed)

@@ -24,6 +24,11 @@ typedef struct grpo_traj {
     int edits, edits_ok; /* edit_file / write_file calls, and those that changed the file */
     int edit_no_match, edit_not_unique, edit_no_change; /* failed edits by the record's error_kind */
     int edit_repaired;   /* failed edits that a later applied edit of the episode followed */
+    /* the fix: the last applied edit_file call, "old -> new" (blanks
+     * collapsed, cut at RL_GRPO_FIX_TEXT_MAX), and a hash of the whole;
+     * fix_hash 0 when no edit_file call applied */
+    uint64_t fix_hash;
+    char fix[RL_GRPO_FIX_TEXT_MAX];
     long policy_tokens;
     double dur_s;        /* timings.total_ms of the record, in seconds */
 } grpo_traj;

@@ -363,6 +363,11 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
             cJSON_AddNumberToObject(e, "failed_no_change", (double)r->edit_no_change);
             cJSON_AddNumberToObject(e, "failed_other", (double)edits_failed_other(r));
             cJSON_AddNumberToObject(e, "failed_then_applied", (double)r->edit_repaired);
+            cJSON_AddNumberToObject(e, "episodes_with_fix", (double)r->fix_episodes);
+            cJSON_AddNumberToObject(e, "distinct_fixes", (double)r->fixes_distinct);
+            cJSON_AddStringToObject(e, "top_fix", r->top_fix);
+            cJSON_AddNumberToObject(e, "top_fix_episodes", (double)r->top_fix_episodes);
+            cJSON_AddNumberToObject(e, "top_fix_passed", (double)r->top_fix_passed);
         }
         if (sr[i].cmp.n_kinds) {
             cJSON *ka = cJSON_AddArrayToObject(s, "by_mutation");
@@ -485,6 +490,19 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
             buf_printf(&md, "| %s | %s | %zu | %zu | %zu | %zu | %zu | %zu |\n", sr[i].set->name, k ? "RL" : "SFT",
                        r->edits - r->edits_ok, r->edit_no_match, r->edit_not_unique, r->edit_no_change,
                        edits_failed_other(r), r->edit_repaired);
+        }
+    buf_printf(&md, "\nFixes: an episode's fix is its last applied edit_file call (old -> new, blanks "
+                    "collapsed). A policy that applies one string edit to every bug has one fix holding most "
+                    "episodes.\n\n| set | policy | episodes with a fix | distinct fixes | most frequent fix | "
+                    "its episodes | its passes |\n|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < ns; i++)
+        for (int k = 0; k < 2; k++) {
+            const grpo_eval_result *r = k ? &sr[i].rl : &sr[i].sft;
+            buf_printf(&md, "| %s | %s | %zu | ", sr[i].set->name, k ? "RL" : "SFT", r->fix_episodes);
+            buf_printf(&md, "%zu | `", r->fixes_distinct);
+            for (const char *s = r->top_fix; *s; s++) /* a table cell in code quotes */
+                *s == '|' ? buf_puts(&md, "\\|") : buf_putc(&md, *s == '`' ? '\'' : *s);
+            buf_printf(&md, "` | %zu | %zu |\n", r->top_fix_episodes, r->top_fix_passed);
         }
     int any_kind = 0;
     for (int i = 0; i < ns; i++)

@@ -311,8 +311,10 @@ START_TEST(test_traj_edit_counts)
     const char *rec = "{\"reward\": 1, \"tokens\": {\"policy\": 40}, \"turns\": ["
                       "{\"tool_calls\": [{\"name\": \"run_tests\", \"ok\": true},"
                       " {\"name\": \"edit_file\", \"ok\": false, \"error_kind\": \"not_unique\"}]},"
-                      "{\"tool_calls\": [{\"name\": \"edit_file\", \"ok\": true},"
-                      " {\"name\": \"edit_file\", \"ok\": false, \"error_kind\": \"no_match\"},"
+                      "{\"tool_calls\": [{\"name\": \"edit_file\", \"ok\": true, \"arguments\":"
+                      " {\"path\": \"a.c\", \"old_string\": \"\\n  x = 1;\\t \", \"new_string\": \"x  =\\n0;\"}},"
+                      " {\"name\": \"edit_file\", \"ok\": false, \"error_kind\": \"no_match\","
+                      " \"arguments\": {\"old_string\": \"y\", \"new_string\": \"z\"}},"
                       " {\"name\": \"read_file\", \"ok\": false, \"error_kind\": \"no_match\"},"
                       " {\"name\": \"write_file\", \"ok\": false}, {\"name\": \"read_file\", \"ok\": true}]},"
                       "{\"format_error\": \"no tool call\", \"tool_calls\": []}]}";
@@ -335,6 +337,55 @@ START_TEST(test_traj_edit_counts)
     ck_assert_int_eq(tr.edit_repaired, 1);
     ck_assert_int_eq(tr.format_errors, 1);
     ck_assert(tr.passed);
+    /* the fix is the last applied edit_file, blanks collapsed; a failed one is not */
+    ck_assert_str_eq(tr.fix, "x = 1; -> x = 0;");
+    ck_assert(tr.fix_hash != 0);
+}
+END_TEST
+
+static grpo_traj traj_of_edit(const char *old_s, const char *new_s)
+{
+    cJSON *rec = cJSON_CreateObject(), *turn = cJSON_CreateObject(), *call = cJSON_CreateObject();
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(rec, "turns"), turn);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(turn, "tool_calls"), call);
+    cJSON_AddStringToObject(call, "name", "edit_file");
+    cJSON_AddTrueToObject(call, "ok");
+    cJSON *args = cJSON_AddObjectToObject(call, "arguments");
+    cJSON_AddStringToObject(args, "old_string", old_s);
+    cJSON_AddStringToObject(args, "new_string", new_s);
+    grpo_traj tr;
+    memset(&tr, 0, sizeof tr);
+    grpo_traj_parse(&tr, rec);
+    cJSON_Delete(rec);
+    return tr;
+}
+
+/* Fixes are told apart by their whole text: blanks do not count, a
+ * changed character does, and a fix longer than its cap is cut in the
+ * text but not in the hash. */
+START_TEST(test_traj_fix_identity)
+{
+    grpo_traj a = traj_of_edit("= 1;", "= 0;"), b = traj_of_edit("  =\t1;\n", "=   0;");
+    grpo_traj c = traj_of_edit("= 1;", "= 2;");
+    ck_assert_str_eq(a.fix, "= 1; -> = 0;");
+    ck_assert(a.fix_hash == b.fix_hash && a.fix_hash != c.fix_hash);
+    char l1[300], l2[300];
+    memset(l1, 'a', sizeof l1 - 1);
+    l1[sizeof l1 - 1] = '\0';
+    memcpy(l2, l1, sizeof l2);
+    l2[sizeof l2 - 2] = 'b';
+    grpo_traj d = traj_of_edit(l1, "x"), e = traj_of_edit(l2, "x");
+    ck_assert_uint_eq(strlen(d.fix), RL_GRPO_FIX_TEXT_MAX - 1);
+    ck_assert_str_eq(d.fix, e.fix);
+    ck_assert(d.fix_hash != e.fix_hash);
+    /* write_file and failed edit_file calls leave no fix */
+    grpo_traj f;
+    memset(&f, 0, sizeof f);
+    cJSON *rec = cJSON_Parse("{\"turns\": [{\"tool_calls\": [{\"name\": \"write_file\", \"ok\": true,"
+                             " \"arguments\": {\"old_string\": \"a\", \"new_string\": \"b\"}}]}]}");
+    grpo_traj_parse(&f, rec);
+    cJSON_Delete(rec);
+    ck_assert(f.fix_hash == 0 && f.fix[0] == '\0');
 }
 END_TEST
 
@@ -1021,6 +1072,14 @@ START_TEST(test_grpo_three_steps_and_resume)
         ck_assert(cJSON_IsNumber(rep) && rep->valuedouble >= 0 && rep->valuedouble <= failed);
         /* leapyear fails at the base: no pass without an applied edit */
         ck_assert(edited_passed * 0.5 == (k ? rl_p : sft_p));
+        /* fixes are edit_file calls only: at most the episodes with an applied edit */
+        double fixed = cJSON_GetObjectItem(e, "episodes_with_fix")->valuedouble;
+        double distinct = cJSON_GetObjectItem(e, "distinct_fixes")->valuedouble;
+        double top_eps = cJSON_GetObjectItem(e, "top_fix_episodes")->valuedouble;
+        double top_passed = cJSON_GetObjectItem(e, "top_fix_passed")->valuedouble;
+        const char *top = cJSON_GetObjectItem(e, "top_fix")->valuestring;
+        ck_assert(fixed <= edited && distinct <= fixed && top_eps <= fixed && top_passed <= top_eps);
+        ck_assert((distinct > 0) == (top_eps > 0) && (top_eps > 0) == (top[0] != '\0'));
     }
     cJSON_Delete(rj);
     snprintf(rpath, sizeof rpath, "%s/results/tiny-ly-rl.jsonl", g_tmp);
@@ -1033,6 +1092,7 @@ START_TEST(test_grpo_three_steps_and_resume)
     ck_assert_msg(fs_read_file(&rep, NULL, rpath, 1 << 20, err) == 0, "%s", err);
     ck_assert_ptr_nonnull(strstr(rep, "| ly | "));
     ck_assert_ptr_nonnull(strstr(rep, "sign test"));
+    ck_assert_ptr_nonnull(strstr(rep, "| most frequent fix |"));
     ck_assert_ptr_nonnull(strstr(rep, "| ly | SFT | "));
     ck_assert_ptr_nonnull(strstr(rep, "| set | policy | failed | no match | not unique | no change | other |"));
     free(rep);
@@ -1230,6 +1290,7 @@ Suite *grpo_suite(void)
     tcase_add_test(tc, test_warnings);
     tcase_add_test(tc, test_curves_svg);
     tcase_add_test(tc, test_traj_edit_counts);
+    tcase_add_test(tc, test_traj_fix_identity);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_live_policy);
     tcase_add_test(tc, test_train_cli);
