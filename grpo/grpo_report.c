@@ -498,10 +498,14 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
     for (int i = 0; i < ns; i++)
         for (int k = 0; k < 2; k++) {
             const grpo_eval_result *r = k ? &sr[i].rl : &sr[i].sft;
-            buf_printf(&md, "| %s | %s | %zu | ", sr[i].set->name, k ? "RL" : "SFT", r->fix_episodes);
-            buf_printf(&md, "%zu | `", r->fixes_distinct);
-            for (const char *s = r->top_fix; *s; s++) /* a table cell in code quotes */
-                *s == '|' ? buf_puts(&md, "\\|") : buf_putc(&md, *s == '`' ? '\'' : *s);
+            buf_printf(&md, "| %s | %s | %zu | %zu | `", sr[i].set->name, k ? "RL" : "SFT", r->fix_episodes,
+                       r->fixes_distinct);
+            for (const char *s = r->top_fix; *s; s++) { /* a table cell in code quotes */
+                if (*s == '|')
+                    buf_puts(&md, "\\|");
+                else
+                    buf_putc(&md, *s == '`' ? '\'' : *s);
+            }
             buf_printf(&md, "` | %zu | %zu |\n", r->top_fix_episodes, r->top_fix_passed);
         }
     int any_kind = 0;
