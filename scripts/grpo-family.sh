@@ -15,7 +15,7 @@
 #    SFT vs RL on held-out bugs and held-out repositories (about 70 min):
 #    results/grpo-family-<variant>.{json,md,svg}.
 #
-# Variants (VARIANT=g, the default, r, h, hc or s):
+# Variants (VARIANT=g, the default, r, h, hc, s or sk):
 #   g  plain oracle demonstrations, configs/sft-family-l.json and
 #      configs/grpo-family-g.json, in results/family-g/;
 #   r  oracle:recover=50: half the demonstrations first fail an edit and
@@ -37,6 +37,13 @@
 #      every training file, and GRPO rewarded recalling a fix rather than
 #      reading one from the context (in results/family-s/, with configs/
 #      grpo-family-s.json).
+#   sk s's SFT policy and probe (shared, in results/family-s/), two more
+#      probe seeds (3-4) on the fam100-fam199 train tasks whose bug is a
+#      flipped comparison, and GRPO on the flipped-comparison tasks passed
+#      in any of the four seeds (scripts/task-kind.py, configs/
+#      grpo-family-sk.json). Flipped comparisons are 54 of the 72 held-out-
+#      repository tasks; under s, GRPO learned the off-by-one edit `= 1;`
+#      -> `= 0;`, which repairs none of them.
 #
 # Every stage is skipped when its output exists, so a killed run resumes.
 # The protocol is the one of results/grpo-family-l2c.md (no balancing by
@@ -48,13 +55,15 @@ cd "$(dirname "$0")/.."
 W=${WORKERS:-2}
 CAP=
 SPLIT=
+KIND=
 case "${VARIANT:-g}" in
 g) F=results/family-g ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-g.json HINTS=off ;;
 r) F=results/family-r ORACLE=oracle:recover=50 SFT=configs/sft-family-r.json GRPO=configs/grpo-family-r.json HINTS=on ;;
 h) F=results/family-h ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-h.json HINTS=on ;;
 hc) F=results/family-h ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-hc.json HINTS=on CAP=2 ;;
 s) F=results/family-s ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-s.json HINTS=off SPLIT=1 ;;
-*) echo "grpo-family: VARIANT is '$VARIANT': expected g, r, h, hc or s" >&2; exit 2 ;;
+sk) F=results/family-s ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-sk.json HINTS=off SPLIT=1 KIND=flip_cmp ;;
+*) echo "grpo-family: VARIANT is '$VARIANT': expected g, r, h, hc, s or sk" >&2; exit 2 ;;
 esac
 make -j2 >/dev/null
 [ -d "$F/tasks" ] || /usr/bin/python3 scripts/family-gen.py "$F" --repos 200 --heldout-repos 12 --seed 2
@@ -79,6 +88,13 @@ ids=$(FAMILY=$F OUT=$F/probe-train scripts/grpo-probe.sh "$F/sft.safetensors" "$
 if [ -z "$ids" ]; then
     echo "grpo-family: the SFT policy passed no train task in the probe: nothing for GRPO to learn from" >&2
     exit 1
+fi
+if [ -n "$KIND" ]; then
+    # shellcheck disable=SC2086
+    more=$(FAMILY=$F OUT=$F/probe-train-$KIND scripts/grpo-probe.sh "$F/sft.safetensors" 3-4 $EP \
+        --tasks "$(/usr/bin/python3 scripts/task-kind.py "$F/tasks" "$KIND" "$PROBE")")
+    ids=$(/usr/bin/python3 scripts/task-kind.py "$F/tasks" "$KIND" "$ids,$more" | tr , '\n' | sort -u | paste -sd, -)
+    [ -n "$ids" ] || { echo "grpo-family: the probe passed no $KIND task" >&2; exit 1; }
 fi
 [ -z "$CAP" ] || ids=$(/usr/bin/python3 scripts/probe-cap.py "$F/probe-train/trajectories.jsonl" "$CAP")
 # the merged config (an "extends" chain resolved) with the probe's tasks
