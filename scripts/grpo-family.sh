@@ -1,23 +1,29 @@
 #!/bin/sh
 # grpo-family.sh - issue 7's experiment on the generated task family, end to end.
 #
-#   scripts/grpo-family.sh            (about 2 h 20 min on 2 cores)
-#   VARIANT=r scripts/grpo-family.sh  (the same with recovery demonstrations)
+#   scripts/grpo-family.sh            (about 2 h 35 min on 2 cores)
+#   VARIANT=g scripts/grpo-family.sh  (an earlier recipe; list below)
 #
+# The default, VARIANT=sk, is the committed experiment,
+# results/grpo-experiment.{json,md,svg}:
 # 1. generate the family: 200 training repositories (5 train bugs and 1
 #    held-out bug each) and 12 held-out repositories (scripts/family-gen.py,
 #    seed 2; about 13 min);
-# 2. oracle episodes on the 1,000 train tasks: the SFT data (about 10 min);
-# 3. SFT from the shipped checkpoint (23 min);
-# 4. probe: the SFT policy once on every train task at the GRPO settings;
-#    the tasks it passes are GRPO's train tasks (23 min);
-# 5. GRPO with the config's train_tasks replaced by the probe's list, then
-#    SFT vs RL on held-out bugs and held-out repositories (about 70 min):
-#    results/grpo-family-<variant>.{json,md,svg}.
+# 2. oracle episodes on the 1,000 train tasks (about 10 min); SFT from the
+#    shipped checkpoint on those of fam000-fam099 only (22 min);
+# 3. probe: the SFT policy twice (seeds 1-2) on the 500 train tasks of
+#    fam100-fam199, code it never read (22 min), then twice more (seeds
+#    3-4) on the 325 of them whose bug is a flipped comparison (16 min);
+# 4. GRPO on the flipped-comparison tasks passed in any probe seed (the
+#    config's train_tasks replaced by that list; 28 tasks, 36 steps, 51
+#    min), then SFT vs RL on held-out bugs and held-out repositories (19
+#    min). Other variants write results/grpo-family-<variant>.*.
 #
-# Variants (VARIANT=g, the default, r, h, hc, s or sk):
-#   g  plain oracle demonstrations, configs/sft-family-l.json and
-#      configs/grpo-family-g.json, in results/family-g/;
+# Variants (VARIANT=sk, the default, g, r, h, hc or s):
+#   g  plain oracle demonstrations, SFT on all 1,000, one probe seed on
+#      all train tasks, GRPO on the tasks passed (configs/sft-family-l.json,
+#      configs/grpo-family-g.json), in results/family-g/: the committed
+#      experiment of sessions 14-21, now results/grpo-family-g.*;
 #   r  oracle:recover=50: half the demonstrations first fail an edit and
 #      repair it from edit_file's hint (policy/oracle.c); SFT masks the
 #      failed turns (configs/sft-family-r.json), configs/grpo-family-r.json,
@@ -43,7 +49,8 @@
 #      in any of the four seeds (scripts/task-kind.py, configs/
 #      grpo-family-sk.json). Flipped comparisons are 54 of the 72 held-out-
 #      repository tasks; under s, GRPO learned the off-by-one edit `= 1;`
-#      -> `= 0;`, which repairs none of them.
+#      -> `= 0;`, which repairs none of them. The default; its report is
+#      results/grpo-experiment.* (configs/grpo-family-sk.json names it).
 #
 # Every stage is skipped when its output exists, so a killed run resumes.
 # The protocol is the one of results/grpo-family-l2c.md (no balancing by
@@ -56,14 +63,14 @@ W=${WORKERS:-2}
 CAP=
 SPLIT=
 KIND=
-case "${VARIANT:-g}" in
+case "${VARIANT:-sk}" in
 g) F=results/family-g ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-g.json HINTS=off ;;
 r) F=results/family-r ORACLE=oracle:recover=50 SFT=configs/sft-family-r.json GRPO=configs/grpo-family-r.json HINTS=on ;;
 h) F=results/family-h ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-h.json HINTS=on ;;
 hc) F=results/family-h ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-hc.json HINTS=on CAP=2 ;;
 s) F=results/family-s ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-s.json HINTS=off SPLIT=1 ;;
 sk) F=results/family-s ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-sk.json HINTS=off SPLIT=1 KIND=flip_cmp ;;
-*) echo "grpo-family: VARIANT is '$VARIANT': expected g, r, h, hc, s or sk" >&2; exit 2 ;;
+*) echo "grpo-family: VARIANT is '$VARIANT': expected sk, g, r, h, hc or s" >&2; exit 2 ;;
 esac
 make -j2 >/dev/null
 [ -d "$F/tasks" ] || /usr/bin/python3 scripts/family-gen.py "$F" --repos 200 --heldout-repos 12 --seed 2
@@ -98,7 +105,7 @@ if [ -n "$KIND" ]; then
 fi
 [ -z "$CAP" ] || ids=$(/usr/bin/python3 scripts/probe-cap.py "$F/probe-train/trajectories.jsonl" "$CAP")
 # the merged config (an "extends" chain resolved) with the probe's tasks
-G=$F/grpo-${VARIANT:-g}.json
+G=$F/grpo-${VARIANT:-sk}.json
 bin/grpo train --config "$GRPO" --check |
     sed "s/\"train_tasks\":[[:space:]]*\"[^\"]*\"/\"train_tasks\": \"$ids\"/" > "$G"
 scripts/grpo-experiment.sh "$G"
