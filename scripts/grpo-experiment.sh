@@ -4,7 +4,7 @@
 #   scripts/grpo-experiment.sh [CONFIG]     (default configs/grpo-main.json)
 #
 # Issue 7's experiment end to end (task family, SFT, probe, then this with
-# configs/grpo-family-g.json) is scripts/grpo-family.sh.
+# configs/grpo-family-sk.json) is scripts/grpo-family.sh.
 #
 # Starts from the SFT checkpoint the config names (models/policy.safetensors),
 # trains GRPO on the train split, then evaluates the SFT and the RL policy on

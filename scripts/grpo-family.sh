@@ -1,7 +1,7 @@
 #!/bin/sh
 # grpo-family.sh - issue 7's experiment on the generated task family, end to end.
 #
-#   scripts/grpo-family.sh            (about 2 h 35 min on 2 cores)
+#   scripts/grpo-family.sh            (about 2 h 30 min on 2 cores)
 #   VARIANT=g scripts/grpo-family.sh  (an earlier recipe; list below)
 #
 # The default, VARIANT=sk, is the committed experiment,
