@@ -63,14 +63,15 @@ W=${WORKERS:-2}
 CAP=
 SPLIT=
 KIND=
-case "${VARIANT:-sk}" in
+V=${VARIANT:-sk}
+case "$V" in
 g) F=results/family-g ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-g.json HINTS=off ;;
 r) F=results/family-r ORACLE=oracle:recover=50 SFT=configs/sft-family-r.json GRPO=configs/grpo-family-r.json HINTS=on ;;
 h) F=results/family-h ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-h.json HINTS=on ;;
 hc) F=results/family-h ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-hc.json HINTS=on CAP=2 ;;
 s) F=results/family-s ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-s.json HINTS=off SPLIT=1 ;;
 sk) F=results/family-s ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-sk.json HINTS=off SPLIT=1 KIND=flip_cmp ;;
-*) echo "grpo-family: VARIANT is '$VARIANT': expected sk, g, r, h, hc or s" >&2; exit 2 ;;
+*) echo "grpo-family: VARIANT is '$V': expected sk, g, r, h, hc or s" >&2; exit 2 ;;
 esac
 make -j2 >/dev/null
 [ -d "$F/tasks" ] || /usr/bin/python3 scripts/family-gen.py "$F" --repos 200 --heldout-repos 12 --seed 2
@@ -105,7 +106,7 @@ if [ -n "$KIND" ]; then
 fi
 [ -z "$CAP" ] || ids=$(/usr/bin/python3 scripts/probe-cap.py "$F/probe-train/trajectories.jsonl" "$CAP")
 # the merged config (an "extends" chain resolved) with the probe's tasks
-G=$F/grpo-${VARIANT:-sk}.json
+G=$F/grpo-$V.json
 bin/grpo train --config "$GRPO" --check |
     sed "s/\"train_tasks\":[[:space:]]*\"[^\"]*\"/\"train_tasks\": \"$ids\"/" > "$G"
 scripts/grpo-experiment.sh "$G"
