@@ -236,9 +236,11 @@ static int hook_run_tests(void *user, const char *const *names, size_t n, buf_t 
 {
     ep_state *e = user;
     testrun r;
-    int rc = testrun_run(&r, e->t, ws_path(e->ws), err);
-    if (rc < 0)
+    int rc = testrun_fresh(&r, NULL, e->t, e->ws, 0, err);
+    if (rc < 0) {
+        testrun_free(&r);
         return rc;
+    }
     char *sum = testrun_summary(&r, e->t, names, n);
     testrun_free(&r);
     if (!sum)
@@ -721,9 +723,9 @@ int ep_finish(char **record, ep_state *e, char *err)
         end(e, "no_tool_call");
     double t0 = now_ms();
     char derr[RL_ERR_MAX];
-    if (ws_diff(&e->patch, e->ws, derr) < 0)
-        e->patch = NULL;
     int rc = testrun_score(&e->sc, e->t, e->ws, err);
+    e->patch = e->sc.patch;
+    e->sc.patch = NULL;
     e->t_score = now_ms() - t0;
     if (rc < 0) {
         snprintf(e->error, sizeof e->error, "scoring: %s", err);

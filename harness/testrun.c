@@ -96,16 +96,39 @@ static void score_tests(score *s, const task *t)
     }
 }
 
+int testrun_fresh(testrun *out, char **patch, const task *t, struct ws_tree *ws, int protect,
+                  char *err)
+{
+    memset(out, 0, sizeof *out);
+    if (patch)
+        *patch = NULL;
+    const char *const *prot = protect ? (const char *const *)t->protected_paths.v : NULL;
+    size_t np = protect ? t->protected_paths.n : 0;
+    char *change = NULL;
+    ws_tree *run = NULL;
+    int rc = ws_change(&change, ws, prot, np, err);
+    if (!rc)
+        rc = ws_stage(&run, ws, change, err);
+    if (!rc && protect)
+        rc = ws_restore_paths(run, prot, np, err);
+    if (!rc)
+        rc = testrun_run(out, t, ws_path(run), err);
+    if (!rc && patch)
+        *patch = change;
+    else
+        free(change);
+    return rc;
+}
+
 int testrun_score(score *out, const task *t, struct ws_tree *ws, char *err)
 {
     memset(out, 0, sizeof *out);
     long t0 = now_ms();
-    int rc = ws_restore_paths(ws, (const char *const *)t->protected_paths.v, t->protected_paths.n, err);
-    if (rc < 0)
+    int rc = testrun_fresh(&out->run, &out->patch, t, ws, 1, err);
+    if (rc < 0) {
+        testrun_free(&out->run);
         return rc;
-    rc = testrun_run(&out->run, t, ws_path(ws), err);
-    if (rc < 0)
-        return rc;
+    }
     score_tests(out, t);
     if (!out->tests)
         return rl_err(err, RL_ENOMEM, "score: out of memory");
@@ -117,6 +140,7 @@ int testrun_score(score *out, const task *t, struct ws_tree *ws, char *err)
 void score_free(score *s)
 {
     free(s->tests);
+    free(s->patch);
     testrun_free(&s->run);
     memset(s, 0, sizeof *s);
 }

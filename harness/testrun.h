@@ -1,12 +1,16 @@
 /* testrun.h - run a task's tests in a work tree, under the sandbox, and
  * read per-test results.
  *
- * This is where the reward comes from. testrun_score restores the
- * protected paths to the base first (editing the tests cannot earn
- * reward), runs the task's test command once, and applies the SWE-bench
- * rule: reward 1 exactly when every FAIL_TO_PASS and PASS_TO_PASS test
- * passes. A test the run never reports (crash, timeout, compile error)
- * counts as failed.
+ * This is where the reward comes from. Scoring is hermetic: the change is
+ * the work tree's diff against the base (ws_change: new files ignored by
+ * the base's own ignore rules and the protected paths left out), applied
+ * to a fresh checkout of the base (the tree's companion), where the
+ * protected paths are restored and the task's test command runs once in
+ * a new sandbox. Nothing a test run of the episode left behind (build
+ * products, bytecode, files its code wrote) is part of the change, and
+ * editing the tests cannot earn reward. Then the SWE-bench rule: reward 1
+ * exactly when every FAIL_TO_PASS and PASS_TO_PASS test passes. A test
+ * the run never reports (crash, timeout, compile error) counts as failed.
  */
 #ifndef RL_TESTRUN_H
 #define RL_TESTRUN_H
@@ -29,6 +33,14 @@ typedef struct testrun {
 int testrun_run(testrun *out, const task *t, const char *dir, char *err);
 void testrun_free(testrun *r);
 
+/* Runs the tests on ws's change (ws_change) applied to a fresh checkout
+ * of the base (ws's companion, reset first); ws itself is only read.
+ * With protect, the protected paths are left out of the change and
+ * restored in the checkout: the scoring run. *patch (when not NULL) gets
+ * the change that ran; caller frees. */
+int testrun_fresh(testrun *out, char **patch, const task *t, struct ws_tree *ws, int protect,
+                  char *err);
+
 /* Per-test outcome of the scoring run. */
 typedef struct test_outcome {
     const char *name;     /* borrowed from the task */
@@ -44,10 +56,11 @@ typedef struct score {
     test_outcome *tests;  /* f2p then p2p */
     size_t n_tests;
     testrun run;
+    char *patch;          /* the change that was scored, exactly */
     long ms;
 } score;
 
-/* Restores the protected paths in the work tree, runs the tests, scores. */
+/* Scores ws's change: testrun_fresh with protect, then the rule. */
 int testrun_score(score *out, const task *t, struct ws_tree *ws, char *err);
 void score_free(score *s);
 

@@ -73,7 +73,8 @@ int val_same_outcome(const tr_report *a, const tr_report *b)
     return 1;
 }
 
-/* Runs the tests `runs` times in the work tree as it is: the first run must
+/* Runs the tests `runs` times on the work tree's change, each time in a
+ * fresh checkout as scoring does (testrun_fresh): the first run must
  * meet the expectation (gold or base) and every later run must report the
  * same outcome. Fills *mean_ms; returns 1 ok, 0 not (why filled), < 0 error. */
 static int run_stage(const task *t, struct ws_tree *ws, int gold, int runs, double *mean_ms, char *why, size_t n,
@@ -81,7 +82,7 @@ static int run_stage(const task *t, struct ws_tree *ws, int gold, int runs, doub
 {
     testrun first, again;
     double t0 = now_ms();
-    int rc = testrun_run(&first, t, ws_path(ws), err);
+    int rc = testrun_fresh(&first, NULL, t, ws, 1, err);
     if (rc < 0) {
         testrun_free(&first);
         return rc;
@@ -89,7 +90,7 @@ static int run_stage(const task *t, struct ws_tree *ws, int gold, int runs, doub
     int ok = expect(&first, t, gold, why, n);
     int done = 1;
     for (; ok && done < runs; done++) {
-        if ((rc = testrun_run(&again, t, ws_path(ws), err)) < 0) {
+        if ((rc = testrun_fresh(&again, NULL, t, ws, 1, err)) < 0) {
             testrun_free(&again);
             testrun_free(&first);
             return rc;

@@ -67,6 +67,8 @@ struct ws_tree {
     char base_hex[GIT_OID_HEXSZ + 1];
     char *path;   /* absolute work tree path */
     char *gitdir;
+    char *store;  /* the repository's bare object store */
+    struct ws_tree *companion; /* see ws_companion; NULL until asked for */
     ws_entry *ents; /* every path of the base tree, sorted by strcmp */
     size_t nents;
     unsigned char *seen; /* per entry: found in place during this pass */
@@ -672,6 +674,7 @@ void ws_free(ws_tree *t)
         free(t->ents[i].path);
         git_blob_free(t->ents[i].blob);
     }
+    ws_free(t->companion);
     git_tree_free(t->base);
     git_index_free(t->index);
     git_repository_free(t->repo);
@@ -680,6 +683,7 @@ void ws_free(ws_tree *t)
     free(t->scratch);
     free(t->path);
     free(t->gitdir);
+    free(t->store);
     if (t->lock_fd >= 0)
         close(t->lock_fd); /* releases the slot's flock */
     free(t);
@@ -789,6 +793,10 @@ int ws_open(ws_tree **out, const ws_opts *opts, const char *repo, const char *ke
     if (rc)
         goto fail;
     git_oid_tostr(t->base_hex, sizeof t->base_hex, &t->base_id);
+    if (!(t->store = strdup(store))) {
+        rc = rl_err(err, RL_ENOMEM, "ws_open: out of memory");
+        goto fail;
+    }
 
     /* 2. the slot: its lock is held until ws_free. */
     char *tlock = xasprintf("%s/tree-%s-%d.lock", lock, key, slot);
@@ -819,6 +827,44 @@ fail:
     free(store);
     free(lock);
     ws_free(t);
+    return rc;
+}
+
+int ws_companion(ws_tree **out, ws_tree *t, char *err)
+{
+    *out = NULL;
+    if (t->companion) {
+        *out = t->companion;
+        return 0;
+    }
+    /* The companion shares the slot's lock: it is only ever used through
+     * the tree that owns it. "-<slot>.score" never ends a primary tree's
+     * name (those end in the slot number). */
+    int rc;
+    ws_tree *c = calloc(1, sizeof *c);
+    if (!c)
+        return rl_err(err, RL_ENOMEM, "ws_companion: out of memory");
+    c->lock_fd = -1;
+    c->root_fd = -1;
+    c->cache_max = t->cache_max;
+    c->base_id = t->base_id;
+    memcpy(c->base_hex, t->base_hex, sizeof c->base_hex);
+    c->path = xasprintf("%s.score", t->path);
+    c->gitdir = xasprintf("%s.score", t->gitdir);
+    c->store = strdup(t->store);
+    if (!c->path || !c->gitdir || !c->store) {
+        rc = rl_err(err, RL_ENOMEM, "ws_companion: out of memory");
+        goto fail;
+    }
+    clear_stale_locks(c->gitdir);
+    if ((rc = gitdir_prepare(c->gitdir, c->path, c->store, err)) ||
+        (rc = fs_mkdirs(c->path, err)) || (rc = tree_attach(c, err)) || (rc = ws_reset(c, err)))
+        goto fail;
+    t->companion = c;
+    *out = c;
+    return 0;
+fail:
+    ws_free(c);
     return rc;
 }
 
@@ -1495,25 +1541,30 @@ static int put_big_delta(buf_t *b, const git_diff_delta *d)
     return rc ? rc : buf_puts(b, " differ\n");
 }
 
-int ws_diff(char **patch, ws_tree *t, char *err)
+/* Which deltas of a diff go into the patch. */
+typedef int (*delta_keep_fn)(const git_diff_delta *d, void *user, char *err);
+
+/* Prints the kept deltas of diff as one patch, one delta at a time so
+ * that at most one file's content is in memory. Returns 1 from keep
+ * (keep), 0 (skip) or an error. */
+static int diff_print(char **patch, ws_tree *t, git_diff *diff, delta_keep_fn keep, void *user,
+                      char *err)
 {
     *patch = NULL;
-    git_diff *diff = NULL;
-    git_diff_options o;
-    git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
-    o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
-              GIT_DIFF_SHOW_UNTRACKED_CONTENT | GIT_DIFF_SHOW_BINARY;
-    o.max_size = RL_WS_DIFF_FILE_MAX;
-    if (git_index_entrycount(t->index) && git_index_clear(t->index) < 0)
-        return git_fail(err, t->path);
-    if (git_diff_tree_to_workdir(&diff, t->repo, t->base, &o) < 0)
-        return git_fail(err, t->path);
     buf_t b;
     buf_init(&b, RL_WS_DIFF_MAX);
     int rc = 0;
-    /* One delta at a time, so at most one file's content is in memory. */
     for (size_t i = 0; i < git_diff_num_deltas(diff) && !rc; i++) {
         const git_diff_delta *d = git_diff_get_delta(diff, i);
+        if (keep) {
+            int k = keep(d, user, err);
+            if (k < 0) {
+                rc = k;
+                break;
+            }
+            if (!k)
+                continue;
+        }
         if (d->old_file.size > RL_WS_DIFF_FILE_MAX || d->new_file.size > RL_WS_DIFF_FILE_MAX) {
             if (put_big_delta(&b, d))
                 rc = RL_ELIMIT;
@@ -1531,7 +1582,6 @@ int ws_diff(char **patch, ws_tree *t, char *err)
         else if (g < 0)
             rc = git_fail(err, t->path);
     }
-    git_diff_free(diff);
     if (rc == RL_ELIMIT)
         rc = rl_err(err, RL_ELIMIT, "%s: diff exceeds %u bytes", t->path, RL_WS_DIFF_MAX);
     if (rc) {
@@ -1540,6 +1590,111 @@ int ws_diff(char **patch, ws_tree *t, char *err)
     }
     *patch = buf_detach(&b, NULL);
     return 0;
+}
+
+static int diff_workdir(git_diff **out, ws_tree *t, uint32_t flags, char *err)
+{
+    git_diff_options o;
+    git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+    o.flags = flags | GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
+              GIT_DIFF_SHOW_UNTRACKED_CONTENT | GIT_DIFF_SHOW_BINARY;
+    o.max_size = RL_WS_DIFF_FILE_MAX;
+    if (git_index_entrycount(t->index) && git_index_clear(t->index) < 0)
+        return git_fail(err, t->path);
+    if (git_diff_tree_to_workdir(out, t->repo, t->base, &o) < 0)
+        return git_fail(err, t->path);
+    return 0;
+}
+
+int ws_diff(char **patch, ws_tree *t, char *err)
+{
+    *patch = NULL;
+    git_diff *diff = NULL;
+    int rc = diff_workdir(&diff, t, 0, err);
+    if (!rc)
+        rc = diff_print(patch, t, diff, NULL, NULL, err);
+    git_diff_free(diff);
+    return rc;
+}
+
+typedef struct change_ctx {
+    ws_tree *rules;              /* at the base: its ignore rules are the base's */
+    const char *const *exclude;
+    size_t n_exclude;
+} change_ctx;
+
+/* path is one of the list: equal to an entry, or, for an entry ending in
+ * '/' (a directory), below it or the directory itself. */
+static int path_listed(const char *path, const char *const *list, size_t n)
+{
+    for (size_t i = 0; path && i < n; i++) {
+        const char *p = list[i];
+        size_t l = strlen(p);
+        if (!l)
+            continue;
+        if (p[l - 1] != '/') {
+            if (!strcmp(path, p))
+                return 1;
+        } else if (!strncmp(path, p, l) || (!strncmp(path, p, l - 1) && path[l - 1] == '\0')) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int change_keep(const git_diff_delta *d, void *user, char *err)
+{
+    change_ctx *c = user;
+    if (path_listed(d->old_file.path, c->exclude, c->n_exclude) ||
+        path_listed(d->new_file.path, c->exclude, c->n_exclude))
+        return 0;
+    if (d->status != GIT_DELTA_UNTRACKED && d->status != GIT_DELTA_IGNORED)
+        return 1;
+    int ignored = 0;
+    if (git_ignore_path_is_ignored(&ignored, c->rules->repo, d->new_file.path) < 0)
+        return git_fail(err, c->rules->path);
+    return !ignored;
+}
+
+int ws_change(char **patch, ws_tree *t, const char *const *exclude, size_t n_exclude, char *err)
+{
+    *patch = NULL;
+    ws_tree *rules;
+    int rc = ws_companion(&rules, t, err);
+    if (!rc)
+        rc = ws_reset(rules, err);
+    if (rc)
+        return rc;
+    /* The tree's own ignore files must hide nothing: one internal rule
+     * that un-ignores every path (libgit2 consults internal rules first
+     * and stops at the first match), taken back after the diff. Every new
+     * file comes as untracked, with its content, and the base's rules
+     * decide in change_keep. */
+    git_diff *diff = NULL;
+    if (git_ignore_add_rule(t->repo, "!*\n") < 0)
+        return git_fail(err, t->path);
+    rc = diff_workdir(&diff, t, 0, err);
+    if (git_ignore_clear_internal_rules(t->repo) < 0 && !rc)
+        rc = git_fail(err, t->path);
+    change_ctx c = {rules, exclude, n_exclude};
+    if (!rc)
+        rc = diff_print(patch, t, diff, change_keep, &c, err);
+    git_diff_free(diff);
+    return rc;
+}
+
+int ws_stage(ws_tree **out, ws_tree *t, const char *patch, char *err)
+{
+    *out = NULL;
+    ws_tree *c;
+    int rc = ws_companion(&c, t, err);
+    if (!rc)
+        rc = ws_reset(c, err);
+    if (!rc && patch && *patch)
+        rc = ws_apply(c, patch, err);
+    if (!rc)
+        *out = c;
+    return rc;
 }
 
 int ws_open_task(ws_tree **out, const ws_opts *opts, const task *t, int slot, char *err)

@@ -97,6 +97,28 @@ int ws_apply(ws_tree *t, const char *patch, char *err);
  * "" when clean. Caller frees *patch. */
 int ws_diff(char **patch, ws_tree *t, char *err);
 
+/* The change made in the work tree, as scoring takes it: the diff against
+ * the base of every file that differs (tracked, untracked and ignored
+ * alike), less the new files that the BASE's ignore rules ignore (an
+ * ignore file the tree itself gained hides nothing) and less the paths
+ * listed in exclude (entries as for ws_restore_paths: files, or
+ * directories ending in '/'). The base's rules are read in the
+ * companion tree, which this resets. Caller frees *patch ("" when
+ * there is no change). */
+int ws_change(char **patch, ws_tree *t, const char *const *exclude, size_t n_exclude, char *err);
+
+/* The tree's companion: a second work tree of the same base, at
+ * "<path>.score", owned by t (freed with it, guarded by its slot lock).
+ * Test runs and scoring happen there, on a fresh checkout with the
+ * change applied, so that nothing a run leaves behind (build products,
+ * caches, files its code wrote) reaches the change or the next run.
+ * Made on first use. */
+int ws_companion(ws_tree **out, ws_tree *t, char *err);
+
+/* Resets t's companion to the base and applies patch there (NULL or ""
+ * leaves it at the base); *out is the companion. */
+int ws_stage(ws_tree **out, ws_tree *t, const char *patch, char *err);
+
 /* Restores paths (files, or directory prefixes ending in '/') to their
  * base content; files under a directory prefix that the base lacks are
  * removed, and so is a listed file that the base lacks. Paths are

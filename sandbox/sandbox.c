@@ -182,24 +182,32 @@ static int sb_env_put(sb_state *s, const char *kv)
 }
 
 /* The scrubbed, deterministic environment: nothing of the caller's. */
+#define SB_ENV_FIXED_MAX 24 /* entries of base[] below, with room to spare */
 static int sb_env_build(sb_state *s, const sb_opts *o, char *err)
 {
     size_t extra = 0;
     while (o->env && o->env[extra])
         extra++;
-    s->envp = calloc(16 + extra + 1, sizeof *s->envp);
+    s->envp = calloc(SB_ENV_FIXED_MAX + extra + 1, sizeof *s->envp);
     if (!s->envp)
         return rl_err(err, RL_ENOMEM, "sandbox: environment: out of memory");
-    char home[PATH_MAX + 8], tmp[96], tmp2[96], tmp3[96];
+    char home[PATH_MAX + 8], tmp[96], tmp2[96], tmp3[96], pyc[128];
     snprintf(home, sizeof home, "HOME=%s", s->dir);
     snprintf(tmp, sizeof tmp, "TMPDIR=%s", s->tmp);
     /* Check (and Windows-minded tools) look at TEMP/TMP, not TMPDIR: point
      * every name at the private tmp, the only writable scratch place. */
     snprintf(tmp2, sizeof tmp2, "TEMP=%s", s->tmp);
     snprintf(tmp3, sizeof tmp3, "TMP=%s", s->tmp);
+    /* Python hardened by construction: no user site, no path entry for the
+     * script's or the current directory (the repository's test
+     * configuration adds what it needs, e.g. pytest's pythonpath), no
+     * plugins loaded by entry point, and bytecode neither written nor read
+     * from the work tree (the cache prefix is the private tmp's). */
+    snprintf(pyc, sizeof pyc, "PYTHONPYCACHEPREFIX=%s/pycache", s->tmp);
     const char *base[] = {
         "PATH=" SB_PATH, home, tmp, tmp2, tmp3, "TZ=UTC", "LC_ALL=C.UTF-8", "LANG=C.UTF-8",
-        "PYTHONHASHSEED=0", "PYTHONDONTWRITEBYTECODE=1",
+        "PYTHONHASHSEED=0", "PYTHONDONTWRITEBYTECODE=1", "PYTHONNOUSERSITE=1", "PYTHONSAFEPATH=1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1", pyc,
         "SOURCE_DATE_EPOCH=" SB_SOURCE_DATE_EPOCH, "USER=sandbox", "LOGNAME=sandbox",
     };
     int rc = 0;

@@ -33,7 +33,10 @@
  *
  * Environment of the command, nothing else: PATH=/usr/local/bin:/usr/bin:
  * /bin, HOME=dir, TMPDIR (private tmpfs), TZ=UTC, LC_ALL=LANG=C.UTF-8,
- * PYTHONHASHSEED=0, PYTHONDONTWRITEBYTECODE=1, SOURCE_DATE_EPOCH (fixed),
+ * PYTHONHASHSEED=0, PYTHONDONTWRITEBYTECODE=1, PYTHONNOUSERSITE=1,
+ * PYTHONSAFEPATH=1 (no script or current directory on sys.path),
+ * PYTEST_DISABLE_PLUGIN_AUTOLOAD=1, PYTHONPYCACHEPREFIX (in TMPDIR: bytecode
+ * in the work tree is never read), SOURCE_DATE_EPOCH (fixed),
  * USER=LOGNAME=sandbox, then opts->env. stdin is /dev/null or stdin_data;
  * stdout and stderr share one pipe; every other fd is closed.
  *

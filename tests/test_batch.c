@@ -258,9 +258,31 @@ START_TEST(test_repos_dir)
 }
 END_TEST
 
-/* A task whose test outcome alternates between runs (the command keeps a
- * marker file in the work tree): one run per stage calls it valid, two
- * runs catch it as flaky; --runs out of range is a usage error. */
+/* Writes a TAP task "ID" on repository flip (lib.txt: the bug turns a into
+ * b, the gold patch back) with the test command cmd (a C string literal's
+ * content: quotes escaped). */
+static void flip_task(const char *dir, const char *id, const char *cmd)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/tasks/%s.json", dir, id);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "{\"instance_id\": \"%s\", \"repo\": \"flip\", \"problem_statement\": \"t_a fails.\",\n"
+            " \"bug\": \"diff --git a/lib.txt b/lib.txt\\n--- a/lib.txt\\n+++ b/lib.txt\\n@@ -1 +1 @@\\n-a\\n+b\\n\",\n"
+            " \"patch\": \"diff --git a/lib.txt b/lib.txt\\n--- a/lib.txt\\n+++ b/lib.txt\\n@@ -1 +1 @@\\n-b\\n+a\\n\",\n"
+            " \"FAIL_TO_PASS\": [\"t_a\"], \"PASS_TO_PASS\": [\"t_b\"], \"test_cmd\": \"%s\",\n"
+            " \"test_format\": \"tap\", \"protected_paths\": [], \"timeout_s\": 30, \"split\": \"train\", "
+            "\"kind\": \"single_edit\"}\n",
+            id, cmd);
+    fclose(f);
+}
+
+/* Every test run starts from a fresh checkout: a task whose outcome hangs
+ * on a marker file an earlier run left in the tree sees no marker, ever
+ * (it is consistent, and invalid for the right reason). A task whose
+ * outcome is a coin toss is rejected by --runs; --runs out of range is a
+ * usage error. */
 START_TEST(test_validate_runs)
 {
     char dir[] = "/tmp/rl-flaky-XXXXXX", err[RL_ERR_MAX], cmd[4096], *out;
@@ -269,31 +291,26 @@ START_TEST(test_validate_runs)
     snprintf(cmd, sizeof cmd, "mkdir -p %s/tasks %s/repos/flip && printf 'a\\n' > %s/repos/flip/lib.txt", dir, dir,
              dir);
     ck_assert_int_eq(system(cmd), 0);
-    static const char *task_json =
-        "{\"instance_id\": \"flaky\", \"repo\": \"flip\", \"problem_statement\": \"t_a fails now and then.\",\n"
-        " \"bug\": \"diff --git a/lib.txt b/lib.txt\\n--- a/lib.txt\\n+++ b/lib.txt\\n@@ -1 +1 @@\\n-a\\n+b\\n\",\n"
-        " \"patch\": \"diff --git a/lib.txt b/lib.txt\\n--- a/lib.txt\\n+++ b/lib.txt\\n@@ -1 +1 @@\\n-b\\n+a\\n\",\n"
-        " \"FAIL_TO_PASS\": [\"t_a\"], \"PASS_TO_PASS\": [\"t_b\"],\n"
-        " \"test_cmd\": \"echo 1..2; if [ -e .x ]; then rm .x; echo 'ok 1 - t_a'; else touch .x; "
-        "echo 'not ok 1 - t_a'; fi; echo 'ok 2 - t_b'\",\n"
-        " \"test_format\": \"tap\", \"protected_paths\": [], \"timeout_s\": 30, \"split\": \"train\", \"kind\": \"single_edit\"}\n";
-    char path[256];
-    snprintf(path, sizeof path, "%s/tasks/flaky.json", dir);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(task_json, f);
-    fclose(f);
-    const char *base = "RL_WS_ROOT=%s/ws %s/harness validate --tasks flaky --tasks-dir %s/tasks --repos-dir %s/repos "
+    flip_task(dir, "marker",
+              "echo 1..2; if [ -e .x ]; then rm .x; echo 'ok 1 - t_a'; else touch .x; "
+              "echo 'not ok 1 - t_a'; fi; echo 'ok 2 - t_b'");
+    flip_task(dir, "coin",
+              "echo 1..2; b=$(od -An -N1 -tu1 /dev/urandom); if [ $((b % 2)) = 1 ]; then echo 'ok 1 - t_a'; "
+              "else echo 'not ok 1 - t_a'; fi; echo 'ok 2 - t_b'");
+    const char *base = "RL_WS_ROOT=%s/ws %s/harness validate --tasks %s --tasks-dir %s/tasks --repos-dir %s/repos "
                        "--progress plain %s 2>&1";
-    snprintf(cmd, sizeof cmd, base, dir, bin(), dir, dir, "");
-    ck_assert_msg(sh_out(cmd, &out) == 0, "%s", out);
-    ck_assert_msg(strstr(out, "1 tasks, 1 valid, 0 failed"), "%s", out);
-    free(out);
-    snprintf(cmd, sizeof cmd, base, dir, bin(), dir, dir, "--runs 2");
+    snprintf(cmd, sizeof cmd, base, dir, bin(), "marker", dir, dir, "--runs 3");
     ck_assert_int_eq(sh_out(cmd, &out), 1);
-    ck_assert_msg(strstr(out, "at the base: run 2 of 2 disagrees with run 1 (flaky)"), "%s", out);
+    ck_assert_msg(strstr(out, "with the gold patch: FAIL_TO_PASS test t_a fail"), "%s", out);
+    ck_assert_msg(!strstr(out, "flaky"), "%s", out);
     free(out);
-    snprintf(cmd, sizeof cmd, base, dir, bin(), dir, dir, "--runs 0");
+    /* Accepted only if 24 tosses all came out as a valid task wants:
+     * about one chance in 2^24. */
+    snprintf(cmd, sizeof cmd, base, dir, bin(), "coin", dir, dir, "--runs 12");
+    ck_assert_int_eq(sh_out(cmd, &out), 1);
+    ck_assert_msg(strstr(out, "1 tasks, 0 valid, 1 failed"), "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, base, dir, bin(), "coin", dir, dir, "--runs 0");
     ck_assert_int_eq(sh_out(cmd, &out), 2);
     ck_assert_msg(strstr(out, "--runs: expected 1-20, got '0'"), "%s", out);
     free(out);

@@ -113,6 +113,17 @@ START_TEST(test_oracle_fixes_leapyear)
     const cJSON *args = cJSON_GetObjectItem(call, "arguments");
     ck_assert_str_eq(str(args, "old_string"), "400 ==");
     ck_assert_str_eq(str(args, "new_string"), "400 !=");
+    /* The episode ran the tests twice, each time in the companion tree: the
+     * policy's own tree holds only what it wrote, and the scored patch is
+     * that one edit. */
+    char p[256];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/trees/leapyear-0/build", g_root);
+    ck_assert_msg(lstat(p, &st) != 0, "%s: a test run wrote into the policy's tree", p);
+    snprintf(p, sizeof p, "%s/trees/leapyear-0.score/build/run_tests", g_root);
+    ck_assert_msg(lstat(p, &st) == 0, "%s: the scoring run built nothing there", p);
+    const char *patch = str(r, "patch");
+    ck_assert_ptr_null(strstr(strstr(patch, "diff --git") + 1, "diff --git"));
     cJSON_Delete(r);
 }
 END_TEST
@@ -385,8 +396,10 @@ START_TEST(test_editing_tests_earns_nothing)
     ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(call, "ok")));
     const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "messages"), 5);
     ck_assert_ptr_nonnull(strstr(str(m, "content"), "11 passed, 0 failed"));
-    /* ...but the reward comes from the restored tests */
+    /* ...but the reward comes from the restored tests, and the scored
+     * patch, which the record holds, leaves the protected tests out */
     ck_assert_double_eq(num(r, "reward"), 0);
+    ck_assert_str_eq(str(r, "patch"), "");
     ck_assert_str_eq(str(r, "end_reason"), "submit");
     cJSON_Delete(r);
 }

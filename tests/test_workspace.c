@@ -807,6 +807,65 @@ START_TEST(test_restore_paths)
 }
 END_TEST
 
+/* ---- the change as scoring takes it ----------------------------------- */
+
+START_TEST(test_change_hermetic)
+{
+    ws_tree *t = open_ok("demo-ch", NULL, 0);
+    const char *wt = ws_path(t);
+    char err[RL_ERR_MAX], *patch = NULL;
+
+    put(wt, "src/util.c", "agent fix\n");          /* tracked, changed: in */
+    put(wt, "src/new.c", "int n;\n");               /* new, not ignored: in */
+    put(wt, "src/cache.o", "\x7f" "ELF\n");        /* ignored by the base (*.o): out */
+    put(wt, "build/run_tests", "binary\n");         /* ignored by the base (build/): out */
+    /* An ignore file the tree gained hides nothing: hide.c stays in. */
+    put(wt, ".gitignore", "*.o\nbuild/\nhide.c\n");
+    put(wt, "src/hide.c", "__attribute__((constructor)) static void f(void) {}\n");
+    put(wt, "sub/.gitignore", "*\n");
+    put(wt, "sub/x.c", "int x;\n");
+    put(wt, "tests/test_util.c", "cheat\n");        /* excluded: protected */
+    const char *prot[] = {"tests/", "Makefile"};
+    ck_assert_msg(ws_change(&patch, t, prot, 2, err) == 0, "%s", err);
+    ck_assert_ptr_nonnull(strstr(patch, "+agent fix"));
+    ck_assert_ptr_nonnull(strstr(patch, "b/src/new.c"));
+    ck_assert_ptr_nonnull(strstr(patch, "b/src/hide.c"));
+    ck_assert_ptr_nonnull(strstr(patch, "b/.gitignore"));
+    ck_assert_ptr_nonnull(strstr(patch, "b/sub/x.c"));
+    ck_assert_ptr_null(strstr(patch, "cache.o"));
+    ck_assert_ptr_null(strstr(patch, "run_tests"));
+    ck_assert_ptr_null(strstr(patch, "tests/test_util.c"));
+
+    /* Staged in the companion: exactly the change on a fresh base; the
+     * policy's tree is untouched, and what a run leaves in the companion
+     * is gone at the next stage. */
+    ws_tree *c = NULL;
+    ck_assert_msg(ws_stage(&c, t, patch, err) == 0, "%s", err);
+    ck_assert_str_ne(ws_path(c), wt);
+    ck_file(ws_path(c), "src/util.c", "agent fix\n");
+    ck_file(ws_path(c), "sub/x.c", "int x;\n");
+    ck_file(ws_path(c), "tests/test_util.c", TEST_C);
+    ck_assert(!exists(ws_path(c), "build/run_tests"));
+    ck_assert(!exists(ws_path(c), "src/cache.o"));
+    ck_file(wt, "build/run_tests", "binary\n");
+    put(ws_path(c), "build/leftover", "from a run\n");
+    put(ws_path(c), "src/__pycache__/util.pyc", "stale\n");
+    free(patch);
+    ck_assert_msg(ws_change(&patch, t, prot, 2, err) == 0, "%s", err);
+    ck_assert_msg(ws_stage(&c, t, patch, err) == 0, "%s", err);
+    ck_assert(!exists(ws_path(c), "build/leftover"));
+    ck_assert(!exists(ws_path(c), "src/__pycache__"));
+    free(patch);
+
+    /* A clean tree has no change. */
+    reset_ok(t);
+    ck_assert_msg(ws_change(&patch, t, NULL, 0, err) == 0, "%s", err);
+    ck_assert_str_eq(patch, "");
+    free(patch);
+    ws_free(t);
+}
+END_TEST
+
 /* ---- concurrency ------------------------------------------------------ */
 
 START_TEST(test_two_slots)
@@ -1125,6 +1184,7 @@ Suite *workspace_suite(void)
     tcase_add_test(tc, test_diff_roundtrip_git_apply);
     tcase_add_test(tc, test_diff_cap_big_file);
     tcase_add_test(tc, test_restore_paths);
+    tcase_add_test(tc, test_change_hermetic);
     tcase_add_test(tc, test_two_slots);
     tcase_add_test(tc, test_processes_race);
     tcase_add_test(tc, test_errors);
