@@ -452,13 +452,15 @@ START_TEST(test_environment)
     ck_assert_int_eq(sb_run(&r, &o, err), 0);
     const char *want[] = {
         "PATH=/usr/local/bin:/usr/bin:/bin", "TZ=Europe/Paris", "LC_ALL=C.UTF-8", "LANG=C.UTF-8",
-        "PYTHONHASHSEED=0", "PYTHONDONTWRITEBYTECODE=1",
+        "PYTHONHASHSEED=0", "PYTHONDONTWRITEBYTECODE=1", "PYTHONNOUSERSITE=1", "PYTHONSAFEPATH=1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1",
         "SOURCE_DATE_EPOCH=" SB_SOURCE_DATE_EPOCH, "USER=sandbox", "LOGNAME=sandbox", "EXTRA=1",
     };
     int lines = 0;
     for (const char *p = r.out; *p; p++)
         lines += *p == '\n';
-    ck_assert_int_eq(lines, (int)(sizeof want / sizeof want[0]) + 4); /* + HOME, TMPDIR, TEMP, TMP */
+    /* + HOME, TMPDIR, TEMP, TMP, PYTHONPYCACHEPREFIX */
+    ck_assert_int_eq(lines, (int)(sizeof want / sizeof want[0]) + 5);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         ck_assert_msg(strstr(r.out, want[i]), "missing %s in:\n%s", want[i], r.out);
     char home[PATH_MAX + 8];
@@ -467,6 +469,7 @@ START_TEST(test_environment)
     ck_assert_ptr_nonnull(strstr(r.out, "TMPDIR=/"));
     ck_assert_ptr_nonnull(strstr(r.out, "TEMP=/"));
     ck_assert_ptr_nonnull(strstr(r.out, "TMP=/"));
+    ck_assert_ptr_nonnull(strstr(r.out, "PYTHONPYCACHEPREFIX=/"));
     ck_assert_ptr_null(strstr(r.out, "RL_CALLER_ONLY"));
     ck_assert_ptr_null(strstr(r.out, "TZ=UTC"));
     sb_result_free(&r);
