@@ -1,0 +1,42 @@
+#!/bin/sh
+# cli-doc.sh - writes docs/cli.md from the binaries' own --help texts, so
+# that the reference and the commands cannot drift apart (tests/test_docs.c
+# checks that every --help text stands in docs/cli.md verbatim).
+# Usage: scripts/cli-doc.sh [BINDIR] > docs/cli.md
+set -eu
+bin=${1:-bin}
+cat <<'HEAD'
+# Command-line reference
+
+Two binaries: `bin/harness` (tasks, episodes, batches, reports, the
+sandbox) and `bin/grpo` (tokenizer, model, SFT and GRPO training). Each
+section below is the command's own `--help` text. Exit codes everywhere: 0
+ok, 1 the run or validation failed, 2 usage error.
+
+HEAD
+for tool in harness grpo; do
+    echo "## $tool"
+    echo
+    echo '```'
+    "$bin/$tool" --help
+    echo '```'
+    echo
+    for cmd in $("$bin/$tool" --help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {on = 0}'); do
+        echo "### $tool $cmd"
+        echo
+        echo '```'
+        "$bin/$tool" "$cmd" --help 2>&1
+        echo '```'
+        echo
+    done
+done
+cat <<'TAIL'
+## Scripts
+
+| script | what it does |
+|---|---|
+TAIL
+for f in scripts/*.sh scripts/*.py; do
+    what=$(sed -n '2,4p' "$f" | grep -m1 '^#\|^"""' | sed 's/^# *//; s/^""" *//; s/|/\\|/g')
+    echo "| \`$f\` | $what |"
+done
