@@ -130,6 +130,47 @@ END_TEST
 
 /* A read cut by the observation budget cannot prove a small old_string
  * unique: the oracle edits the whole hunk, and still fixes the bug. */
+/* A repository without ignore rules scores the same: the policy's test
+ * runs built into the companion tree, so its own tree, and the scored
+ * patch, hold nothing but its edit. */
+START_TEST(test_no_ignore_rules_scores_the_edit)
+{
+    char repos[160], cmd[1024], err[RL_ERR_MAX];
+    snprintf(repos, sizeof repos, "%s/repos-noignore", g_root);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && cp -r repos/leapyear %s/ && rm %s/leapyear/.gitignore", repos, repos,
+             repos);
+    ck_assert_int_eq(system(cmd), 0);
+    task *t;
+    ck_assert_msg(task_load(&t, "tasks/leapyear.json", repos, err) == 0, "%s", err);
+    pol_env env;
+    pol_env_default(&env);
+    env.gold_patch = t->patch;
+    policy *pol;
+    ck_assert_msg(pol_open(&pol, "oracle", &env, err) == 0, "%s", err);
+    ws_opts wo;
+    ws_opts_default(&wo);
+    wo.root = g_root;
+    ws_tree *ws;
+    ck_assert_msg(ws_open_task(&ws, &wo, t, 3, err) == 0, "%s", err);
+    ep_config cfg;
+    ep_config_default(&cfg);
+    char *rec;
+    ck_assert_msg(ep_run(&rec, t, &cfg, ws, pol, err) == 0, "%s", err);
+    cJSON *r = cJSON_Parse(rec);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_double_eq(num(r, "reward"), 1);
+    const char *patch = str(r, "patch");
+    ck_assert_ptr_nonnull(strstr(patch, "diff --git a/src/leapyear.c b/src/leapyear.c"));
+    ck_assert_ptr_null(strstr(strstr(patch, "diff --git") + 1, "diff --git"));
+    ck_assert_ptr_null(strstr(patch, "build/"));
+    cJSON_Delete(r);
+    free(rec);
+    ws_free(ws);
+    pol_free(pol);
+    task_free(t);
+}
+END_TEST
+
 START_TEST(test_oracle_cut_read_whole_hunk)
 {
     ep_config cfg;
@@ -542,6 +583,7 @@ Suite *episode_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_oracle_fixes_leapyear);
+    tcase_add_test(tc, test_no_ignore_rules_scores_the_edit);
     tcase_add_test(tc, test_oracle_cut_read_whole_hunk);
     tcase_add_test(tc, test_request_seeds);
     tcase_add_test(tc, test_oracle_edit_whole_words);
