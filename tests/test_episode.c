@@ -4,6 +4,7 @@
 #include "common/fsutil.h"
 #include "common/utf8.h"
 #include "harness/episode.h"
+#include "harness/record.h"
 #include "harness/workspace.h"
 #include "policy/policy.h"
 #include "policy/tokenizer.h"
@@ -525,6 +526,109 @@ START_TEST(test_shaped_reward_config)
 }
 END_TEST
 
+/* ---- what the policy saw is what the record rebuilds ------------------------ */
+
+#define CAP_TURNS 64
+
+/* A policy that wraps the oracle, keeps a copy of every request's context
+ * and context ids, and (by `ids_every`) answers with token ids as a model
+ * would: the reply encoded + <|im_end|>, on every turn (1), every other
+ * turn (2) or never (0). */
+typedef struct capture {
+    policy *inner;
+    const tok_t *tok;
+    int ids_every;
+    char *ctx[CAP_TURNS];
+    size_t ctx_len[CAP_TURNS];
+    int32_t *ids[CAP_TURNS];
+    size_t n_ids[CAP_TURNS];
+    int n;
+} capture;
+
+static int capture_generate(policy *p, pol_response *resp, const pol_request *req, size_t n, char *err)
+{
+    capture *c = p->impl;
+    int rc = pol_generate(c->inner, resp, req, n, err);
+    for (size_t i = 0; rc == 0 && i < n && c->n < CAP_TURNS; i++) {
+        int k = c->n++;
+        c->ctx[k] = strndup(req[i].context, req[i].context_len);
+        c->ctx_len[k] = req[i].context_len;
+        c->n_ids[k] = req[i].n_context_ids;
+        c->ids[k] = malloc((req[i].n_context_ids + 1) * sizeof(int32_t));
+        memcpy(c->ids[k], req[i].context_ids, req[i].n_context_ids * sizeof(int32_t));
+        if (c->ids_every && k % c->ids_every == 0) {
+            int32_t *v = NULL;
+            size_t m = 0;
+            ck_assert_int_eq(tok_encode(&v, &m, c->tok, resp[i].text, resp[i].text_len, TOK_SPECIAL_ALLOW, err), 0);
+            v = realloc(v, (m + 1) * sizeof *v);
+            v[m++] = tok_special_id(c->tok, "<|im_end|>");
+            resp[i].ids = v;
+            resp[i].n_ids = m;
+            resp[i].logprobs = calloc(m, sizeof(float));
+        }
+    }
+    return rc;
+}
+
+static void capture_free(policy *p) { (void)p; }
+
+static const pol_vtable CAPTURE_VT = {capture_generate, capture_free};
+
+/* Every context and every context id sequence the policy was given, for
+ * history keep and drop, with and without sampled ids, equals what the
+ * record rebuilds for that turn. */
+START_TEST(test_record_is_what_policy_saw)
+{
+    char err[RL_ERR_MAX];
+    tok_t *tok;
+    ck_assert_msg(tok_load(&tok, "models/tokenizer.json", err) == 0, "%s", err);
+    for (int keep = 0; keep < 2; keep++)
+        for (int every = 0; every < 3; every++) {
+            task *t;
+            ck_assert_int_eq(task_load(&t, "tasks/leapyear.json", "repos", err), 0);
+            pol_env env;
+            pol_env_default(&env);
+            env.gold_patch = t->patch;
+            capture c = {.tok = tok, .ids_every = every};
+            ck_assert_msg(pol_open(&c.inner, "oracle:recover=100", &env, err) == 0, "%s", err);
+            policy pol = {.vt = &CAPTURE_VT, .name = "capture", .impl = &c};
+            ep_config cfg;
+            ep_config_default(&cfg);
+            cfg.history_keep = keep;
+            cfg.tok = tok;
+            cJSON *r = episode_of("leapyear", &pol, NULL, &cfg);
+            ck_assert_int_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "schema")), REC_SCHEMA);
+            rec_walk w;
+            ck_assert_int_eq(rec_walk_open(&w, r, "record", tok_vocab_size(tok), err), 0);
+            int k = 0, rc;
+            while ((rc = rec_walk_next(&w, err)) == 1) {
+                ck_assert_int_lt(k, c.n);
+                ck_assert_msg(w.context_len == c.ctx_len[k] && !memcmp(w.context, c.ctx[k], w.context_len),
+                              "keep %d, ids %d: turn %d: context differs", keep, every, k);
+                ck_assert(w.has_ctx_ids);
+                ck_assert_msg(w.n_ctx_ids == c.n_ids[k] && !memcmp(w.ctx_ids, c.ids[k], w.n_ctx_ids * sizeof(int32_t)),
+                              "keep %d, ids %d: turn %d: context ids differ (%zu vs %zu)", keep, every, k, w.n_ctx_ids,
+                              c.n_ids[k]);
+                ck_assert_int_eq(w.has_ids, every && k % every == 0);
+                k++;
+            }
+            ck_assert_msg(rc == 0, "%s", err);
+            ck_assert_int_eq(k, c.n);
+            ck_assert_int_ge(k, 5);
+            rec_walk_free(&w);
+            ck_assert_double_eq(num(r, "reward"), 1);
+            cJSON_Delete(r);
+            for (int i = 0; i < c.n; i++) {
+                free(c.ctx[i]);
+                free(c.ids[i]);
+            }
+            pol_free(c.inner);
+            task_free(t);
+        }
+    tok_free(tok);
+}
+END_TEST
+
 /* ---- records and memory of long episodes --------------------------------- */
 
 /* What one long episode cost: its record's size and how far the resident
@@ -675,10 +779,11 @@ Suite *episode_suite(void)
     tcase_add_test(tc, test_tool_error_kind);
     tcase_add_test(tc, test_shaped_reward_config);
     suite_add_tcase(s, tc);
-    TCase *lin = tcase_create("linear");
-    tcase_set_timeout(lin, 120);
-    tcase_add_checked_fixture(lin, setup, teardown);
-    tcase_add_test(lin, test_keep_grows_linearly);
-    suite_add_tcase(s, lin);
+    TCase *rec = tcase_create("records");
+    tcase_set_timeout(rec, 180);
+    tcase_add_checked_fixture(rec, setup, teardown);
+    tcase_add_test(rec, test_record_is_what_policy_saw);
+    tcase_add_test(rec, test_keep_grows_linearly);
+    suite_add_tcase(s, rec);
     return s;
 }
