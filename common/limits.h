@@ -415,9 +415,14 @@
 /* "name arguments" of the previous call, compared to flag repeats. */
 #define RL_EP_CALL_KEY_MAX 8192
 
-/* A context rebuilt by `harness show` from prefix references: the
- * template's own cap on a rendered context. */
-#define RL_TPL_SHOW_MAX (64u << 20)
+/* A context rebuilt from a record's prefix references (harness/record,
+ * read by `harness show`, the trainers): twice the template's cap on a
+ * rendered context (RL_TPL_TEXT_MAX), so every record the harness writes
+ * reads back, and a forged chain of references stops here. */
+#define RL_REC_TEXT_MAX (64u << 20)
+/* Context ids rebuilt by the same walk: every token covers at least one
+ * byte of its context, so never more ids than context bytes. */
+#define RL_REC_IDS_MAX RL_REC_TEXT_MAX
 
 /* Lines of each tool response (and of the system prompt) that `harness
  * show --transcript` prints before "[... N more lines]": a test run's

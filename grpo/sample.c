@@ -109,19 +109,27 @@ static int resolve_ctx(turn_ids *T, size_t k, const cJSON *ci, int vocab, size_t
     } else if (cJSON_IsObject(ci)) {
         const cJSON *pt = cJSON_GetObjectItemCaseSensitive(ci, "prefix_turn");
         const cJSON *ap = cJSON_GetObjectItemCaseSensitive(ci, "append_ids");
+        const cJSON *kp = cJSON_GetObjectItemCaseSensitive(ci, "keep");
         double p = cJSON_IsNumber(pt) ? pt->valuedouble : -1;
         if (!(p >= 0 && p < (double)k && p == floor(p)))
             return rl_err(err, RL_EPARSE, "record turn %zu: context_ids.prefix_turn: expected an earlier turn", k);
         const turn_ids *pr = &T[(size_t)p];
-        if (!pr->ctx || !pr->ids)
+        /* {"keep": M}: the first M ids of that turn's context (it sampled
+         * none); else its context and its sampled ids */
+        double keep = cJSON_IsNumber(kp) ? kp->valuedouble : -1;
+        if (kp && !(pr->ctx && keep >= 0 && keep <= (double)pr->n_ctx && keep == floor(keep)))
+            return rl_err(err, RL_EPARSE, "record turn %zu: context_ids.keep: expected 0..%zu ids of turn %d's context",
+                          k, pr->ctx ? pr->n_ctx : 0, (int)p);
+        if (!kp && (!pr->ctx || !pr->ids))
             return rl_err(err, RL_EPARSE,
                           "record turn %zu: context_ids.prefix_turn %d: that turn has no context or sampled ids",
                           k, (int)p);
+        size_t n_pre = kp ? (size_t)keep : pr->n_ctx, n_smp = kp ? 0 : pr->n_ids;
         int *app;
         size_t na;
         if ((rc = ids_array(&app, &na, ap, vocab, "context_ids.append_ids", k, err)) < 0)
             return rc;
-        size_t n = pr->n_ctx + pr->n_ids + na;
+        size_t n = n_pre + n_smp + na;
         if (n > RL_GRPO_RECORD_TOKENS_MAX) {
             free(app);
             return rl_err(err, RL_ELIMIT, "record turn %zu: context of %zu ids, expected at most %u", k, n,
@@ -132,10 +140,11 @@ static int resolve_ctx(turn_ids *T, size_t k, const cJSON *ci, int vocab, size_t
             free(app);
             return rl_err(err, RL_ENOMEM, "record: out of memory");
         }
-        memcpy(t->ctx, pr->ctx, pr->n_ctx * sizeof *t->ctx);
-        memcpy(t->ctx + pr->n_ctx, pr->ids, pr->n_ids * sizeof *t->ctx);
+        memcpy(t->ctx, pr->ctx, n_pre * sizeof *t->ctx);
+        if (n_smp)
+            memcpy(t->ctx + n_pre, pr->ids, n_smp * sizeof *t->ctx);
         if (na)
-            memcpy(t->ctx + pr->n_ctx + pr->n_ids, app, na * sizeof *t->ctx);
+            memcpy(t->ctx + n_pre + n_smp, app, na * sizeof *t->ctx);
         t->n_ctx = n;
         free(app);
         rc = 0;

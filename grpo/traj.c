@@ -4,6 +4,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/limits.h"
+#include "harness/record.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -125,7 +126,6 @@ typedef struct rturn {
     int ids_prefix;        /* context_ids {"prefix_turn"}: that turn, else -1 */
     const cJSON *append_ids;
     const cJSON *ids, *logprobs;
-    const cJSON *segs;
     int truncated;
     int untrained;         /* mask_failed and a tool call of this turn failed */
 } rturn;
@@ -189,9 +189,6 @@ static int read_turn(rturn *t, const cJSON *j, size_t k, const char *where, char
     if (t->logprobs && (!cJSON_IsArray(t->logprobs) || !t->ids ||
                         cJSON_GetArraySize(t->logprobs) != cJSON_GetArraySize(t->ids)))
         return rl_err(err, RL_EPARSE, "%s: turn %zu: logprobs: expected an array as long as ids", where, k);
-    t->segs = item(j, "segments");
-    if (!cJSON_IsArray(t->segs))
-        return rl_err(err, RL_EPARSE, "%s: turn %zu: segments: expected an array", where, k);
     t->truncated = cJSON_IsTrue(item(j, "truncated"));
     return 0;
 }
@@ -265,51 +262,27 @@ static int push_json_ids(seq *q, const cJSON *ids, const cJSON *lps, int mask, i
 
 /* ---- the text path: tokenize segments like the harness ---------------------- */
 
-typedef enum { SEG_PLAIN, SEG_SPECIAL, SEG_POLICY } seg_kind;
-
-static int seg_kind_of(const char *origin)
+/* Encodes a context segment by segment (the walker has checked that they
+ * cover it): template and assistant segments may hold special tokens,
+ * everything else is plain bytes. t: the turns whose assistant segments
+ * are trained on (keep), where turn j's own start at byte start[j] (its
+ * context's length: its reply and the next turn's appended text follow),
+ * unless it is marked untrained; NULL: they are history (drop). */
+static int encode_context(seq *q, const tok_t *tok, const char *text, const rec_seg *segs, size_t nsegs,
+                          const rturn *t, const size_t *start, size_t k, const char *where, char *err)
 {
-    if (!strcmp(origin, "assistant"))
-        return SEG_POLICY;
-    if (!strcmp(origin, "template"))
-        return SEG_SPECIAL;
-    if (!strcmp(origin, "system") || !strcmp(origin, "tools") || !strcmp(origin, "user") || !strcmp(origin, "tool"))
-        return SEG_PLAIN;
-    return -1;
-}
-
-/* Encodes text[0..len) segment by segment. t: the turns whose assistant
- * segments are trained on (keep), where turn j's own start at byte
- * start[j] (its context's length: its reply and the next turn's appended
- * text follow), unless it is marked untrained; NULL: they are history
- * (drop). */
-static int encode_context(seq *q, const tok_t *tok, const char *text, size_t len, const cJSON *segs, const rturn *t,
-                          const size_t *start, size_t k, const char *where, char *err)
-{
-    size_t at = 0, i = 0, j = 0;
-    const cJSON *s;
-    cJSON_ArrayForEach(s, segs)
-    {
-        const cJSON *off = cJSON_GetArrayItem(s, 0), *ln = cJSON_GetArrayItem(s, 1), *org = cJSON_GetArrayItem(s, 2);
-        int kind = cJSON_IsString(org) ? seg_kind_of(org->valuestring) : -1;
-        if (!cJSON_IsArray(s) || !cJSON_IsNumber(off) || !cJSON_IsNumber(ln) || kind < 0 || off->valuedouble != (double)at ||
-            !(ln->valuedouble >= 0 && ln->valuedouble <= (double)(len - at)))
-            return rl_err(err, RL_EPARSE,
-                          "%s: turn %zu: segments[%zu]: expected [offset, length, origin] continuing at byte %zu of %zu", where,
-                          k, i, at, len);
-        size_t n = (size_t)ln->valuedouble;
+    size_t j = 0;
+    for (size_t i = 0; i < nsegs; i++) {
+        size_t at = segs[i].off, n = segs[i].len;
+        tpl_origin o = segs[i].origin;
         while (t && j + 1 < k && start[j + 1] <= at)
             j++;
-        int train = kind == SEG_POLICY && t && !(j < k && at >= start[j] && t[j].untrained);
-        int rc = seq_encode(q, tok, text + at, n, kind == SEG_PLAIN ? TOK_SPECIAL_PLAIN : TOK_SPECIAL_ALLOW, train,
-                            where, err);
+        int train = o == TPL_ASSISTANT && t && !(j < k && at >= start[j] && t[j].untrained);
+        tok_mode mode = o == TPL_ASSISTANT || o == TPL_TEMPLATE ? TOK_SPECIAL_ALLOW : TOK_SPECIAL_PLAIN;
+        int rc = seq_encode(q, tok, text + at, n, mode, train, where, err);
         if (rc < 0)
             return rc;
-        at += n;
-        i++;
     }
-    if (at != len)
-        return rl_err(err, RL_EPARSE, "%s: turn %zu: segments cover %zu of %zu context bytes", where, k, at, len);
     return 0;
 }
 
@@ -326,57 +299,19 @@ static int encode_generated(seq *q, const tok_t *tok, const rturn *t, const char
     return seq_push(q, &end, NULL, 1, !t->untrained, where, err);
 }
 
-/* The recorded full context ids of a turn must be what we encoded. */
-static int check_same(const seq *q, size_t from, const cJSON *ctx_ids, int vocab, size_t k, const char *where,
-                      char *err)
+/* The recorded context ids of a turn (rebuilt by the walker) must be
+ * what we encoded. */
+static int check_same(const seq *q, size_t from, const int32_t *v, size_t n, size_t k, const char *where, char *err)
 {
-    int32_t *v;
-    size_t n;
-    int rc = ids_from_json(&v, &n, ctx_ids, vocab, "context_ids", where, err);
-    if (rc < 0)
-        return rc;
     size_t have = q->n - from, i = 0;
     while (i < n && i < have && v[i] == q->tok[from + i])
         i++;
-    free(v);
     if (i == n && n == have)
         return 0;
     return rl_err(err, RL_EINVAL,
                   "%s: turn %zu: the recorded context ids differ from this tokenizer's encoding at token %zu "
                   "(%zu recorded, %zu encoded): not the tokenizer the record was made with",
                   where, k, i, n, have);
-}
-
-/* Text of every keep-mode context rebuilt from prefix references into
- * buf (the last one): text[k] = text[k-1] + generated[k-1] + append[k]. */
-static int last_context_text(char **out, size_t *len, const rturn *t, size_t nt, const char *where, char *err)
-{
-    size_t total = 0;
-    for (size_t k = 0; k < nt; k++) {
-        if (t[k].text)
-            total = t[k].text_len;
-        else
-            total += t[k - 1].gen_len + t[k].append_len;
-    }
-    char *b = malloc(total + 1);
-    if (!b)
-        return rl_err(err, RL_ENOMEM, "%s: out of memory", where);
-    size_t n = 0;
-    for (size_t k = 0; k < nt; k++) {
-        if (t[k].text) {
-            memcpy(b, t[k].text, t[k].text_len);
-            n = t[k].text_len;
-        } else {
-            memcpy(b + n, t[k - 1].gen, t[k - 1].gen_len);
-            n += t[k - 1].gen_len;
-            memcpy(b + n, t[k].append, t[k].append_len);
-            n += t[k].append_len;
-        }
-    }
-    b[n] = '\0';
-    *out = b;
-    *len = n;
-    return 0;
 }
 
 /* ---- building samples ------------------------------------------------------- */
@@ -496,70 +431,79 @@ static int keep_has_ids(const rturn *t, size_t nt)
     return 1;
 }
 
-static int build_keep(traj_set *s, const rturn *t, size_t nt, const rec_info *ri, const traj_opts *o, const char *where,
-                      char *err)
+static int build_keep(traj_set *s, const cJSON *rec, const rturn *t, size_t nt, const rec_info *ri,
+                      const traj_opts *o, const char *where, char *err)
 {
     seq q = {0};
     int rc = 0, vocab = vocab_of(o);
+    /* every turn's context, segments and ids are checked, whichever path
+     * builds the sample; the walk ends on the last turn's */
+    rec_walk w;
+    size_t *start = malloc(nt * sizeof *start); /* where each turn's context ends: its reply starts */
+    if (!start)
+        return rl_err(err, RL_ENOMEM, "%s: out of memory", where);
+    if ((rc = rec_walk_open(&w, rec, where, vocab, err)) < 0) {
+        free(start);
+        return rc;
+    }
+    size_t k = 0;
+    while (k < nt && (rc = rec_walk_next(&w, err)) == 1)
+        start[k++] = w.context_len;
+    if (rc < 0)
+        goto out;
     if (o->use_ids && keep_has_ids(t, nt)) {
-        for (size_t k = 0; k < nt && rc == 0; k++) {
+        for (k = 0; k < nt && rc >= 0; k++) {
             rc = k == 0 ? push_json_ids(&q, t[0].ctx_ids, NULL, 0, vocab, "context_ids", where, err)
                         : push_json_ids(&q, t[k].append_ids, NULL, 0, vocab, "append_ids", where, err);
             if (rc == 0)
                 rc = push_json_ids(&q, t[k].ids, t[k].logprobs, !t[k].untrained, vocab, "ids", where, err);
         }
-        if (rc < 0) {
-            seq_free(&q);
-            return rc;
-        }
-        return finish_sample(s, &q, ri, -1, 1, o, where, err);
+        if (rc >= 0)
+            rc = finish_sample(s, &q, ri, -1, 1, o, where, err);
+        goto out;
     }
     if ((rc = need_tok(o, where, err)) < 0)
-        return rc;
-    const rturn *last = &t[nt - 1];
-    char *text = NULL;
-    size_t len = 0;
-    if ((rc = last_context_text(&text, &len, t, nt, where, err)) < 0)
-        return rc;
-    size_t *start = malloc(nt * sizeof *start); /* where each turn's context ends: its reply starts */
-    if (!start) {
-        free(text);
-        return rl_err(err, RL_ENOMEM, "%s: out of memory", where);
-    }
-    for (size_t k = 0; k < nt; k++)
-        start[k] = t[k].text ? t[k].text_len : start[k - 1] + t[k - 1].gen_len + t[k].append_len;
-    rc = encode_context(&q, o->tok, text, len, last->segs, t, start, nt - 1, where, err);
-    free(start);
-    free(text);
-    if (rc == 0 && last->ctx_ids)
-        rc = check_same(&q, 0, last->ctx_ids, vocab, nt - 1, where, err);
+        goto out;
+    rc = encode_context(&q, o->tok, w.context, w.segs, w.nsegs, t, start, nt - 1, where, err);
+    if (rc == 0 && w.has_ctx_ids && w.ctx_ids_encoded)
+        rc = check_same(&q, 0, w.ctx_ids, w.n_ctx_ids, nt - 1, where, err);
     if (rc == 0)
-        rc = encode_generated(&q, o->tok, last, where, err);
-    if (rc < 0) {
+        rc = encode_generated(&q, o->tok, &t[nt - 1], where, err);
+    if (rc == 0)
+        rc = finish_sample(s, &q, ri, -1, 0, o, where, err);
+out:
+    if (rc < 0)
         seq_free(&q);
-        return rc;
-    }
-    return finish_sample(s, &q, ri, -1, 0, o, where, err);
+    rec_walk_free(&w);
+    free(start);
+    return rc < 0 ? rc : 0;
 }
 
-static int build_drop(traj_set *s, const rturn *t, size_t nt, const rec_info *ri, const traj_opts *o, const char *where,
-                      char *err)
+static int build_drop(traj_set *s, const cJSON *rec, const rturn *t, size_t nt, const rec_info *ri,
+                      const traj_opts *o, const char *where, char *err)
 {
     int vocab = vocab_of(o);
-    for (size_t k = 0; k < nt; k++) {
+    rec_walk w;
+    int rc = rec_walk_open(&w, rec, where, vocab, err);
+    for (size_t k = 0; rc == 0 && k < nt; k++) {
         const rturn *u = &t[k];
         seq q = {0};
-        int rc = 0, from_ids = 0;
+        int from_ids = 0;
+        if ((rc = rec_walk_next(&w, err)) < 0)
+            break;
+        rc = 0;
         if (u->untrained)
             continue; /* its sample would have no policy token */
-        if (!u->text)
-            return rl_err(err, RL_EPARSE, "%s: turn %zu: history drop: expected the context as {\"text\"}", where, k);
+        if (!u->text) {
+            rc = rl_err(err, RL_EPARSE, "%s: turn %zu: history drop: expected the context as {\"text\"}", where, k);
+            break;
+        }
         if (o->use_ids && u->ctx_ids) {
             rc = push_json_ids(&q, u->ctx_ids, NULL, 0, vocab, "context_ids", where, err);
         } else if ((rc = need_tok(o, where, err)) == 0) {
-            rc = encode_context(&q, o->tok, u->text, u->text_len, u->segs, NULL, NULL, k, where, err);
-            if (rc == 0 && u->ctx_ids)
-                rc = check_same(&q, 0, u->ctx_ids, vocab, k, where, err);
+            rc = encode_context(&q, o->tok, w.context, w.segs, w.nsegs, NULL, NULL, k, where, err);
+            if (rc == 0 && w.has_ctx_ids && w.ctx_ids_encoded)
+                rc = check_same(&q, 0, w.ctx_ids, w.n_ctx_ids, k, where, err);
         }
         if (rc == 0 && o->use_ids && u->ids && u->logprobs) {
             rc = push_json_ids(&q, u->ids, u->logprobs, 1, vocab, "ids", where, err);
@@ -569,12 +513,12 @@ static int build_drop(traj_set *s, const rturn *t, size_t nt, const rec_info *ri
         }
         if (rc < 0) {
             seq_free(&q);
-            return rc;
+            break;
         }
-        if ((rc = finish_sample(s, &q, ri, (int)k, from_ids, o, where, err)) < 0)
-            return rc;
+        rc = finish_sample(s, &q, ri, (int)k, from_ids, o, where, err);
     }
-    return 0;
+    rec_walk_free(&w);
+    return rc;
 }
 
 /* Whether a tool call of the turn failed (its record says "ok": false). */
@@ -642,8 +586,8 @@ int traj_add_record(traj_set *s, const cJSON *rec, size_t index, const traj_opts
         k++;
     }
     if (rc == 0)
-        rc = !strcmp(hist->valuestring, "keep") ? build_keep(s, t, nt, &ri, o, where, err)
-                                                : build_drop(s, t, nt, &ri, o, where, err);
+        rc = !strcmp(hist->valuestring, "keep") ? build_keep(s, rec, t, nt, &ri, o, where, err)
+                                                : build_drop(s, rec, t, nt, &ri, o, where, err);
     free(t);
     return rc;
 }

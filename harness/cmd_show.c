@@ -9,6 +9,7 @@
 #include "common/fsutil.h"
 #include "common/limits.h"
 #include "harness/cliopt.h"
+#include "harness/record.h"
 #include "policy/tokenizer.h"
 
 #include <cJSON.h>
@@ -17,54 +18,13 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { O_SYSTEM, O_TOOLS, O_USER, O_ASSISTANT, O_TOOL, O_TEMPLATE, O_N };
-static const char *ORIGINS[O_N] = {"system", "tools", "user", "assistant", "tool", "template"};
-
-static int origin_index(const char *s)
-{
-    for (int i = 0; i < O_N; i++)
-        if (!strcmp(s, ORIGINS[i]))
-            return i;
-    return O_TEMPLATE;
-}
-
-static long count(const tok_t *tok, const char *s, size_t n, int origin)
+static long count(const tok_t *tok, const char *s, size_t n, tpl_origin origin)
 {
     if (!tok)
         return (long)((n + 3) / 4);
-    tok_mode m = origin == O_TEMPLATE || origin == O_ASSISTANT ? TOK_SPECIAL_ALLOW : TOK_SPECIAL_PLAIN;
+    tok_mode m = origin == TPL_TEMPLATE || origin == TPL_ASSISTANT ? TOK_SPECIAL_ALLOW : TOK_SPECIAL_PLAIN;
     long c = tok_count(tok, s, n, m, NULL);
     return c < 0 ? 0 : c;
-}
-
-/* Rebuilds the context text of every turn (history keep stores a prefix
- * reference plus the appended text). */
-static char **contexts(const cJSON *turns, size_t n, char *err)
-{
-    char **ctx = calloc(n + 1, sizeof *ctx);
-    for (size_t k = 0; ctx && k < n; k++) {
-        const cJSON *t = cJSON_GetArrayItem(turns, (int)k), *c = cJSON_GetObjectItem(t, "context");
-        const cJSON *text = cJSON_GetObjectItem(c, "text"), *pt = cJSON_GetObjectItem(c, "prefix_turn"),
-                    *app = cJSON_GetObjectItem(c, "append");
-        if (cJSON_IsString(text)) {
-            ctx[k] = strdup(text->valuestring);
-        } else if (cJSON_IsNumber(pt) && pt->valueint >= 0 && (size_t)pt->valueint < k && cJSON_IsString(app)) {
-            const cJSON *pg = cJSON_GetObjectItem(cJSON_GetArrayItem(turns, pt->valueint), "generated");
-            buf_t b;
-            buf_init(&b, RL_TPL_SHOW_MAX);
-            buf_puts(&b, ctx[pt->valueint]);
-            buf_puts(&b, cJSON_IsString(pg) ? pg->valuestring : "");
-            buf_puts(&b, app->valuestring);
-            ctx[k] = buf_detach(&b, NULL);
-        } else {
-            rl_err(err, RL_EPARSE, "turn %zu: context has neither \"text\" nor a valid prefix reference", k);
-            for (size_t i = 0; i < k; i++)
-                free(ctx[i]);
-            free(ctx);
-            return NULL;
-        }
-    }
-    return ctx;
 }
 
 /* Prints one line; control bytes (escape sequences from agent-written
@@ -214,70 +174,92 @@ int cmd_show(int argc, char **argv)
         cJSON_Delete(rec);
         return 1;
     }
-    size_t n = (size_t)cJSON_GetArraySize(turns);
-    char **ctx = contexts(turns, n, err);
-    if (!ctx) {
-        fprintf(stderr, "harness show: %s: record %ld: %s\n", file, index, err);
+    char where[600];
+    snprintf(where, sizeof where, "%.400s: record %ld", file, index);
+    rec_walk w;
+    if (rec_walk_open(&w, rec, where, tok ? tok_vocab_size(tok) : 0, err) < 0) {
+        fprintf(stderr, "harness show: %s\n", err);
         cJSON_Delete(rec);
         tok_free(tok);
         return 1;
     }
     int color = isatty(1);
     const cJSON *cfg = cJSON_GetObjectItem(rec, "config");
-    printf("%s%s%s  policy %s, prompt %s, think %s, history %s, seed %g\n", color ? "\033[1m" : "",
-           cJSON_GetStringValue(cJSON_GetObjectItem(rec, "task")), color ? "\033[0m" : "",
-           cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "policy")),
-           cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "prompt")),
-           cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "think")),
-           cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "history")),
-           cJSON_GetNumberValue(cJSON_GetObjectItem(cfg, "seed")));
-    printf("tokens counted with %s\n\n", tok ? "the BPE tokenizer" : "bytes/4 (no tokenizer file found)");
-    printf("%4s %9s %8s %8s %12s %6s %9s  %s\n", "turn", "context", "policy", "tool", "system+tools", "user",
-           "template", "calls");
-    long last[O_N] = {0}, gen_total = 0, last_gen = 0;
-    for (size_t k = 0; k < n; k++) {
-        const cJSON *t = cJSON_GetArrayItem(turns, (int)k);
-        long by[O_N] = {0}, total = 0;
-        const cJSON *s;
-        cJSON_ArrayForEach(s, cJSON_GetObjectItem(t, "segments"))
-        {
-            size_t off = (size_t)cJSON_GetNumberValue(cJSON_GetArrayItem(s, 0));
-            size_t len = (size_t)cJSON_GetNumberValue(cJSON_GetArrayItem(s, 1));
-            int o = origin_index(cJSON_GetStringValue(cJSON_GetArrayItem(s, 2)) ?: "");
-            if (off + len > strlen(ctx[k]))
-                continue;
-            long c = count(tok, ctx[k] + off, len, o);
-            by[o] += c;
-            total += c;
+    buf_t out; /* the table, printed once the whole record has been read */
+    buf_init(&out, 0);
+    buf_printf(&out, "%s%s%s  policy %s, prompt %s, think %s, history %s, seed %g\n", color ? "\033[1m" : "",
+               cJSON_GetStringValue(cJSON_GetObjectItem(rec, "task")) ?: "?", color ? "\033[0m" : "",
+               cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "policy")) ?: "?",
+               cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "prompt")) ?: "?",
+               cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "think")) ?: "?",
+               cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "history")) ?: "?",
+               cJSON_GetNumberValue(cJSON_GetObjectItem(cfg, "seed")));
+    buf_printf(&out, "tokens counted with %s\n\n", tok ? "the BPE tokenizer" : "bytes/4 (no tokenizer file found)");
+    buf_printf(&out, "%4s %9s %8s %8s %12s %6s %9s  %s\n", "turn", "context", "policy", "tool", "system+tools", "user",
+               "template", "calls");
+    long last[TPL_NORIGINS] = {0}, gen_total = 0, last_gen = 0;
+    long *segc = NULL; /* tokens of each segment of the current turn: a
+                          segment shared with the previous turn is not
+                          counted again */
+    size_t segc_cap = 0;
+    int rc;
+    while ((rc = rec_walk_next(&w, err)) == 1) {
+        const cJSON *t = w.json;
+        if (w.nsegs > segc_cap) {
+            long *v = realloc(segc, w.nsegs * 2 * sizeof *v);
+            if (!v) {
+                rc = rl_err(err, RL_ENOMEM, "%s: out of memory", where);
+                break;
+            }
+            segc = v;
+            segc_cap = w.nsegs * 2;
         }
-        const cJSON *gen = cJSON_GetObjectItem(t, "generated"), *ids = cJSON_GetObjectItem(t, "ids");
-        const char *g = cJSON_GetStringValue(gen) ?: "";
-        long gt = cJSON_IsArray(ids) ? cJSON_GetArraySize(ids) : count(tok, g, strlen(g), O_ASSISTANT);
+        long by[TPL_NORIGINS] = {0}, total = 0;
+        for (size_t i = 0; i < w.nsegs; i++) {
+            const rec_seg *sg = &w.segs[i];
+            if (i >= w.segs_same)
+                segc[i] = count(tok, w.context + sg->off, sg->len, sg->origin);
+            by[sg->origin] += segc[i];
+            total += segc[i];
+        }
+        const char *g = w.generated;
+        long gt = w.has_ids ? (long)w.n_ids : count(tok, g, w.generated_len, TPL_ASSISTANT);
         gen_total += gt;
         buf_t calls;
         buf_init(&calls, 4096);
         const cJSON *c;
         cJSON_ArrayForEach(c, cJSON_GetObjectItem(t, "tool_calls"))
-            buf_printf(&calls, "%s%s%s ", cJSON_GetStringValue(cJSON_GetObjectItem(c, "name")),
+            buf_printf(&calls, "%s%s%s ", cJSON_GetStringValue(cJSON_GetObjectItem(c, "name")) ?: "?",
                        cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")) ? "" : "(error)",
                        cJSON_IsTrue(cJSON_GetObjectItem(c, "identical_to_previous")) ? "(repeat)" : "");
         if (cJSON_IsString(cJSON_GetObjectItem(t, "format_error")))
             buf_puts(&calls, "FORMAT ERROR");
-        printf("%4zu %9ld %8ld %8ld %12ld %6ld %9ld  %s\n", k, total, gt, by[O_TOOL], by[O_SYSTEM] + by[O_TOOLS],
-               by[O_USER], by[O_TEMPLATE], buf_str(&calls));
+        buf_printf(&out, "%4zu %9ld %8ld %8ld %12ld %6ld %9ld  %s\n", w.turn, total, gt, by[TPL_TOOL],
+                   by[TPL_SYSTEM] + by[TPL_TOOLS], by[TPL_USER], by[TPL_TEMPLATE], buf_str(&calls));
         buf_free(&calls);
         memcpy(last, by, sizeof last);
         last_gen = gt;
     }
+    free(segc);
+    rec_walk_free(&w);
+    if (rc < 0) {
+        fprintf(stderr, "harness show: %s\n", err);
+        buf_free(&out);
+        cJSON_Delete(rec);
+        tok_free(tok);
+        return 1;
+    }
+    fputs(buf_str(&out), stdout);
+    buf_free(&out);
     /* The whole trajectory: the last context plus the last reply. The
      * policy's share counts every assistant turn in it. */
     long all = last_gen;
-    for (int o = 0; o < O_N; o++)
+    for (int o = 0; o < TPL_NORIGINS; o++)
         all += last[o];
     printf("\ntrajectory: %ld tokens; the policy wrote %ld (%ld in the final context + %ld in the last reply),\n"
            "tool responses %ld, system prompt + tool descriptions %ld, user %ld, template markup %ld\n",
-           all, last[O_ASSISTANT] + last_gen, last[O_ASSISTANT], last_gen, last[O_TOOL],
-           last[O_SYSTEM] + last[O_TOOLS], last[O_USER], last[O_TEMPLATE]);
+           all, last[TPL_ASSISTANT] + last_gen, last[TPL_ASSISTANT], last_gen, last[TPL_TOOL],
+           last[TPL_SYSTEM] + last[TPL_TOOLS], last[TPL_USER], last[TPL_TEMPLATE]);
     const cJSON *reward = cJSON_GetObjectItem(rec, "reward");
     char rs[32] = "?";
     if (cJSON_IsNumber(reward))
@@ -286,9 +268,6 @@ int cmd_show(int argc, char **argv)
            cJSON_GetStringValue(cJSON_GetObjectItem(rec, "end_reason")) ?: "?");
     if (transcript)
         print_transcript(rec, full, color);
-    for (size_t k = 0; k < n; k++)
-        free(ctx[k]);
-    free(ctx);
     cJSON_Delete(rec);
     tok_free(tok);
     return 0;

@@ -15,6 +15,7 @@
 #include "common/limits.h"
 #include "common/utf8.h"
 #include "harness/chat.h"
+#include "harness/record.h"
 #include "harness/testrun.h"
 #include "harness/toolcall.h"
 #include "harness/tools.h"
@@ -153,14 +154,30 @@ uint64_t ep_config_digest(const ep_config *c)
 
 /* ---- state ------------------------------------------------------------- */
 
+/* How a turn's context ids are stored (docs/trajectory-schema.md). */
+typedef enum {
+    IDS_NONE,    /* no tokenizer */
+    IDS_FULL,    /* ctx_ids holds them all */
+    IDS_SAMPLED, /* the previous turn's context ids + its sampled ids + ctx_ids */
+    IDS_KEEP,    /* the first ids_keep of the previous turn's context ids + ctx_ids */
+} ids_form;
+
+/* One turn. With history kept every context extends the previous one, so
+ * a turn holds only what it adds: its context is bytes [0, context_len)
+ * of the episode's current context (ep_state.ctx), its segments the first
+ * segs_keep of the previous turn's plus its own, its context ids likewise.
+ * With history dropped a turn holds its whole context, segments and ids. */
 typedef struct ep_turn {
-    char *context;          /* full text of the context (kept for drop mode
-                               and the prefix check) */
+    char *context;          /* drop: the whole text; keep: NULL */
     size_t context_len;
-    tpl_seg *segs;
+    size_t segs_keep;       /* keep: leading segments shared with the previous turn */
+    tpl_seg *segs;          /* keep: the segments after those; drop: all */
     size_t nsegs;
-    int32_t *ctx_ids;       /* context token ids, when a tokenizer is known */
+    ids_form ids_form;
+    size_t ids_keep;        /* IDS_KEEP */
+    int32_t *ctx_ids;       /* the context ids this turn adds (all for IDS_FULL) */
     size_t n_ctx_ids;
+    size_t n_ctx_total;     /* length of the whole context's ids */
     char *generated;        /* the policy's text */
     size_t generated_len;
     int32_t *ids;           /* policy-written ids */
@@ -183,6 +200,14 @@ struct ep_state {
     const tool_spec *specs;
     size_t nspecs;
     tpl_opts tpl;
+    tpl_text ctx;           /* keep: the latest turn's whole context */
+    int32_t *ids;           /* keep: the latest turn's whole context ids */
+    size_t n_ids, ids_cap;
+    size_t *seg_id_end;     /* keep: ids up to the end of each segment of ctx,
+                               when seg_ids_ok (the ids are the context's text
+                               encoded segment by segment) */
+    size_t seg_id_cap;
+    int seg_ids_ok;
     ep_turn *turns;
     size_t nturns, cap;
     int done;
@@ -332,6 +357,9 @@ void ep_free(ep_state *e)
     for (size_t i = 0; i < e->nturns; i++)
         turn_free(&e->turns[i]);
     free(e->turns);
+    tpl_text_free(&e->ctx);
+    free(e->ids);
+    free(e->seg_id_end);
     chat_free(e->chat);
     tool_ctx_close(&e->tools);
     free(e->patch);
@@ -342,65 +370,125 @@ void ep_free(ep_state *e)
 
 /* ---- tokens ------------------------------------------------------------ */
 
-/* Encodes the segments of a rendered context from byte `from` on: markup
- * and policy-written text may hold special tokens; everything else (the
- * prompt, the problem, tool output) is untrusted text, encoded as plain
- * bytes so "<|im_end|>" in a file cannot end a turn. */
-static int encode_from(int32_t **ids, size_t *n, const tok_t *tok, const char *text, const tpl_seg *segs,
-                       size_t nsegs, size_t from, char *err)
+/* Appends to the episode's id sequence (e->ids) the encoding of the
+ * segments of `text` from segment `first`, starting at byte `from` inside
+ * it: markup and policy-written text may hold special tokens; everything
+ * else (the prompt, the problem, tool output) is untrusted text, encoded as
+ * plain bytes so "<|im_end|>" in a file cannot end a turn. With `ends`,
+ * notes the ids count at the end of every segment encoded. */
+static int encode_segs(ep_state *e, const char *text, const tpl_seg *segs, size_t nsegs, size_t first, size_t from,
+                       int ends, char *err)
 {
-    size_t cap = 0;
-    for (size_t i = 0; i < nsegs; i++) {
-        size_t s = segs[i].off, e = segs[i].off + segs[i].len;
-        if (e <= from)
-            continue;
-        if (s < from)
-            s = from;
-        tok_mode mode = segs[i].origin == TPL_TEMPLATE || segs[i].origin == TPL_ASSISTANT ? TOK_SPECIAL_ALLOW
-                                                                                         : TOK_SPECIAL_PLAIN;
-        int32_t *part = NULL;
-        size_t pn = 0;
-        int rc = tok_encode(&part, &pn, tok, text + s, e - s, mode, err);
-        if (rc < 0)
-            return rc;
-        if (*n + pn > cap) {
-            cap = (*n + pn) * 2 + 64;
-            int32_t *g = realloc(*ids, cap * sizeof *g);
-            if (!g) {
-                free(part);
-                return rl_err(err, RL_ENOMEM, "episode: out of memory");
+    if (ends && nsegs > e->seg_id_cap) {
+        size_t *v = realloc(e->seg_id_end, nsegs * 2 * sizeof *v);
+        if (!v)
+            return rl_err(err, RL_ENOMEM, "episode: out of memory");
+        e->seg_id_end = v;
+        e->seg_id_cap = nsegs * 2;
+    }
+    for (size_t i = first; i < nsegs; i++) {
+        size_t s = segs[i].off, end = segs[i].off + segs[i].len;
+        if (end > from) {
+            if (s < from)
+                s = from;
+            tok_mode mode = segs[i].origin == TPL_TEMPLATE || segs[i].origin == TPL_ASSISTANT ? TOK_SPECIAL_ALLOW
+                                                                                             : TOK_SPECIAL_PLAIN;
+            int32_t *part = NULL;
+            size_t pn = 0;
+            int rc = tok_encode(&part, &pn, e->tok, text + s, end - s, mode, err);
+            if (rc < 0)
+                return rc;
+            if (e->n_ids + pn > e->ids_cap) {
+                size_t cap = (e->n_ids + pn) * 2 + 64;
+                int32_t *g = realloc(e->ids, cap * sizeof *g);
+                if (!g) {
+                    free(part);
+                    return rl_err(err, RL_ENOMEM, "episode: out of memory");
+                }
+                e->ids = g;
+                e->ids_cap = cap;
             }
-            *ids = g;
+            if (pn)
+                memcpy(e->ids + e->n_ids, part, pn * sizeof *part);
+            e->n_ids += pn;
+            free(part);
         }
-        if (pn)
-            memcpy(*ids + *n, part, pn * sizeof *part);
-        *n += pn;
-        free(part);
+        if (ends)
+            e->seg_id_end[i] = e->n_ids;
     }
     return 0;
 }
 
-/* Context ids of turn k. With history kept and the policy's own ids known,
- * the previous context's ids, the sampled ids and the new text's ids are
- * concatenated: the sequence the policy saw is never re-tokenized. */
-static int context_ids(ep_state *e, ep_turn *cur, char *err)
+static int push_ids(ep_state *e, const int32_t *ids, size_t n, char *err)
+{
+    if (e->n_ids + n > e->ids_cap) {
+        size_t cap = (e->n_ids + n) * 2 + 64;
+        int32_t *g = realloc(e->ids, cap * sizeof *g);
+        if (!g)
+            return rl_err(err, RL_ENOMEM, "episode: out of memory");
+        e->ids = g;
+        e->ids_cap = cap;
+    }
+    if (n)
+        memcpy(e->ids + e->n_ids, ids, n * sizeof *ids);
+    e->n_ids += n;
+    return 0;
+}
+
+/* Context ids of turn k, whose context is ctx and whose first `same`
+ * segments are the previous context's. With history kept the sequence the
+ * policy saw is never re-tokenized: after a turn with sampled ids, its
+ * context's ids + the sampled ids + the new text's ids; after one without,
+ * the ids of the shared segments + the new segments' ids (each segment is
+ * encoded on its own, so this is the whole context's encoding). The turn
+ * keeps the ids it adds; e->ids holds the whole sequence. */
+static int context_ids(ep_state *e, ep_turn *cur, const tpl_text *ctx, size_t same, char *err)
 {
     if (!e->tok)
         return 0;
     size_t k = e->nturns - 1;
     ep_turn *prev = k ? &e->turns[k - 1] : NULL;
-    if (e->cfg.history_keep && prev && prev->ids && prev->ctx_ids) {
+    size_t base;
+    int rc;
+    if (!e->cfg.history_keep) {
+        e->n_ids = 0;
+        if ((rc = encode_segs(e, ctx->text, ctx->segs, ctx->nsegs, 0, 0, 0, err)) < 0)
+            return rc;
+        cur->ids_form = IDS_FULL;
+        base = 0;
+    } else if (prev && prev->ids && prev->ids_form != IDS_NONE) {
         size_t from = prev->context_len + prev->generated_len + (prev->truncated ? 0 : strlen("<|im_end|>"));
-        size_t n = prev->n_ctx_ids + prev->n_ids;
-        cur->ctx_ids = malloc((n + 1) * sizeof *cur->ctx_ids);
-        if (!cur->ctx_ids)
-            return rl_err(err, RL_ENOMEM, "episode: out of memory");
-        memcpy(cur->ctx_ids, prev->ctx_ids, prev->n_ctx_ids * sizeof *cur->ctx_ids);
-        memcpy(cur->ctx_ids + prev->n_ctx_ids, prev->ids, prev->n_ids * sizeof *cur->ctx_ids);
-        cur->n_ctx_ids = n;
-        return encode_from(&cur->ctx_ids, &cur->n_ctx_ids, e->tok, cur->context, cur->segs, cur->nsegs, from, err);
+        e->n_ids = prev->n_ctx_total;
+        if ((rc = push_ids(e, prev->ids, prev->n_ids, err)) < 0)
+            return rc;
+        base = e->n_ids;
+        if ((rc = encode_segs(e, ctx->text, ctx->segs, ctx->nsegs, 0, from, 0, err)) < 0)
+            return rc;
+        cur->ids_form = IDS_SAMPLED;
+        e->seg_ids_ok = 0;
+    } else if (prev && prev->ids_form != IDS_NONE && e->seg_ids_ok) {
+        base = same ? e->seg_id_end[same - 1] : 0;
+        e->n_ids = base;
+        if ((rc = encode_segs(e, ctx->text, ctx->segs, ctx->nsegs, same, 0, 1, err)) < 0)
+            return rc;
+        cur->ids_form = IDS_KEEP;
+        cur->ids_keep = base;
+    } else {
+        e->n_ids = 0;
+        if ((rc = encode_segs(e, ctx->text, ctx->segs, ctx->nsegs, 0, 0, 1, err)) < 0)
+            return rc;
+        cur->ids_form = IDS_FULL;
+        e->seg_ids_ok = 1;
+        base = 0;
     }
-    return encode_from(&cur->ctx_ids, &cur->n_ctx_ids, e->tok, cur->context, cur->segs, cur->nsegs, 0, err);
+    cur->n_ctx_total = e->n_ids;
+    cur->n_ctx_ids = e->n_ids - base;
+    cur->ctx_ids = malloc((cur->n_ctx_ids + 1) * sizeof *cur->ctx_ids);
+    if (!cur->ctx_ids)
+        return rl_err(err, RL_ENOMEM, "episode: out of memory");
+    if (cur->n_ctx_ids)
+        memcpy(cur->ctx_ids, e->ids + base, cur->n_ctx_ids * sizeof *cur->ctx_ids);
+    return 0;
 }
 
 /* ---- request ------------------------------------------------------------ */
@@ -422,6 +510,17 @@ static int check_limits(ep_state *e)
     else if (e->nturns >= RL_EP_HARD_TURNS)
         end(e, "max_turns");
     return e->done;
+}
+
+/* Ends the episode at its pending turn, which is not recorded (the policy
+ * never answered it); msg, when given, is the record's error. */
+static void drop_turn(ep_state *e, const char *msg, const char *why)
+{
+    e->nturns--;
+    turn_free(&e->turns[e->nturns]);
+    if (msg)
+        snprintf(e->error, sizeof e->error, "%s", msg);
+    end(e, why);
 }
 
 int ep_request(ep_state *e, pol_request *req)
@@ -450,37 +549,61 @@ int ep_request(ep_state *e, pol_request *req)
         end(e, strstr(err, "over") ? "max_context" : "error");
         return 0;
     }
-    cur->context = ctx.text;
     cur->context_len = ctx.len;
-    cur->segs = ctx.segs;
-    cur->nsegs = ctx.nsegs;
-    /* with history kept, every context extends the previous one and the
-     * text the policy generated, byte for byte */
-    if (e->cfg.history_keep && e->nturns > 1) {
-        ep_turn *prev = &e->turns[e->nturns - 2];
-        if (tpl_check_prefix(prev->context, prev->context_len, prev->generated, prev->generated_len,
-                             cur->context, cur->context_len, err) < 0) {
-            snprintf(e->error, sizeof e->error, "%s", err);
-            end(e, "error");
+    size_t same = 0;
+    if (e->cfg.history_keep) {
+        /* every context extends the previous one and the text the policy
+         * generated, byte for byte; the turn keeps the segments it adds */
+        if (e->nturns > 1) {
+            ep_turn *prev = &e->turns[e->nturns - 2];
+            if (tpl_check_prefix(e->ctx.text, prev->context_len, prev->generated, prev->generated_len, ctx.text,
+                                 ctx.len, err) < 0) {
+                tpl_text_free(&ctx);
+                drop_turn(e, err, "error");
+                return 0;
+            }
+            while (same < e->ctx.nsegs && same < ctx.nsegs && e->ctx.segs[same].off == ctx.segs[same].off &&
+                   e->ctx.segs[same].len == ctx.segs[same].len && e->ctx.segs[same].origin == ctx.segs[same].origin)
+                same++;
+        }
+        cur->segs_keep = same;
+        cur->nsegs = ctx.nsegs - same;
+        cur->segs = malloc((cur->nsegs + 1) * sizeof *cur->segs);
+        if (!cur->segs) {
+            tpl_text_free(&ctx);
+            drop_turn(e, "episode: out of memory", "error");
             return 0;
         }
+        if (cur->nsegs)
+            memcpy(cur->segs, ctx.segs + same, cur->nsegs * sizeof *cur->segs);
+    } else {
+        cur->context = ctx.text;
+        cur->segs = ctx.segs;
+        cur->nsegs = ctx.nsegs;
     }
-    if (context_ids(e, cur, err) < 0) {
-        snprintf(e->error, sizeof e->error, "%s", err);
-        end(e, "error");
+    int rc = context_ids(e, cur, &ctx, same, err);
+    if (e->cfg.history_keep) {
+        tpl_text_free(&e->ctx);
+        e->ctx = ctx;
+    }
+    if (rc < 0) {
+        drop_turn(e, err, "error");
         return 0;
     }
-    size_t ctx_tokens = e->tok ? cur->n_ctx_ids : cur->context_len / 4;
+    size_t ctx_tokens = e->tok ? cur->n_ctx_total : cur->context_len / 4;
     if (e->cfg.max_context_tokens && ctx_tokens > (size_t)e->cfg.max_context_tokens) {
-        e->nturns--;
-        turn_free(cur);
-        end(e, "max_context");
+        drop_turn(e, NULL, "max_context");
         return 0;
     }
-    req->context = cur->context;
+    if (e->cfg.history_keep) {
+        req->context = e->ctx.text;
+        req->context_ids = e->ids;
+    } else {
+        req->context = cur->context;
+        req->context_ids = cur->ctx_ids;
+    }
     req->context_len = cur->context_len;
-    req->context_ids = cur->ctx_ids;
-    req->n_context_ids = cur->n_ctx_ids;
+    req->n_context_ids = e->tok ? cur->n_ctx_total : 0;
     req->max_tokens = e->cfg.max_reply_tokens;
     /* the sampling stream of this turn: task, episode seed and turn, so the
      * same seed on two tasks does not replay the same random draws (the
@@ -621,43 +744,66 @@ static cJSON *floats_json(const float *v, size_t n)
     return a;
 }
 
+static cJSON *segs_json(const tpl_seg *segs, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; a && i < n; i++) {
+        cJSON *s = cJSON_CreateArray();
+        cJSON_AddItemToArray(s, cJSON_CreateNumber((double)segs[i].off));
+        cJSON_AddItemToArray(s, cJSON_CreateNumber((double)segs[i].len));
+        cJSON_AddItemToArray(s, cJSON_CreateString(tpl_origin_name(segs[i].origin)));
+        cJSON_AddItemToArray(a, s);
+    }
+    return a;
+}
+
+/* A string of n bytes of text (the text may go on). */
+static cJSON *string_n(const char *text, size_t n)
+{
+    char *s = strndup(text, n);
+    cJSON *o = s ? cJSON_CreateString(s) : NULL;
+    free(s);
+    return o;
+}
+
+/* Turn k as recorded. With history kept, turns after the first refer to
+ * the previous turn for their context, segments and context ids and store
+ * only what they add, so the record grows linearly with the turns. */
 static cJSON *turn_json(const ep_state *e, size_t k)
 {
     const ep_turn *t = &e->turns[k];
     cJSON *o = cJSON_CreateObject();
     cJSON *ctx = cJSON_AddObjectToObject(o, "context");
     const ep_turn *prev = k ? &e->turns[k - 1] : NULL;
-    size_t prefix = prev ? prev->context_len + prev->generated_len : 0;
-    int as_prefix = e->cfg.history_keep && prev && t->context_len >= prefix;
-    if (as_prefix) {
+    int keep = e->cfg.history_keep;
+    if (keep && prev) {
+        size_t from = prev->context_len + prev->generated_len;
         cJSON_AddNumberToObject(ctx, "prefix_turn", (double)(k - 1));
-        cJSON_AddItemToObject(ctx, "append",
-                              cJSON_CreateString(t->context + prefix)); /* context is NUL-terminated */
+        cJSON_AddItemToObject(ctx, "append", string_n(e->ctx.text + from, t->context_len - from));
     } else {
-        cJSON_AddStringToObject(ctx, "text", t->context);
+        cJSON_AddItemToObject(ctx, "text", keep ? string_n(e->ctx.text, t->context_len) : cJSON_CreateString(t->context));
     }
     cJSON_AddStringToObject(o, "generated", t->generated ? t->generated : "");
-    if (t->ctx_ids) {
-        if (as_prefix && prev->ctx_ids && t->n_ctx_ids >= prev->n_ctx_ids + prev->n_ids && prev->ids) {
-            cJSON *ci = cJSON_AddObjectToObject(o, "context_ids");
-            size_t base = prev->n_ctx_ids + prev->n_ids;
-            cJSON_AddNumberToObject(ci, "prefix_turn", (double)(k - 1));
-            cJSON_AddItemToObject(ci, "append_ids", ids_json(t->ctx_ids + base, t->n_ctx_ids - base));
-        } else {
-            cJSON_AddItemToObject(o, "context_ids", ids_json(t->ctx_ids, t->n_ctx_ids));
-        }
+    if (t->ids_form == IDS_FULL) {
+        cJSON_AddItemToObject(o, "context_ids", ids_json(t->ctx_ids, t->n_ctx_ids));
+    } else if (t->ids_form != IDS_NONE) {
+        cJSON *ci = cJSON_AddObjectToObject(o, "context_ids");
+        cJSON_AddNumberToObject(ci, "prefix_turn", (double)(k - 1));
+        if (t->ids_form == IDS_KEEP)
+            cJSON_AddNumberToObject(ci, "keep", (double)t->ids_keep);
+        cJSON_AddItemToObject(ci, "append_ids", ids_json(t->ctx_ids, t->n_ctx_ids));
     }
     if (t->ids) {
         cJSON_AddItemToObject(o, "ids", ids_json(t->ids, t->n_ids));
         cJSON_AddItemToObject(o, "logprobs", floats_json(t->logprobs, t->n_ids));
     }
-    cJSON *segs = cJSON_AddArrayToObject(o, "segments");
-    for (size_t i = 0; i < t->nsegs; i++) {
-        cJSON *s = cJSON_CreateArray();
-        cJSON_AddItemToArray(s, cJSON_CreateNumber((double)t->segs[i].off));
-        cJSON_AddItemToArray(s, cJSON_CreateNumber((double)t->segs[i].len));
-        cJSON_AddItemToArray(s, cJSON_CreateString(tpl_origin_name(t->segs[i].origin)));
-        cJSON_AddItemToArray(segs, s);
+    if (keep && prev) {
+        cJSON *sg = cJSON_AddObjectToObject(o, "segments");
+        cJSON_AddNumberToObject(sg, "prefix_turn", (double)(k - 1));
+        cJSON_AddNumberToObject(sg, "keep", (double)t->segs_keep);
+        cJSON_AddItemToObject(sg, "append", segs_json(t->segs, t->nsegs));
+    } else {
+        cJSON_AddItemToObject(o, "segments", segs_json(t->segs, t->nsegs));
     }
     cJSON_AddItemToObject(o, "tool_calls", t->calls ? cJSON_Duplicate(t->calls, 1) : cJSON_CreateArray());
     if (t->format_error)
@@ -751,7 +897,7 @@ int ep_finish(char **record, ep_state *e, char *err)
     else
         snprintf(key, sizeof key, "%s#cfg=%016llx#seed=%llu", e->t->instance_id,
                  (unsigned long long)ep_config_digest(&e->cfg), (unsigned long long)e->cfg.seed);
-    cJSON_AddNumberToObject(o, "schema", 1);
+    cJSON_AddNumberToObject(o, "schema", REC_SCHEMA);
     cJSON_AddStringToObject(o, "key", key);
     cJSON_AddStringToObject(o, "task", e->t->instance_id);
     cJSON_AddStringToObject(o, "repo", e->t->repo);

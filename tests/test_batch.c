@@ -177,6 +177,68 @@ START_TEST(test_show_transcript)
 }
 END_TEST
 
+/* `harness show` reads records of both schemas alike, and refuses one with
+ * a malformed segment (offsets and lengths past the context, wrapping,
+ * negative) with one line naming the record and the field, exit 1: no
+ * pointer is ever formed from them (the sanitizer build runs this too). */
+START_TEST(test_show_schemas_and_malformed)
+{
+    char dir[] = "/tmp/rl-show-XXXXXX", err[RL_ERR_MAX], cmd[1024], *out, *out2;
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    /* the same episode in schema 1 and 2: the same table */
+    snprintf(cmd, sizeof cmd, "%s/harness show tests/data/traj/v1-oracle-keep.jsonl --tokenizer models/tokenizer.json",
+             bin());
+    ck_assert_int_eq(sh_out(cmd, &out), 0);
+    snprintf(cmd, sizeof cmd, "%s/harness show tests/data/traj/v2-oracle-keep.jsonl --tokenizer models/tokenizer.json",
+             bin());
+    ck_assert_int_eq(sh_out(cmd, &out2), 0);
+    ck_assert_ptr_nonnull(strstr(out, "reward 1 (submit)"));
+    ck_assert_str_eq(out, out2);
+    free(out);
+    free(out2);
+
+    static const struct {
+        int turn;
+        const char *key, *json, *want;
+    } cases[] = {
+        {0, "segments", "[[9223372036854775808, 9223372036854775809, \"tool\"]]", "turn 0: segments[0]"},
+        {0, "segments", "[[0, 18446744073709551615, \"tool\"]]", "turn 0: segments[0]"},
+        {0, "segments", "[[-5, 10, \"tool\"]]", "turn 0: segments[0]"},
+        {1, "segments", "[[0, 1e308, \"system\"]]", "turn 1: segments[0]"},
+        {2, "segments", "{\"prefix_turn\": 1, \"keep\": 4294967296, \"append\": []}", "turn 2: segments"},
+        {2, "segments", "{\"prefix_turn\": 1, \"keep\": 2, \"append\": [[-1, 3, \"tool\"]]}",
+         "turn 2: segments.append[0]"},
+    };
+    static const char *files[2] = {"tests/data/traj/v1-oracle-keep.jsonl", "tests/data/traj/v2-oracle-keep.jsonl"};
+    for (int f = 0; f < 2; f++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            char *text, path[300];
+            ck_assert_int_eq(fs_read_file(&text, NULL, files[f], 1u << 26, err), 0);
+            cJSON *r = cJSON_Parse(text);
+            free(text);
+            cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), cases[i].turn);
+            cJSON_ReplaceItemInObject(t, cases[i].key, cJSON_Parse(cases[i].json));
+            char *line = cJSON_PrintUnformatted(r);
+            cJSON_Delete(r);
+            /* record 1 of the file: a good record first */
+            ck_assert_int_eq(fs_read_file(&text, NULL, files[f], 1u << 26, err), 0);
+            snprintf(path, sizeof path, "%s/bad-%d-%zu.jsonl", dir, f, i);
+            FILE *fp = fopen(path, "w");
+            ck_assert_ptr_nonnull(fp);
+            fprintf(fp, "%s%s\n", text, line);
+            fclose(fp);
+            free(text);
+            free(line);
+            snprintf(cmd, sizeof cmd, "%s/harness show %s --index 1 2>&1", bin(), path);
+            ck_assert_int_eq(sh_out(cmd, &out), 1);
+            ck_assert_msg(strstr(out, "record 1: ") && strstr(out, cases[i].want), "file %d case %zu: %s", f, i, out);
+            ck_assert_msg(strchr(out, '\n') == out + strlen(out) - 1, "file %d case %zu: not one line: %s", f, i, out);
+            free(out);
+        }
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
 /* The "policy" of the first record in FILE, copied into out. */
 static void record_policy(char *out, size_t cap, const char *file)
 {
@@ -328,6 +390,7 @@ Suite *batch_suite(void)
     TCase *show = tcase_create("show");
     tcase_set_timeout(show, 120);
     tcase_add_test(show, test_show_transcript);
+    tcase_add_test(show, test_show_schemas_and_malformed);
     tcase_add_test(show, test_default_policy_same_for_run_and_batch);
     tcase_add_test(show, test_repos_dir);
     tcase_add_test(show, test_validate_runs);

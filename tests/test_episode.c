@@ -4,8 +4,10 @@
 #include "common/fsutil.h"
 #include "common/utf8.h"
 #include "harness/episode.h"
+#include "harness/record.h"
 #include "harness/workspace.h"
 #include "policy/policy.h"
+#include "policy/tokenizer.h"
 #include "tasks/task.h"
 
 #include <cJSON.h>
@@ -13,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char g_root[64];
@@ -576,6 +580,239 @@ START_TEST(test_shaped_reward_config)
 }
 END_TEST
 
+/* ---- what the policy saw is what the record rebuilds ------------------------ */
+
+#define CAP_TURNS 64
+
+/* A policy that wraps the oracle, keeps a copy of every request's context
+ * and context ids, and (by `ids_every`) answers with token ids as a model
+ * would: the reply encoded + <|im_end|>, on every turn (1), every other
+ * turn (2) or never (0). */
+typedef struct capture {
+    policy *inner;
+    const tok_t *tok;
+    int ids_every;
+    char *ctx[CAP_TURNS];
+    size_t ctx_len[CAP_TURNS];
+    int32_t *ids[CAP_TURNS];
+    size_t n_ids[CAP_TURNS];
+    int n;
+} capture;
+
+static int capture_generate(policy *p, pol_response *resp, const pol_request *req, size_t n, char *err)
+{
+    capture *c = p->impl;
+    int rc = pol_generate(c->inner, resp, req, n, err);
+    for (size_t i = 0; rc == 0 && i < n && c->n < CAP_TURNS; i++) {
+        int k = c->n++;
+        c->ctx[k] = strndup(req[i].context, req[i].context_len);
+        c->ctx_len[k] = req[i].context_len;
+        c->n_ids[k] = req[i].n_context_ids;
+        c->ids[k] = malloc((req[i].n_context_ids + 1) * sizeof(int32_t));
+        memcpy(c->ids[k], req[i].context_ids, req[i].n_context_ids * sizeof(int32_t));
+        if (c->ids_every && k % c->ids_every == 0) {
+            int32_t *v = NULL;
+            size_t m = 0;
+            ck_assert_int_eq(tok_encode(&v, &m, c->tok, resp[i].text, resp[i].text_len, TOK_SPECIAL_ALLOW, err), 0);
+            v = realloc(v, (m + 1) * sizeof *v);
+            v[m++] = tok_special_id(c->tok, "<|im_end|>");
+            resp[i].ids = v;
+            resp[i].n_ids = m;
+            resp[i].logprobs = calloc(m, sizeof(float));
+        }
+    }
+    return rc;
+}
+
+static void capture_free(policy *p) { (void)p; }
+
+static const pol_vtable CAPTURE_VT = {capture_generate, capture_free};
+
+/* Every context and every context id sequence the policy was given, for
+ * history keep and drop, with and without sampled ids, equals what the
+ * record rebuilds for that turn. */
+START_TEST(test_record_is_what_policy_saw)
+{
+    char err[RL_ERR_MAX];
+    tok_t *tok;
+    ck_assert_msg(tok_load(&tok, "models/tokenizer.json", err) == 0, "%s", err);
+    for (int keep = 0; keep < 2; keep++)
+        for (int every = 0; every < 3; every++) {
+            task *t;
+            ck_assert_int_eq(task_load(&t, "tasks/leapyear.json", "repos", err), 0);
+            pol_env env;
+            pol_env_default(&env);
+            env.gold_patch = t->patch;
+            capture c = {.tok = tok, .ids_every = every};
+            ck_assert_msg(pol_open(&c.inner, "oracle:recover=100", &env, err) == 0, "%s", err);
+            policy pol = {.vt = &CAPTURE_VT, .name = "capture", .impl = &c};
+            ep_config cfg;
+            ep_config_default(&cfg);
+            cfg.history_keep = keep;
+            cfg.tok = tok;
+            cJSON *r = episode_of("leapyear", &pol, NULL, &cfg);
+            ck_assert_int_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "schema")), REC_SCHEMA);
+            rec_walk w;
+            ck_assert_int_eq(rec_walk_open(&w, r, "record", tok_vocab_size(tok), err), 0);
+            int k = 0, rc;
+            while ((rc = rec_walk_next(&w, err)) == 1) {
+                ck_assert_int_lt(k, c.n);
+                ck_assert_msg(w.context_len == c.ctx_len[k] && !memcmp(w.context, c.ctx[k], w.context_len),
+                              "keep %d, ids %d: turn %d: context differs", keep, every, k);
+                ck_assert(w.has_ctx_ids);
+                ck_assert_msg(w.n_ctx_ids == c.n_ids[k] && !memcmp(w.ctx_ids, c.ids[k], w.n_ctx_ids * sizeof(int32_t)),
+                              "keep %d, ids %d: turn %d: context ids differ (%zu vs %zu)", keep, every, k, w.n_ctx_ids,
+                              c.n_ids[k]);
+                ck_assert_int_eq(w.has_ids, every && k % every == 0);
+                k++;
+            }
+            ck_assert_msg(rc == 0, "%s", err);
+            ck_assert_int_eq(k, c.n);
+            ck_assert_int_ge(k, 5);
+            rec_walk_free(&w);
+            ck_assert_double_eq(num(r, "reward"), 1);
+            cJSON_Delete(r);
+            for (int i = 0; i < c.n; i++) {
+                free(c.ctx[i]);
+                free(c.ids[i]);
+            }
+            pol_free(c.inner);
+            task_free(t);
+        }
+    tok_free(tok);
+}
+END_TEST
+
+/* ---- records and memory of long episodes --------------------------------- */
+
+/* What one long episode cost: its record's size and how far the resident
+ * set of the process that ran it grew (KiB). */
+typedef struct long_cost {
+    long record_bytes;
+    long grown_kb;
+} long_cost;
+
+/* Writes a replay file of `turns` turns, each reading a source file eight
+ * times (the parser's cap of calls in one message). */
+static void write_reads_replay(const char *path, int turns)
+{
+    char err[RL_ERR_MAX];
+    static const char call[] = "<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/leapyear.h\n"
+                               "</parameter>\n</function>\n</tool_call>\n";
+    buf_t gen;
+    buf_init(&gen, 1 << 20);
+    buf_puts(&gen, "<think>\nread it again\n</think>\n\n");
+    for (int i = 0; i < 8; i++)
+        buf_puts(&gen, call);
+    cJSON *rec = cJSON_CreateObject(), *tl = cJSON_AddArrayToObject(rec, "turns");
+    for (int k = 0; k < turns; k++) {
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddStringToObject(t, "generated", buf_str(&gen));
+        cJSON_AddItemToArray(tl, t);
+    }
+    char *line = cJSON_PrintUnformatted(rec);
+    unlink(path);
+    ck_assert_int_eq(fs_append_record(path, line, strlen(line), err), 0);
+    free(line);
+    cJSON_Delete(rec);
+    buf_free(&gen);
+}
+
+/* Runs the replayed episode in a child process, forked once everything
+ * but the episode is loaded: a forked process starts its peak resident set
+ * afresh, so the child's peak growth is the episode's own. Returns what it
+ * cost. */
+static long_cost long_episode(int turns, int keep, const char *tok_path)
+{
+    char path[160], spec[200], err[RL_ERR_MAX];
+    snprintf(path, sizeof path, "%s/reads-%d.jsonl", g_root, turns);
+    write_reads_replay(path, turns);
+    snprintf(spec, sizeof spec, "replay:%s", path);
+    task *t;
+    ck_assert_msg(task_load(&t, "tasks/leapyear.json", "repos", err) == 0, "%s", err);
+    pol_env env;
+    pol_env_default(&env);
+    policy *pol;
+    ck_assert_msg(pol_open(&pol, spec, &env, err) == 0, "%s", err);
+    tok_t *tok = NULL;
+    if (tok_path)
+        ck_assert_msg(tok_load(&tok, tok_path, err) == 0, "%s", err);
+    ws_opts wo;
+    ws_opts_default(&wo);
+    wo.root = g_root;
+    ws_tree *ws;
+    ck_assert_msg(ws_open(&ws, &wo, t->repo, t->instance_id, t->bug, 0, err) == 0, "%s", err);
+    ep_config cfg;
+    ep_config_default(&cfg);
+    cfg.max_turns = turns;
+    cfg.history_keep = keep;
+    cfg.max_wall_s = 0;
+    cfg.tok = tok;
+    int fd[2];
+    ck_assert_int_eq(pipe(fd), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(fd[0]);
+        long_cost c = {-1, -1};
+        struct rusage ru0, ru1;
+        getrusage(RUSAGE_SELF, &ru0);
+        char *rec = NULL;
+        if (ep_run(&rec, t, &cfg, ws, pol, err) == 0) {
+            getrusage(RUSAGE_SELF, &ru1);
+            c.record_bytes = (long)strlen(rec);
+            c.grown_kb = ru1.ru_maxrss - ru0.ru_maxrss;
+            /* the episode must have run every turn */
+            cJSON *r = cJSON_Parse(rec);
+            if (cJSON_GetArraySize(cJSON_GetObjectItem(r, "turns")) != turns)
+                c.record_bytes = -2;
+            cJSON_Delete(r);
+        }
+        if (write(fd[1], &c, sizeof c) != (ssize_t)sizeof c)
+            _exit(1);
+        _exit(0);
+    }
+    close(fd[1]);
+    long_cost c = {-1, -1};
+    ck_assert_int_eq(read(fd[0], &c, sizeof c), (ssize_t)sizeof c);
+    close(fd[0]);
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ws_free(ws);
+    tok_free(tok);
+    pol_free(pol);
+    task_free(t);
+    ck_assert_msg(c.record_bytes > 0, "the %d-turn episode failed (%ld)", turns, c.record_bytes);
+    return c;
+}
+
+/* With history kept, a record and the memory of an episode grow linearly
+ * with its turns: twice the turns cost at most 2.2 times as much. Each
+ * turn reads a file eight times, so a turn's context is mostly tool
+ * output; a copy of every context per turn would make both quadratic
+ * (about 4 times). With and without a tokenizer (context ids). */
+START_TEST(test_keep_grows_linearly)
+{
+    const char *toks[2] = {NULL, "models/tokenizer.json"};
+    for (int i = 0; i < 2; i++) {
+        if (toks[i] && access(toks[i], R_OK) != 0)
+            continue;
+        long_cost a = long_episode(200, 1, toks[i]), b = long_episode(400, 1, toks[i]);
+        double rr = (double)b.record_bytes / (double)a.record_bytes;
+        double mr = (double)b.grown_kb / (double)(a.grown_kb > 0 ? a.grown_kb : 1);
+        fprintf(stderr, "keep, tokenizer %s: record %ld -> %ld bytes (x%.2f), peak RSS +%ld -> +%ld KiB (x%.2f)\n",
+                toks[i] ? toks[i] : "none", a.record_bytes, b.record_bytes, rr, a.grown_kb, b.grown_kb, mr);
+        ck_assert_msg(rr <= 2.2, "record grows x%.2f from 200 to 400 turns", rr);
+#if !defined(__SANITIZE_ADDRESS__)
+        /* (AddressSanitizer keeps freed memory in quarantine: the resident
+         * set is then not what the episode holds) */
+        ck_assert_msg(a.grown_kb > 1024, "the 200-turn episode grew only %ld KiB", a.grown_kb);
+        ck_assert_msg(mr <= 2.2, "peak memory grows x%.2f from 200 to 400 turns", mr);
+#endif
+    }
+}
+END_TEST
+
 Suite *episode_suite(void)
 {
     Suite *s = suite_create("episode");
@@ -597,5 +834,11 @@ Suite *episode_suite(void)
     tcase_add_test(tc, test_tool_error_kind);
     tcase_add_test(tc, test_shaped_reward_config);
     suite_add_tcase(s, tc);
+    TCase *rec = tcase_create("records");
+    tcase_set_timeout(rec, 180);
+    tcase_add_checked_fixture(rec, setup, teardown);
+    tcase_add_test(rec, test_record_is_what_policy_saw);
+    tcase_add_test(rec, test_keep_grows_linearly);
+    suite_add_tcase(s, rec);
     return s;
 }

@@ -2,7 +2,9 @@
  * in history keep and drop, with and without recorded ids; the loss mask
  * covers exactly the policy-written tokens; masked-out tokens contribute
  * exactly zero gradient; truncation; bad records. */
+#include "grpo/sample.h"
 #include "grpo/traj.h"
+#include "harness/record.h"
 #include "policy/model.h"
 #include "policy/tokenizer.h"
 
@@ -749,6 +751,219 @@ START_TEST(test_mask_zero_gradient)
 }
 END_TEST
 
+/* ---- schema 1 and schema 2 records ---------------------------------------------- */
+
+/* tests/data/traj holds the same episodes recorded in schema 1 (every
+ * turn's segments whole, context ids whole for a policy without ids) and
+ * in schema 2 (turns store what they add): an oracle episode with context
+ * ids from models/tokenizer.json, and three turns of the shipped model
+ * (sampled ids and logprobs). */
+#define DATA "tests/data/traj/"
+
+static cJSON *load_record(const char *path)
+{
+    char *text, err[RL_ERR_MAX];
+    ck_assert_msg(fs_read_file(&text, NULL, path, 1u << 26, err) == 0, "%s", err);
+    cJSON *r = cJSON_Parse(text);
+    free(text);
+    ck_assert_ptr_nonnull(r);
+    return r;
+}
+
+/* Both records rebuild to the same contexts, segments, context ids and
+ * replies, turn by turn. Returns the number of turns. */
+static size_t same_walk(const cJSON *a, const cJSON *b)
+{
+    char err[RL_ERR_MAX];
+    rec_walk wa, wb;
+    ck_assert_msg(rec_walk_open(&wa, a, "v1", 0, err) == 0, "%s", err);
+    ck_assert_msg(rec_walk_open(&wb, b, "v2", 0, err) == 0, "%s", err);
+    size_t n = 0;
+    for (;;) {
+        int ra = rec_walk_next(&wa, err);
+        ck_assert_msg(ra >= 0, "%s", err);
+        int rb = rec_walk_next(&wb, err);
+        ck_assert_msg(rb >= 0, "%s", err);
+        ck_assert_int_eq(ra, rb);
+        if (!ra)
+            break;
+        ck_assert_uint_eq(wa.context_len, wb.context_len);
+        ck_assert_int_eq(memcmp(wa.context, wb.context, wa.context_len), 0);
+        ck_assert_uint_eq(wa.nsegs, wb.nsegs);
+        for (size_t i = 0; i < wa.nsegs; i++) {
+            ck_assert_uint_eq(wa.segs[i].off, wb.segs[i].off);
+            ck_assert_uint_eq(wa.segs[i].len, wb.segs[i].len);
+            ck_assert_int_eq(wa.segs[i].origin, wb.segs[i].origin);
+        }
+        ck_assert_int_eq(wa.has_ctx_ids, wb.has_ctx_ids);
+        ck_assert_uint_eq(wa.n_ctx_ids, wb.n_ctx_ids);
+        if (wa.has_ctx_ids && wa.n_ctx_ids)
+            ck_assert_int_eq(memcmp(wa.ctx_ids, wb.ctx_ids, wa.n_ctx_ids * sizeof *wa.ctx_ids), 0);
+        ck_assert_str_eq(wa.generated, wb.generated);
+        ck_assert_int_eq(wa.has_ids, wb.has_ids);
+        ck_assert_uint_eq(wa.n_ids, wb.n_ids);
+        if (wa.has_ids && wa.n_ids)
+            ck_assert_int_eq(memcmp(wa.ids, wb.ids, wa.n_ids * sizeof *wa.ids), 0);
+        n++;
+    }
+    rec_walk_free(&wa);
+    rec_walk_free(&wb);
+    return n;
+}
+
+/* The samples of two files are the same, token for token. */
+static void same_samples(const char *fa, const char *fb, const tok_t *tok, int use_ids)
+{
+    char err[RL_ERR_MAX];
+    traj_opts o;
+    traj_opts_default(&o);
+    o.tok = tok;
+    o.use_ids = use_ids;
+    traj_set a, b;
+    traj_set_init(&a);
+    traj_set_init(&b);
+    ck_assert_msg(traj_load_file(&a, fa, &o, err) == 0, "%s", err);
+    ck_assert_msg(traj_load_file(&b, fb, &o, err) == 0, "%s", err);
+    ck_assert_uint_ge(a.n, 1);
+    ck_assert_uint_eq(a.n, b.n);
+    ck_assert_uint_eq(a.st.from_ids, b.st.from_ids);
+    for (size_t i = 0; i < a.n; i++) {
+        const traj_sample *x = &a.v[i], *y = &b.v[i];
+        ck_assert_uint_eq(x->n, y->n);
+        ck_assert_uint_eq(x->n_policy, y->n_policy);
+        ck_assert_uint_gt(x->n_policy, 0);
+        ck_assert_int_eq(memcmp(x->tokens, y->tokens, x->n * sizeof *x->tokens), 0);
+        ck_assert_int_eq(memcmp(x->mask, y->mask, x->n), 0);
+        for (size_t t = 0; t < x->n; t++)
+            ck_assert(isnan(x->behav_logp[t]) ? isnan(y->behav_logp[t]) : x->behav_logp[t] == y->behav_logp[t]);
+    }
+    traj_set_free(&a);
+    traj_set_free(&b);
+}
+
+START_TEST(test_schema_1_and_2_read_alike)
+{
+    char err[RL_ERR_MAX];
+    tok_t *tok;
+    ck_assert_msg(tok_load(&tok, "models/tokenizer.json", err) == 0, "%s", err);
+    static const char *pairs[2][2] = {{DATA "v1-oracle-keep.jsonl", DATA "v2-oracle-keep.jsonl"},
+                                      {DATA "v1-model-keep.jsonl", DATA "v2-model-keep.jsonl"}};
+    for (int p = 0; p < 2; p++) {
+        cJSON *a = load_record(pairs[p][0]), *b = load_record(pairs[p][1]);
+        ck_assert_int_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(a, "schema")), 1);
+        ck_assert_int_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(b, "schema")), 2);
+        /* the forms differ: schema 1 repeats every segment, schema 2 refers
+         * to the previous turn's */
+        const cJSON *t1a = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "turns"), 1);
+        const cJSON *t1b = cJSON_GetArrayItem(cJSON_GetObjectItem(b, "turns"), 1);
+        ck_assert(cJSON_IsArray(cJSON_GetObjectItem(t1a, "segments")));
+        ck_assert(cJSON_IsObject(cJSON_GetObjectItem(t1b, "segments")));
+        size_t turns = same_walk(a, b);
+        ck_assert_uint_eq(turns, (size_t)cJSON_GetArraySize(cJSON_GetObjectItem(a, "turns")));
+        ck_assert_uint_ge(turns, 3);
+        /* the trainers' samples: from the recorded ids, and re-tokenized
+         * (checked against the recorded context ids where they are an
+         * encoding of the text) */
+        same_samples(pairs[p][0], pairs[p][1], tok, 1);
+        same_samples(pairs[p][0], pairs[p][1], tok, 0);
+        if (p == 1) {
+            /* GRPO's sequences of the model's records */
+            grpo_seqs sa, sb;
+            grpo_seqs_init(&sa);
+            grpo_seqs_init(&sb);
+            ck_assert_msg(grpo_seqs_add_record(&sa, a, 0, tok_vocab_size(tok), 0, err) == 0, "%s", err);
+            ck_assert_msg(grpo_seqs_add_record(&sb, b, 0, tok_vocab_size(tok), 0, err) == 0, "%s", err);
+            ck_assert_uint_eq(sa.n, 1);
+            ck_assert_uint_eq(sa.n, sb.n);
+            ck_assert_int_eq(sa.v[0].n, sb.v[0].n);
+            ck_assert_int_gt(sa.v[0].n_policy, 0);
+            ck_assert_int_eq(memcmp(sa.v[0].tokens, sb.v[0].tokens, (size_t)sa.v[0].n * sizeof(int)), 0);
+            ck_assert_int_eq(memcmp(sa.v[0].targets, sb.v[0].targets, (size_t)sa.v[0].n * sizeof(int)), 0);
+            ck_assert_int_eq(memcmp(sa.v[0].behav, sb.v[0].behav, (size_t)sa.v[0].n * sizeof(float)), 0);
+            grpo_seqs_free(&sa);
+            grpo_seqs_free(&sb);
+        }
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+    }
+    tok_free(tok);
+}
+END_TEST
+
+/* Malformed segments and references are refused with the turn and the
+ * field named, before anything indexes the context with them. */
+START_TEST(test_malformed_segments)
+{
+    static const struct {
+        int turn;
+        const char *key, *json, *want;
+    } cases[] = {
+        /* spans past the context, wrapping size_t, negative, fractional */
+        {0, "segments", "[[0, 18446744073709551615, \"system\"]]", "turn 0: segments[0]"},
+        {0, "segments", "[[9223372036854775808, 9223372036854775808, \"tool\"]]", "turn 0: segments[0]"},
+        {0, "segments", "[[-1, 5, \"tool\"]]", "turn 0: segments[0]"},
+        {0, "segments", "[[0, 1e300, \"tool\"]]", "turn 0: segments[0]"},
+        {0, "segments", "[[0, 2.5, \"tool\"]]", "turn 0: segments[0]"},
+        {0, "segments", "[[0, 10, \"nobody\"]]", "turn 0: segments[0]"},
+        {0, "segments", "[[0, 10]]", "turn 0: segments[0]"},
+        {0, "segments", "[[0, 10, \"tool\"]]", "turn 0: segments cover 10 of"},
+        {0, "segments", "{\"prefix_turn\": -1, \"keep\": 0, \"append\": []}", "turn 0: segments"},
+        {0, "segments", "7", "turn 0: segments"},
+        /* a kept count past the previous turn's list, a reference to
+         * another turn, an appended span that does not continue the kept */
+        {2, "segments", "{\"prefix_turn\": 1, \"keep\": 1000000, \"append\": []}", "turn 2: segments"},
+        {2, "segments", "{\"prefix_turn\": 1, \"keep\": -3, \"append\": []}", "turn 2: segments"},
+        {2, "segments", "{\"prefix_turn\": 0, \"keep\": 1, \"append\": []}", "turn 2: segments"},
+        {2, "segments", "{\"prefix_turn\": 1, \"keep\": 1, \"append\": [[0, 5, \"tool\"]]}",
+         "turn 2: segments.append[0]"},
+        {2, "context_ids", "{\"prefix_turn\": 1, \"keep\": 99999999, \"append_ids\": []}", "turn 2: context_ids"},
+        {2, "context_ids", "{\"prefix_turn\": 1, \"keep\": 3, \"append_ids\": [-1]}", "context_ids.append_ids[0]"},
+        {2, "context", "{\"prefix_turn\": 7, \"append\": \"x\"}", "turn 2: context"},
+    };
+    char err[RL_ERR_MAX];
+    tok_t *tok;
+    ck_assert_msg(tok_load(&tok, "models/tokenizer.json", err) == 0, "%s", err);
+    for (size_t i = 0; i < N(cases); i++) {
+        cJSON *r = load_record(DATA "v2-oracle-keep.jsonl");
+        cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), cases[i].turn);
+        cJSON *v = cJSON_Parse(cases[i].json);
+        ck_assert_ptr_nonnull(v);
+        cJSON_ReplaceItemInObject(t, cases[i].key, v);
+        /* the walker */
+        rec_walk w;
+        ck_assert_int_eq(rec_walk_open(&w, r, "f.jsonl: record 4", 0, err), 0);
+        int rc;
+        while ((rc = rec_walk_next(&w, err)) == 1)
+            ;
+        rec_walk_free(&w);
+        ck_assert_msg(rc == RL_EPARSE, "case %zu: %d", i, rc);
+        ck_assert_msg(strstr(err, cases[i].want) && strstr(err, "f.jsonl: record 4") && !strchr(err, '\n'),
+                      "case %zu: %s", i, err);
+        /* the trainer, with and without a tokenizer path */
+        traj_opts o;
+        traj_opts_default(&o);
+        o.tok = tok;
+        for (int ids = 0; ids < 2; ids++) {
+            o.use_ids = ids;
+            traj_set set;
+            traj_set_init(&set);
+            ck_assert_int_eq(traj_add_record(&set, r, 0, &o, "f.jsonl:5", err), RL_EPARSE);
+            ck_assert_msg(strstr(err, cases[i].want), "case %zu: %s", i, err);
+            traj_set_free(&set);
+        }
+        cJSON_Delete(r);
+    }
+    /* an unknown schema */
+    cJSON *r = load_record(DATA "v2-oracle-keep.jsonl");
+    cJSON_ReplaceItemInObject(r, "schema", cJSON_CreateNumber(3));
+    rec_walk w;
+    ck_assert_int_eq(rec_walk_open(&w, r, "x", 0, err), RL_EPARSE);
+    ck_assert_ptr_nonnull(strstr(err, "schema"));
+    cJSON_Delete(r);
+    tok_free(tok);
+}
+END_TEST
+
 Suite *traj_suite(void)
 {
     Suite *s = suite_create("traj");
@@ -765,6 +980,8 @@ Suite *traj_suite(void)
     tcase_add_test(tc, test_bad_records);
     tcase_add_test(tc, test_load_file);
     tcase_add_test(tc, test_mask_zero_gradient);
+    tcase_add_test(tc, test_schema_1_and_2_read_alike);
+    tcase_add_test(tc, test_malformed_segments);
     suite_add_tcase(s, tc);
     return s;
 }
