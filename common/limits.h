@@ -206,6 +206,9 @@
 #define RL_TR_XML_ATTRS_MAX 32
 /* Longest XML element or attribute name. */
 #define RL_TR_XML_NAME_MAX 128
+/* The integrity finding of a report: one line naming a test (ids are at
+ * most RL_TASK_TEST_ID_MAX) and what disagreed. */
+#define RL_TR_INTEGRITY_MAX 512
 
 /* ---- tasks: bug generator (tasks/mutate, tasks/diff) ------------------ */
 
