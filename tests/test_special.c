@@ -2,7 +2,8 @@
  * (or a directory, or, where asked, a symbolic link) in place of its file
  * with one line naming the file, and never blocks on it: task files,
  * trajectory records, checkpoints, optimizer state, configs, tokenizers,
- * experiment files, prompts and report inputs. Each test runs under
+ * experiment files, prompts and report inputs (the result files of a
+ * test run: tests/test_testrun.c). Each test runs under
  * alarm(), so a reader that blocks fails instead of hanging. */
 #include "common/err.h"
 #include "common/fsutil.h"
@@ -161,6 +162,9 @@ START_TEST(test_configs)
     fifo(p, sizeof p, "tokenizer.json");
     tok_t *t;
     assert_refused(tok_load(&t, p, err), err, p, FIFO_MSG);
+    fifo(p, sizeof p, "v9.md");
+    char *prompt;
+    assert_refused(tpl_load_prompt(&prompt, g_dir, "v9", err), err, p, FIFO_MSG);
 }
 END_TEST
 
