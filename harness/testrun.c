@@ -97,7 +97,7 @@ static int parse_output(testrun *r, const task *t, const char *dir, const char *
         return 0;
     tr_report so;
     tr_parse_check(&so, out, r->sb.out_len, perr);
-    tr_check_agrees(&r->report, &so);
+    tr_check_agrees(&r->report, &so, r->sb.out_truncated);
     tr_report_free(&so);
     return 1;
 }
@@ -285,6 +285,8 @@ char *testrun_summary(const testrun *r, const task *t, const char *const *only, 
         if (!wanted(c->name, only, n_only) || c->status == TR_PASS || c->status == TR_SKIP)
             continue;
         const char *msg = c->message ? c->message : "";
+        if (r->report.integrity[0] && !strcmp(msg, r->report.integrity))
+            msg = ""; /* said once above */
         size_t ml = strlen(msg);
         char *cut = str_cut_middle(msg, ml, RL_TESTRUN_MSG_MAX, NULL);
         buf_printf(&b, "%s %s: %s\n", tr_status_name(c->status), c->name, cut ? cut : "");

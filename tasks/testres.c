@@ -1187,13 +1187,13 @@ static const tr_case **sorted_cases(const tr_report *r)
     return v;
 }
 
-int tr_check_agrees(tr_report *log, const tr_report *out)
+int tr_check_agrees(tr_report *log, const tr_report *out, int out_cut)
 {
     if (log->integrity[0])
         return RL_EINVAL;
     long fails = log->reported[TR_FAIL], errors = log->reported[TR_ERROR];
     long total = log->reported[TR_PASS] + log->reported[TR_SKIP] + fails + errors;
-    if (out->summary_lines == 0) {
+    if (out->summary_lines == 0 && !out_cut) {
         tr_report_set_integrity(log, "Check: no summary line (N%%: Checks: N, Failures: N, Errors: N) on stdout");
         return RL_EINVAL;
     }
@@ -1202,7 +1202,7 @@ int tr_check_agrees(tr_report *log, const tr_report *out)
                                 out->summary_lines);
         return RL_EINVAL;
     }
-    if (out->summary_checks != total || out->summary_failures != fails || out->summary_errors != errors) {
+    if (out->summary_lines == 1 && (out->summary_checks != total || out->summary_failures != fails || out->summary_errors != errors)) {
         tr_report_set_integrity(log,
                                 "Check: stdout says Checks: %ld, Failures: %ld, Errors: %ld; the XML log "
                                 "holds %ld, %ld, %ld",
@@ -1219,8 +1219,8 @@ int tr_check_agrees(tr_report *log, const tr_report *out)
     size_t i = 0, k = 0;
     while (!rc && (i < log->n || k < out->n)) {
         int c = i == log->n ? 1 : k == out->n ? -1 : strcmp(a[i]->name, b[k]->name);
-        if (c < 0) { /* in the log only: fine for a pass (CK_NORMAL) */
-            if (a[i]->status != TR_PASS) {
+        if (c < 0) { /* in the log only: fine for a pass (CK_NORMAL), or when stdout lost lines */
+            if (a[i]->status != TR_PASS && !out_cut) {
                 tr_report_set_integrity(log, "Check: test %s is a %s in the XML log but not on stdout",
                                         a[i]->name, tr_status_name(a[i]->status));
                 rc = RL_EINVAL;

@@ -58,9 +58,11 @@ void tr_report_free(tr_report *r);
  * result line on stdout must match the log's status for that test (and
  * appear no more often than the log reports it), and
  * every failure or error of the log must be on stdout (passes may be
- * missing: CK_NORMAL prints only failures). Returns 0 when they agree,
- * else fills log->integrity and returns RL_EINVAL. */
-int tr_check_agrees(tr_report *log, const tr_report *out);
+ * missing: CK_NORMAL prints only failures). out_cut: stdout lost bytes in
+ * the middle (the capture keeps head and tail), so lines and the summary
+ * may be missing; what is there must still agree. Returns 0 when they
+ * agree, else fills log->integrity and returns RL_EINVAL. */
+int tr_check_agrees(tr_report *log, const tr_report *out, int out_cut);
 
 /* Records why the run's results cannot be trusted (kept only when
  * r->integrity is still empty). */

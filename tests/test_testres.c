@@ -304,11 +304,11 @@ START_TEST(test_check_xml)
     parse_file(&out, tr_parse_check, DATA "check_verbose.txt");
     ck_assert_int_eq(out.summary_lines, 1);
     ck_assert_int_eq(out.summary_checks, 11);
-    ck_assert_int_eq(tr_check_agrees(&r, &out), 0);
+    ck_assert_int_eq(tr_check_agrees(&r, &out, 0), 0);
     ck_assert_str_eq(r.integrity, "");
     tr_report_free(&out);
     parse_file(&out, tr_parse_check, DATA "check_normal.txt");
-    ck_assert_int_eq(tr_check_agrees(&r, &out), 0);
+    ck_assert_int_eq(tr_check_agrees(&r, &out, 0), 0);
     tr_report_free(&out);
 
     /* Stdout that disagrees with the log. */
@@ -336,13 +336,26 @@ START_TEST(test_check_xml)
         parse_str(&out, tr_parse_check, t, 0);
         tr_report log;
         parse_file(&log, tr_parse_check_xml, DATA "check_log.xml");
-        ck_assert_msg(tr_check_agrees(&log, &out) == RL_EINVAL, "case %zu agrees", i);
+        ck_assert_msg(tr_check_agrees(&log, &out, 0) == RL_EINVAL, "case %zu agrees", i);
         ck_assert_msg(strstr(log.integrity, bad[i].why), "case %zu: '%s' lacks '%s'", i, log.integrity, bad[i].why);
         ck_assert_ptr_null(strchr(log.integrity, '\n'));
         tr_report_free(&log);
         tr_report_free(&out);
         free(t);
     }
+    /* Stdout cut in the middle: missing lines and summary are fine, a
+     * line that disagrees is not. */
+    parse_str(&out, tr_parse_check, "x.c:1:F:core:test_parse_time:0: expected\n", 0);
+    ck_assert_int_eq(tr_check_agrees(&r, &out, 0), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(r.integrity, "no summary line"));
+    r.integrity[0] = '\0';
+    ck_assert_int_eq(tr_check_agrees(&r, &out, 1), 0);
+    tr_report_free(&out);
+    parse_str(&out, tr_parse_check, "x.c:1:P:core:test_parse_time:0: Passed\n", 0);
+    ck_assert_int_eq(tr_check_agrees(&r, &out, 1), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(r.integrity, "stdout says pass"));
+    r.integrity[0] = '\0';
+    tr_report_free(&out);
     free(verbose);
 
     /* Everything fails once the run is not trusted. */
