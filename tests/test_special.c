@@ -15,6 +15,7 @@
 #include "harness/episode.h"
 #include "harness/experiment.h"
 #include "harness/report.h"
+#include "harness/workspace.h"
 #include "policy/model.h"
 #include "policy/tokenizer.h"
 #include "tasks/task.h"
@@ -34,6 +35,7 @@ static void setup(void)
 {
     snprintf(g_dir, sizeof g_dir, "/tmp/rl-special-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(g_dir));
+    chmod(g_dir, 0755);
     alarm(20);
 }
 
@@ -168,6 +170,35 @@ START_TEST(test_configs)
 }
 END_TEST
 
+/* A FIFO the code under test left in the work tree, new or in place of a
+ * tracked file: the diff and the reset read past it. */
+START_TEST(test_work_tree_fifo)
+{
+    char err[RL_ERR_MAX] = "", p[4200];
+    task *t;
+    ck_assert_msg(task_load(&t, "tasks/leapyear.json", "repos", err) == 0, "%s", err);
+    ws_opts wo;
+    ws_opts_default(&wo);
+    wo.root = g_dir;
+    ws_tree *ws;
+    ck_assert_msg(ws_open_task(&ws, &wo, t, 0, err) == 0, "%s", err);
+    snprintf(p, sizeof p, "%s/src/new.fifo", ws_path(ws));
+    ck_assert_int_eq(mkfifo(p, 0644), 0);
+    snprintf(p, sizeof p, "%s/src/leapyear.c", ws_path(ws));
+    ck_assert_int_eq(unlink(p), 0);
+    ck_assert_int_eq(mkfifo(p, 0644), 0);
+    char *patch = NULL;
+    ws_diff(&patch, ws, err); /* whatever it reports, it returns */
+    free(patch);
+    ck_assert_msg(ws_reset(ws, err) == 0, "%s", err);
+    struct stat st;
+    ck_assert_int_eq(lstat(p, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+    ws_free(ws);
+    task_free(t);
+}
+END_TEST
+
 Suite *special_files_suite(void)
 {
     Suite *s = suite_create("special_files");
@@ -179,6 +210,7 @@ Suite *special_files_suite(void)
     tcase_add_test(tc, test_records);
     tcase_add_test(tc, test_checkpoints);
     tcase_add_test(tc, test_configs);
+    tcase_add_test(tc, test_work_tree_fifo);
     suite_add_tcase(s, tc);
     return s;
 }
