@@ -242,8 +242,10 @@
 
 /* ---- harness: tools, template, episode ------------------------------- */
 
-/* A junit result file larger than this is not a real pytest report of a
- * small repository (ours are a few KB); refuse rather than parse. */
+/* A result file (JUnit XML, Check's XML log) larger than this is not a
+ * real report of a small repository (ours are a few KB; Check writes about
+ * 300 bytes per test, so this is more than RL_TR_CASES_MAX tests): the run
+ * is not trusted rather than parsed. */
 #define RL_TESTRUN_RESULT_MAX (8u << 20)
 
 /* The test summary the agent sees: enough for every failing test of a

@@ -56,7 +56,7 @@ static int result_dir_make(char *out, size_t n, const char *dir, char *err)
  * failed, the runner never started) leaves the report empty: every test
  * counts as not run. Any other problem (a FIFO, a link, too large, not
  * the format) makes the run untrusted. Returns 1 when parsed. */
-static int read_results(testrun *r, const task *t, const char *path, int check_xml)
+static int read_results(testrun *r, const char *path, int check_xml)
 {
     char *xml = NULL, perr[RL_ERR_MAX];
     size_t len = 0;
@@ -74,7 +74,6 @@ static int read_results(testrun *r, const task *t, const char *path, int check_x
         tr_report_set_integrity(&r->report, "result file: %s", perr);
         return 0;
     }
-    (void)t;
     return 1;
 }
 
@@ -90,10 +89,10 @@ static int parse_output(testrun *r, const task *t, const char *dir, const char *
             snprintf(legacy, sizeof legacy, "%s/%s", dir, t->test_result_file);
             result_path = legacy;
         }
-        return read_results(r, t, result_path, 0);
+        return read_results(r, result_path, 0);
     }
     /* Check: the XML log, cross-checked against the verbose stdout. */
-    if (!read_results(r, t, result_path, 1))
+    if (!read_results(r, result_path, 1))
         return 0;
     tr_report so;
     tr_parse_check(&so, out, r->sb.out_len, perr);

@@ -906,13 +906,17 @@ static void junit_end(junit *j, xml *x)
         junit_commit(j);
     if (j->nsuites && j->suites[j->nsuites - 1].depth == x->depth) {
         const suite_frame *f = &j->suites[--j->nsuites];
-        for (int k = 0; k < SUITE_N; k++)
-            if (f->want[k] >= 0 && f->want[k] != f->got[k]) {
+        for (int k = 0; k < SUITE_N; k++) {
+            /* pytest counts a test that passed but whose teardown failed
+             * twice in `tests` (once passed, once an error). */
+            long slack = k == SUITE_TESTS ? f->got[SUITE_ERRORS] : 0;
+            if (f->want[k] >= 0 && (f->want[k] < f->got[k] || f->want[k] > f->got[k] + slack)) {
                 tr_report_set_integrity(j->b->r,
                                         "JUnit XML: line %d: the suite states %s=\"%ld\" but holds %ld",
                                         f->line, SUITE_ATTRS[k], f->want[k], f->got[k]);
                 break;
             }
+        }
     }
 }
 

@@ -438,6 +438,12 @@ START_TEST(test_summaries)
     parse_str(&r, tr_parse_junit, okj, 0);
     ck_assert_str_eq(r.integrity, "");
     tr_report_free(&r);
+    /* pytest: a test that passed and then failed its teardown counts twice. */
+    const char *teardown = "<testsuites><testsuite tests='2' errors='1'><testcase name='a'>"
+                           "<error message='failed on teardown'/></testcase></testsuite></testsuites>";
+    parse_str(&r, tr_parse_junit, teardown, 0);
+    ck_assert_str_eq(r.integrity, "");
+    tr_report_free(&r);
     parse_str(&r, tr_parse_tap, "ok 1 - a\nnot ok 2 - b\n1..2\n", 0);
     ck_assert_str_eq(r.integrity, "");
     ck_assert_int_eq(tr_find(&r, "a")->count, 1);
