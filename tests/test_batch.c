@@ -274,8 +274,8 @@ START_TEST(test_validate_runs)
         " \"bug\": \"diff --git a/lib.txt b/lib.txt\\n--- a/lib.txt\\n+++ b/lib.txt\\n@@ -1 +1 @@\\n-a\\n+b\\n\",\n"
         " \"patch\": \"diff --git a/lib.txt b/lib.txt\\n--- a/lib.txt\\n+++ b/lib.txt\\n@@ -1 +1 @@\\n-b\\n+a\\n\",\n"
         " \"FAIL_TO_PASS\": [\"t_a\"], \"PASS_TO_PASS\": [\"t_b\"],\n"
-        " \"test_cmd\": \"echo 1..2; if [ -e .x ]; then rm .x; echo 'ok 1 - t_a'; else touch .x; "
-        "echo 'not ok 1 - t_a'; fi; echo 'ok 2 - t_b'\",\n"
+        " \"test_cmd\": \"echo 1..2; if [ -e .x ]; then rm .x; echo 'ok 1 - t_a'; r=0; else touch .x; "
+        "echo 'not ok 1 - t_a'; r=1; fi; echo 'ok 2 - t_b'; exit $r\",\n"
         " \"test_format\": \"tap\", \"protected_paths\": [], \"timeout_s\": 30, \"split\": \"train\", \"kind\": \"single_edit\"}\n";
     char path[256];
     snprintf(path, sizeof path, "%s/tasks/flaky.json", dir);
