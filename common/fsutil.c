@@ -18,22 +18,72 @@ static int io_err(char *err, const char *what, const char *path)
     return rl_err(err, rl_from_errno(e), "%s: %s: %s", path, what, strerror(e));
 }
 
-int fs_read_file(char **out, size_t *len, const char *path, size_t max, char *err)
+static const char *type_name(mode_t m)
 {
-    *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a fifo" : S_ISCHR(m) ? "a character device"
+           : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : S_ISLNK(m) ? "a symbolic link"
+           : "a special file";
+}
+
+int fs_open_regular(const char *path, unsigned flags, struct stat *st, char *err)
+{
+    int of = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+    if (flags & FS_NOFOLLOW)
+        of |= O_NOFOLLOW;
+    int fd = open(path, of);
+    if (fd < 0) {
+        if (errno == ELOOP && (flags & FS_NOFOLLOW))
+            return rl_err(err, RL_EDENIED, "%s: not a regular file (a symbolic link)", path);
         return io_err(err, "cannot open", path);
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
+    }
+    struct stat s;
+    if (fstat(fd, &s) < 0) {
         int rc = io_err(err, "cannot stat", path);
         close(fd);
         return rc;
     }
-    if (!S_ISREG(st.st_mode)) {
+    if (!S_ISREG(s.st_mode)) {
         close(fd);
-        return rl_err(err, RL_EINVAL, "%s: expected a regular file", path);
+        return rl_err(err, RL_EINVAL, "%s: not a regular file (%s)", path, type_name(s.st_mode));
     }
+    /* A regular file never blocks; clear the flag so stdio sees a normal fd. */
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    if (st)
+        *st = s;
+    return fd;
+}
+
+int fs_fopen_read(FILE **out, const char *path, unsigned flags, char *err)
+{
+    *out = NULL;
+    int fd = fs_open_regular(path, flags, NULL, err);
+    if (fd < 0)
+        return fd;
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        int rc = io_err(err, "cannot open", path);
+        close(fd);
+        return rc;
+    }
+    *out = f;
+    return 0;
+}
+
+int fs_read_file(char **out, size_t *len, const char *path, size_t max, char *err)
+{
+    return fs_read_file_ex(out, len, path, max, 0, err);
+}
+
+int fs_read_file_ex(char **out, size_t *len, const char *path, size_t max, unsigned flags,
+                    char *err)
+{
+    *out = NULL;
+    struct stat st;
+    int fd = fs_open_regular(path, flags, &st, err);
+    if (fd < 0)
+        return fd;
     if ((size_t)st.st_size > max) {
         close(fd);
         return rl_err(err, RL_ELIMIT, "%s: file is %lld bytes, limit is %zu", path,

@@ -11,10 +11,34 @@
 #define RL_FSUTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <sys/stat.h>
 
-/* Reads a whole file (at most max bytes, else RL_ELIMIT). *out is
+/* Every file the harness and trainer read is opened through
+ * fs_open_regular: non-blocking (a FIFO or device in its place cannot
+ * stall the reader), then checked with fstat to be a regular file before
+ * a byte is read, and read with a cap. The error is one line naming the
+ * file, e.g. "runs/x.jsonl: not a regular file (a fifo)". */
+enum {
+    FS_NOFOLLOW = 1u << 0, /* refuse a symbolic link as the last component
+                              (files a sandboxed command could have
+                              replaced: test results, tool targets) */
+};
+
+/* Opens path read-only as above; returns the fd (blocking reads again,
+ * close-on-exec) or a negative RL_E* code. st (may be NULL) gets fstat. */
+int fs_open_regular(const char *path, unsigned flags, struct stat *st, char *err);
+
+/* The same as a stdio stream, for readers that stream (record files,
+ * checkpoints). */
+int fs_fopen_read(FILE **out, const char *path, unsigned flags, char *err);
+
+/* Reads a whole regular file (at most max bytes, else RL_ELIMIT). *out is
  * NUL-terminated; caller frees. */
 int fs_read_file(char **out, size_t *len, const char *path, size_t max, char *err);
+/* fs_read_file with FS_* flags. */
+int fs_read_file_ex(char **out, size_t *len, const char *path, size_t max, unsigned flags,
+                    char *err);
 
 /* Atomically replaces path with data (temp + fsync + rename). */
 int fs_write_atomic(const char *path, const void *data, size_t len, char *err);

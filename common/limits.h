@@ -206,6 +206,9 @@
 #define RL_TR_XML_ATTRS_MAX 32
 /* Longest XML element or attribute name. */
 #define RL_TR_XML_NAME_MAX 128
+/* The integrity finding of a report: one line naming a test (ids are at
+ * most RL_TASK_TEST_ID_MAX) and what disagreed. */
+#define RL_TR_INTEGRITY_MAX 512
 
 /* ---- tasks: bug generator (tasks/mutate, tasks/diff) ------------------ */
 
@@ -239,8 +242,10 @@
 
 /* ---- harness: tools, template, episode ------------------------------- */
 
-/* A junit result file larger than this is not a real pytest report of a
- * small repository (ours are a few KB); refuse rather than parse. */
+/* A result file (JUnit XML, Check's XML log) larger than this is not a
+ * real report of a small repository (ours are a few KB; Check writes about
+ * 300 bytes per test, so this is more than RL_TR_CASES_MAX tests): the run
+ * is not trusted rather than parsed. */
 #define RL_TESTRUN_RESULT_MAX (8u << 20)
 
 /* The test summary the agent sees: enough for every failing test of a

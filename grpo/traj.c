@@ -3,6 +3,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/fsutil.h"
 #include "common/limits.h"
 #include "harness/record.h"
 
@@ -611,9 +612,10 @@ static int read_line(FILE *f, buf_t *b)
 
 int traj_load_file(traj_set *s, const char *path, const traj_opts *o, char *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return rl_err(err, errno == ENOENT ? RL_ENOENT : RL_EIO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    int orc = fs_fopen_read(&f, path, 0, err);
+    if (orc < 0)
+        return orc;
     buf_t line;
     buf_init(&line, RL_TRAJ_LINE_MAX);
     size_t lineno = 0;

@@ -7,9 +7,11 @@
 #include "common/limits.h"
 #include "harness/workspace.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,23 +22,113 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-static int parse_output(testrun *r, const task *t, const char *dir, char *err)
+/* ---- the result channel ---------------------------------------------------- */
+
+/* Name of the result file inside the run's private directory. */
+#define RESULT_NAME "results.xml"
+
+/* Creates the run's private result directory (mode 0700, random name)
+ * next to the work tree, where the command cannot see it before the run
+ * and only this run is given write access to it; else under $TMPDIR. */
+static int result_dir_make(char *out, size_t n, const char *dir, char *err)
 {
-    if (t->test_format == TASK_FMT_JUNIT) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, t->test_result_file);
-        char *xml = NULL;
-        size_t len = 0;
-        if (fs_read_file(&xml, &len, path, RL_TESTRUN_RESULT_MAX, NULL) < 0)
-            return 0; /* no file: every test counts as missing */
-        int rc = tr_parse_junit(&r->report, xml, len, err);
-        free(xml);
-        return rc == 0;
+    unsigned char rnd[8];
+    char hex[17];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        memset(rnd, 0, sizeof rnd); /* mkdtemp's own six random characters remain */
+    for (size_t i = 0; i < sizeof rnd; i++)
+        snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+    char parent[4096];
+    fs_dirname(parent, sizeof parent, dir);
+    const char *tmp = getenv("TMPDIR");
+    const char *bases[] = {parent, tmp && *tmp == '/' ? tmp : "/tmp"};
+    for (size_t i = 0; i < 2; i++) {
+        if (snprintf(out, n, "%s/.rl-results-%s-XXXXXX", bases[i], hex) >= (int)n)
+            continue;
+        if (mkdtemp(out))
+            return 0;
     }
+    return rl_err(err, rl_from_errno(errno), "%s: cannot create a private result directory: %s", parent,
+                  strerror(errno));
+}
+
+/* Reads and parses the structured result file. A missing file (the build
+ * failed, the runner never started) leaves the report empty: every test
+ * counts as not run. Any other problem (a FIFO, a link, too large, not
+ * the format) makes the run untrusted. Returns 1 when parsed. */
+static int read_results(testrun *r, const char *path, int check_xml)
+{
+    char *xml = NULL, perr[RL_ERR_MAX];
+    size_t len = 0;
+    int rc = fs_read_file_ex(&xml, &len, path, RL_TESTRUN_RESULT_MAX, FS_NOFOLLOW, perr);
+    if (rc == RL_ENOENT)
+        return 0;
+    if (rc < 0) {
+        tr_report_set_integrity(&r->report, "result file: %s", perr);
+        return 0;
+    }
+    rc = check_xml ? tr_parse_check_xml(&r->report, xml, len, perr)
+                   : tr_parse_junit(&r->report, xml, len, perr);
+    free(xml);
+    if (rc < 0) {
+        tr_report_set_integrity(&r->report, "result file: %s", perr);
+        return 0;
+    }
+    return 1;
+}
+
+static int parse_output(testrun *r, const task *t, const char *dir, const char *result_path)
+{
     const char *out = r->sb.out ? r->sb.out : "";
-    int rc = t->test_format == TASK_FMT_TAP ? tr_parse_tap(&r->report, out, r->sb.out_len, err)
-                                            : tr_parse_check(&r->report, out, r->sb.out_len, err);
-    return rc == 0;
+    char perr[RL_ERR_MAX];
+    if (t->test_format == TASK_FMT_TAP) /* no structured channel: stdout */
+        return tr_parse_tap(&r->report, out, r->sb.out_len, perr) == 0;
+    if (t->test_format == TASK_FMT_JUNIT) {
+        char legacy[4096];
+        if (t->test_result_file) { /* the task names the file: the weaker legacy channel */
+            snprintf(legacy, sizeof legacy, "%s/%s", dir, t->test_result_file);
+            result_path = legacy;
+        }
+        return read_results(r, result_path, 0);
+    }
+    /* Check: the XML log, cross-checked against the verbose stdout. */
+    if (!read_results(r, result_path, 1))
+        return 0;
+    tr_report so;
+    tr_parse_check(&so, out, r->sb.out_len, perr);
+    tr_check_agrees(&r->report, &so, r->sb.out_truncated);
+    tr_report_free(&so);
+    return 1;
+}
+
+/* The strict checks of a scoring run (docs/scoring.md). A run that fails
+ * one has every reported test turned into an error. */
+static void strict_checks(testrun *r, const task *t)
+{
+    tr_report *rep = &r->report;
+    if (r->sb.stop != SB_STOP_EXIT)
+        tr_report_set_integrity(rep, "the test command did not exit normally: %s", r->sb.reason);
+    /* Every listed test at most once (not at all reads as not run). */
+    for (size_t i = 0; i < t->fail_to_pass.n + t->pass_to_pass.n; i++) {
+        const char *name = i < t->fail_to_pass.n ? t->fail_to_pass.v[i]
+                                                 : t->pass_to_pass.v[i - t->fail_to_pass.n];
+        const tr_case *c = tr_find(rep, name);
+        if (c && c->count > 1)
+            tr_report_set_integrity(rep, "test %s was reported %d times (expected once)", name, c->count);
+    }
+    /* The exit status agrees with the results. */
+    if (rep->n && r->sb.stop == SB_STOP_EXIT) {
+        size_t bad = 0;
+        for (size_t i = 0; i < rep->n; i++)
+            bad += rep->cases[i].status == TR_FAIL || rep->cases[i].status == TR_ERROR;
+        if (bad && r->sb.exit_code == 0)
+            tr_report_set_integrity(rep, "the test command exited 0 although %zu tests failed", bad);
+        else if (!bad && r->sb.exit_code != 0)
+            tr_report_set_integrity(rep, "the test command exited %d although every reported test passed",
+                                    r->sb.exit_code);
+    }
+    if (rep->integrity[0])
+        tr_report_fail_all(rep);
 }
 
 int testrun_run(testrun *out, const task *t, const char *dir, char *err)
@@ -47,18 +139,46 @@ int testrun_run(testrun *out, const task *t, const char *dir, char *err)
         snprintf(path, sizeof path, "%s/%s", dir, t->test_result_file);
         unlink(path); /* a stale or forged result file must not count */
     }
+    /* A fresh private directory per run for the structured results. */
+    char rdir[4096] = "", rpath[4200] = "";
+    char env_file[4300], env_ck[4300], env_py[4300];
+    const char *env[4] = {NULL};
+    const char *rw[2] = {NULL};
+    if (t->test_format != TASK_FMT_TAP) {
+        int rc = result_dir_make(rdir, sizeof rdir, dir, err);
+        if (rc < 0)
+            return rc;
+        snprintf(rpath, sizeof rpath, "%s/" RESULT_NAME, rdir);
+        snprintf(env_file, sizeof env_file, "RL_RESULT_FILE=%s", rpath);
+        snprintf(env_ck, sizeof env_ck, "CK_XML_LOG_FILE_NAME=%s", rpath);
+        snprintf(env_py, sizeof env_py, "PYTEST_ADDOPTS=--junitxml=%s", rpath);
+        size_t ne = 0;
+        env[ne++] = env_file;
+        env[ne++] = t->test_format == TASK_FMT_CHECK ? env_ck : env_py;
+        rw[0] = rdir;
+    }
     const char *argv[] = {"/bin/sh", "-c", t->test_cmd, NULL};
     sb_opts o;
     sb_opts_default(&o);
     o.argv = argv;
     o.dir = dir;
+    o.env = env;
+    o.rw_paths = rw[0] ? rw : NULL;
     o.lim.timeout_ms = t->timeout_s * 1000;
     o.lim.cpu_ms = t->timeout_s * 1000;
     int rc = sb_run(&out->sb, &o, err);
-    if (rc < 0)
+    if (rc < 0) {
+        if (rdir[0])
+            fs_remove_tree(rdir, NULL);
         return rc;
-    char perr[RL_ERR_MAX];
-    out->parse_ok = parse_output(out, t, dir, perr);
+    }
+    out->parse_ok = parse_output(out, t, dir, rpath);
+    if (rdir[0]) {
+        char rerr[RL_ERR_MAX];
+        if (fs_remove_tree(rdir, rerr) < 0)
+            tr_report_set_integrity(&out->report, "result directory: %s", rerr);
+    }
+    strict_checks(out, t);
     return 0;
 }
 
@@ -173,6 +293,8 @@ char *testrun_summary(const testrun *r, const task *t, const char *const *only, 
         else
             fail++;
     }
+    if (r->report.integrity[0])
+        buf_printf(&b, "results not trusted, every test counts as failed: %s\n", r->report.integrity);
     if (r->sb.stop == SB_STOP_TIMEOUT)
         buf_printf(&b, "test command timed out after %ld ms\n", r->sb.wall_ms);
     else if (r->sb.stop != SB_STOP_EXIT)
@@ -186,6 +308,8 @@ char *testrun_summary(const testrun *r, const task *t, const char *const *only, 
         if (!wanted(c->name, only, n_only) || c->status == TR_PASS || c->status == TR_SKIP)
             continue;
         const char *msg = c->message ? c->message : "";
+        if (r->report.integrity[0] && !strcmp(msg, r->report.integrity))
+            msg = ""; /* said once above */
         size_t ml = strlen(msg);
         char *cut = str_cut_middle(msg, ml, RL_TESTRUN_MSG_MAX, NULL);
         buf_printf(&b, "%s %s: %s\n", tr_status_name(c->status), c->name, cut ? cut : "");

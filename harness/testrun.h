@@ -11,6 +11,25 @@
  * editing the tests cannot earn reward. Then the SWE-bench rule: reward 1
  * exactly when every FAIL_TO_PASS and PASS_TO_PASS test passes. A test
  * the run never reports (crash, timeout, compile error) counts as failed.
+ *
+ * Results come from a structured channel where the framework has one: per
+ * run, a fresh directory with a random name (mode 0700, next to the work
+ * tree) is made writable for the command and named in its environment:
+ * CK_XML_LOG_FILE_NAME (Check's XML log), PYTEST_ADDOPTS=--junitxml=PATH
+ * (pytest) and RL_RESULT_FILE (any runner that takes a path). After the
+ * run the file is opened without following links and without blocking,
+ * checked to be a regular file, read with a cap, and the directory is
+ * removed. TAP has no such channel: its results are read from stdout.
+ * A task may still name a result file in the work tree (test_result_file,
+ * the weaker legacy channel for outside tasks).
+ *
+ * Strict checks (docs/scoring.md): the command exited by itself; its exit
+ * status agrees with the results (0 exactly when every reported test
+ * passed); no FAIL_TO_PASS or PASS_TO_PASS test is reported twice; the
+ * results agree with their own totals (JUnit suite counts, TAP plan,
+ * Check's stdout against its XML log) and were not cut short. A run that
+ * fails one has report.integrity set and every reported test turned into
+ * an error, so it earns nothing; the summary shows the reason.
  */
 #ifndef RL_TESTRUN_H
 #define RL_TESTRUN_H
@@ -25,11 +44,14 @@ typedef struct testrun {
     tr_report report;     /* what the runner reported */
     sb_result sb;         /* the sandboxed run (output, timings, stop) */
     int parse_ok;         /* the output/result file was readable */
+                          /* report.integrity: why the results are not
+                             trusted ("" when they are) */
 } testrun;
 
-/* Runs t->test_cmd in dir under the sandbox with the task's time limit
- * (and the result file removed first for junit). Returns 0 when the
- * command ran (whatever the tests said), RL_E* when the sandbox failed. */
+/* Runs t->test_cmd in dir under the sandbox with the task's time limit,
+ * reads the results and applies the strict checks. Returns 0 when the
+ * command ran (whatever the tests said), RL_E* when the sandbox failed or
+ * the result directory could not be made. */
 int testrun_run(testrun *out, const task *t, const char *dir, char *err);
 void testrun_free(testrun *r);
 

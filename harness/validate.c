@@ -37,6 +37,10 @@ void val_split(const tr_report *r, const char ***failed, size_t *nf, const char 
 static int expect(const testrun *r, const task *t, int gold, char *why, size_t n)
 {
     const char *stage = gold ? "with the gold patch" : "at the base";
+    if (r->report.integrity[0]) {
+        snprintf(why, n, "%s: results not trusted: %.300s", stage, r->report.integrity);
+        return 0;
+    }
     if (r->report.n == 0) {
         const char *out = r->sb.out ? r->sb.out : "";
         size_t len = strlen(out);

@@ -1047,7 +1047,7 @@ static int entry_sync_at(ws_tree *t, int dfd, const char *name, const ws_entry *
         goto done;
     }
     if ((size_t)st->st_size == n) {
-        int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
             rc = wt_fail(t, "cannot open", rel, err);
             goto done;

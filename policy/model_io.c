@@ -295,9 +295,10 @@ int model_load(model **out, model_meta *meta, const char *path, const model_opts
                char *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rl_err(err, rl_from_errno(errno), "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    int orc = fs_fopen_read(&f, path, 0, err);
+    if (orc < 0)
+        return orc;
     struct stat st;
     int rc = 0;
     char *hdr = NULL;
@@ -360,9 +361,10 @@ done:
 
 int model_file_hash(char out[17], const char *path, char *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rl_err(err, rl_from_errno(errno), "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    int orc = fs_fopen_read(&f, path, 0, err);
+    if (orc < 0)
+        return orc;
     uint64_t h = 0xcbf29ce484222325ull;
     unsigned char buf[65536];
     size_t n;

@@ -153,6 +153,28 @@ static int is_safe_relpath(const char *s)
     return 1;
 }
 
+/* A path scoring can restore from the base: relative, every component a
+ * real name (no "", "." or ".." component, so no leading "./", no "//"),
+ * none of them ".git" (the work tree has no git dir to restore). A
+ * trailing '/' marks a directory prefix. */
+static int is_restorable_path(const char *s)
+{
+    if (!is_safe_relpath(s))
+        return 0;
+    const char *p = s;
+    for (;;) {
+        const char *e = strchr(p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == 0)
+            return !e && p != s; /* only the end after a trailing '/' */
+        if ((n == 1 && p[0] == '.') || (n == 4 && !memcmp(p, ".git", 4)))
+            return 0;
+        if (!e)
+            return 1;
+        p = e + 1;
+    }
+}
+
 typedef enum { STR_ANY, STR_NAME, STR_LINE, STR_PATH } str_rule;
 
 /* Copies a string field after checking type, emptiness, length and form. */
@@ -169,9 +191,11 @@ static int get_str(char **out, vctx *c, const cJSON *v, const char *field, size_
         return field_err(c, RL_EINVAL, field, "expected only letters, digits, '_', '-' and '.'");
     if (rule == STR_LINE && has_ctrl(s))
         return field_err(c, RL_EINVAL, field, "expected one line without control characters");
-    if (rule == STR_PATH && !is_safe_relpath(s))
+    if (rule == STR_PATH && !is_restorable_path(s))
         return field_err(c, RL_EINVAL, field,
-                         "expected a relative path inside the work tree (no leading '/', no '..')");
+                         "expected a relative path inside the work tree (no leading '/', no "
+                         "empty, '.' or '..' component, not .git), got \"%s\"",
+                         has_ctrl(s) ? "(control characters)" : s);
     *out = strdup(s);
     return *out ? 0 : field_err(c, RL_ENOMEM, field, "out of memory");
 }
@@ -339,9 +363,6 @@ static int check_cross(task *t, vctx *c, const char *repos_dir)
         return field_err(c, RL_ELIMIT, "PASS_TO_PASS",
                          "expected at most %d tests in FAIL_TO_PASS and PASS_TO_PASS together",
                          RL_TASK_TESTS_MAX);
-    if (t->test_format == TASK_FMT_JUNIT && !t->test_result_file)
-        return field_err(c, RL_EINVAL, "test_result_file",
-                         "expected a path when test_format is \"junit\" (where test_cmd writes the XML)");
     if (t->test_format != TASK_FMT_JUNIT && t->test_result_file)
         return field_err(c, RL_EINVAL, "test_result_file",
                          "expected only with test_format \"junit\"");

@@ -1,5 +1,10 @@
 /* testres.c - parsers of test-runner output: TAP, JUnit XML (pytest
- * --junitxml) and Check's CK_VERBOSE / CK_NORMAL lines.
+ * --junitxml), Check's XML log and Check's CK_VERBOSE / CK_NORMAL lines.
+ *
+ * Besides per-test results each parser records (tr_report.integrity) where
+ * the output contradicts itself: a stated total (JUnit testsuite counts, a
+ * TAP plan, Check's stdout summary against its XML log) that disagrees
+ * with the per-test results, or a log cut short.
  *
  * The output comes from a process that runs agent-written code, so it is
  * untrusted: names and messages are capped (common/limits.h), the number of
@@ -19,6 +24,7 @@
 #include "common/err.h"
 #include "common/limits.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,8 +63,7 @@ static uint64_t hash_str(const char *s)
 static int builder_init(builder *b, tr_report *out)
 {
     memset(b, 0, sizeof *b);
-    out->cases = NULL;
-    out->n = 0;
+    memset(out, 0, sizeof *out);
     b->r = out;
     b->nslot = 64;
     b->slot = calloc(b->nslot, sizeof *b->slot);
@@ -116,6 +121,7 @@ static void builder_add(builder *b, const char *name, size_t nlen, tr_status st,
 {
     if (b->oom || nlen == 0)
         return;
+    b->r->reported[st]++;
     char key[RL_TR_NAME_MAX + 1];
     if (nlen > RL_TR_NAME_MAX)
         nlen = RL_TR_NAME_MAX; /* too long to match any task's test id anyway */
@@ -126,6 +132,7 @@ static void builder_add(builder *b, const char *name, size_t nlen, tr_status st,
     size_t *slot = builder_lookup(b, key);
     if (*slot) {
         tr_case *c = &b->r->cases[*slot - 1];
+        c->count++;
         int worse = status_rank(st) > status_rank(c->status);
         if (worse || (status_rank(st) == status_rank(c->status) && !c->message && msg && st != TR_PASS)) {
             char *m = st != TR_PASS && msg ? capped_copy(msg, mlen, RL_TR_MSG_MAX) : NULL;
@@ -150,6 +157,7 @@ static void builder_add(builder *b, const char *name, size_t nlen, tr_status st,
     tr_case *c = &b->r->cases[b->r->n];
     c->name = strdup(key);
     c->status = st;
+    c->count = 1;
     c->message = st != TR_PASS && msg ? capped_copy(msg, mlen, RL_TR_MSG_MAX) : NULL;
     if (!c->name) {
         free(c->message);
@@ -173,6 +181,33 @@ void tr_report_free(tr_report *r)
     free(r->cases);
     r->cases = NULL;
     r->n = 0;
+}
+
+void tr_report_set_integrity(tr_report *r, const char *fmt, ...)
+{
+    if (r->integrity[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->integrity, sizeof r->integrity, fmt, ap);
+    va_end(ap);
+    for (char *p = r->integrity; *p; p++) /* one line, whatever the names held */
+        if ((unsigned char)*p < 0x20)
+            *p = ' ';
+}
+
+void tr_report_fail_all(tr_report *r)
+{
+    const char *why = r->integrity[0] ? r->integrity : "results not trusted";
+    for (size_t i = 0; i < r->n; i++) {
+        tr_case *c = &r->cases[i];
+        char *m = strdup(why);
+        if (m) {
+            free(c->message);
+            c->message = m;
+        }
+        c->status = TR_ERROR;
+    }
 }
 
 const tr_case *tr_find(const tr_report *r, const char *name)
@@ -369,8 +404,8 @@ int tr_parse_tap(tr_report *out, const char *text, size_t len, char *err)
     line_iter it = {text, text ? len : 0, 0};
     const char *l;
     size_t n;
-    long count = 0, seen = 0;
-    int in_yaml = 0;
+    long count = 0, seen = 0, plan = -1;
+    int in_yaml = 0, plans = 0, bailed = 0;
     while (next_line(&it, &l, &n)) {
         size_t ind = 0;
         while (ind < n && (l[ind] == ' ' || l[ind] == '\t'))
@@ -414,12 +449,18 @@ int tr_parse_tap(tr_report *out, const char *text, size_t len, char *err)
         } else if (starts(l, n, "1..") && n > 3 && is_digit(l[3])) {
             tap_flush(&b, &p);
             seen++;
+            plans++;
+            long v = 0;
+            for (size_t i = 3; i < n && is_digit(l[i]) && v < 1000000000L; i++)
+                v = v * 10 + (l[i] - '0');
+            plan = v;
         } else if (starts(l, n, "TAP version")) {
             seen++;
         } else if (starts(l, n, "Bail out!")) {
             /* Everything not yet reported stays missing (a failure). */
             tap_flush(&b, &p);
             seen++;
+            bailed = 1;
             break;
         }
     }
@@ -429,6 +470,15 @@ int tr_parse_tap(tr_report *out, const char *text, size_t len, char *err)
         return rl_err(err, RL_ENOMEM, "TAP: out of memory");
     if (!seen && len)
         return not_this_format(err, RL_EPARSE, "TAP", len);
+    /* The plan is TAP's summary: the run must state it once and meet it. */
+    if (bailed)
+        tr_report_set_integrity(out, "TAP: the run bailed out after %ld test lines", count);
+    else if (plans == 0)
+        tr_report_set_integrity(out, "TAP: no plan line (1..N) for %ld test lines", count);
+    else if (plans > 1)
+        tr_report_set_integrity(out, "TAP: %d plan lines (expected one)", plans);
+    else if (plan != count)
+        tr_report_set_integrity(out, "TAP: plan 1..%ld but %ld test lines", plan, count);
     return 0;
 }
 
@@ -477,6 +527,33 @@ static int check_line(builder *b, const char *l, size_t n)
     return 0;
 }
 
+/* Reads the number after `key` in l[0..n); -1 when absent. */
+static long number_after(const char *l, size_t n, const char *key)
+{
+    const char *k = memmem(l, n, key, strlen(key));
+    if (!k)
+        return -1;
+    size_t i = (size_t)(k - l) + strlen(key);
+    long v = 0;
+    int digits = 0;
+    for (; i < n && is_digit(l[i]) && v < 1000000000L; i++, digits++)
+        v = v * 10 + (l[i] - '0');
+    return digits ? v : -1;
+}
+
+/* "100%: Checks: 11, Failures: 0, Errors: 0": totals summed over lines. */
+static void check_summary(tr_report *out, const char *l, size_t n)
+{
+    long c = number_after(l, n, "Checks: "), f = number_after(l, n, "Failures: "),
+         e = number_after(l, n, "Errors: ");
+    if (c < 0 || f < 0 || e < 0)
+        return;
+    out->summary_lines++;
+    out->summary_checks += c;
+    out->summary_failures += f;
+    out->summary_errors += e;
+}
+
 int tr_parse_check(tr_report *out, const char *text, size_t len, char *err)
 {
     builder b;
@@ -491,8 +568,10 @@ int tr_parse_check(tr_report *out, const char *text, size_t len, char *err)
             seen++;
         else if (starts(l, n, "Running suite(s):"))
             seen++;
-        else if (n > 2 && is_digit(l[0]) && memmem(l, n, "%: Checks: ", 11))
+        else if (n > 2 && is_digit(l[0]) && memmem(l, n, "%: Checks: ", 11)) {
             seen++;
+            check_summary(out, l, n);
+        }
     }
     builder_done(&b);
     if (b.oom)
@@ -514,28 +593,47 @@ typedef struct xml {
     size_t len, pos;
     int line;
     char *err;
+    const char *what;                /* "JUnit XML" or "Check XML" */
     int depth;
     char stack[RL_TR_XML_DEPTH][RL_TR_XML_NAME_MAX + 1];
     xattr attrs[RL_TR_XML_ATTRS_MAX];
     int nattrs;
 } xml;
 
-/* Parsing state of the JUnit reader proper. */
+/* What a <testsuite> (or <testsuites>) element states about its test
+ * cases, and what it holds: tests, failures, errors, skipped. */
+enum { SUITE_TESTS, SUITE_FAILURES, SUITE_ERRORS, SUITE_SKIPPED, SUITE_N };
+static const char *const SUITE_ATTRS[SUITE_N] = {"tests", "failures", "errors", "skipped"};
+
+typedef struct suite_frame {
+    int depth;
+    int line;
+    long want[SUITE_N];              /* -1: attribute absent */
+    long got[SUITE_N];
+} suite_frame;
+
+/* Parsing state of the JUnit reader proper (and of the Check XML log,
+ * which shares the tokenizer). */
 typedef struct junit {
     builder *b;
-    int root_seen;
-    int in_case;                     /* depth of the open <testcase>, 0 if none */
+    int check;                       /* reading Check's XML log */
+    int root_seen, root_closed;
+    int in_case;                     /* depth of the open <testcase> (<test>), 0 if none */
     char name[RL_TR_NAME_MAX + 1];
     size_t nlen;
     tr_status status;
     int in_result;                   /* depth of <failure>/<error>/<skipped>, 0 if none */
     int need_sep;                    /* a message attribute awaits its body */
     buf_ht_t msg;
+    int in_id, in_message;           /* Check: depth of <id> / <message>, 0 if none */
+    buf_t id;                        /* Check: text of <id> */
+    suite_frame suites[RL_TR_XML_DEPTH];
+    int nsuites;
 } junit;
 
 static int xml_fail(xml *x, const char *what)
 {
-    return rl_err(x->err, RL_EPARSE, "JUnit XML: line %d: %s", x->line, what);
+    return rl_err(x->err, RL_EPARSE, "%s: line %d: %s", x->what, x->line, what);
 }
 
 static void put_utf8(uint32_t c, void (*emit)(void *, const char *, size_t), void *ctx)
@@ -673,9 +771,71 @@ static const char *xml_attr(const xml *x, const char *name)
     return NULL;
 }
 
+/* A count attribute: a number, -1 when absent; -2 when not a number. */
+static long count_attr(const xml *x, const char *name)
+{
+    const char *v = xml_attr(x, name);
+    if (!v)
+        return -1;
+    long n = 0;
+    if (!*v)
+        return -2;
+    for (; *v; v++) {
+        if (!is_digit(*v) || n > 100000000L)
+            return -2;
+        n = n * 10 + (*v - '0');
+    }
+    return n;
+}
+
+static void suite_count(junit *j, int k)
+{
+    for (int i = 0; i < j->nsuites; i++)
+        j->suites[i].got[k]++;
+}
+
+/* Check's <test result="..."><id>..</id>..<message>..</message></test>. */
+static void check_start(junit *j, xml *x, const char *name, int depth)
+{
+    if (!strcmp(name, "test") && !j->in_case) {
+        const char *r = xml_attr(x, "result");
+        j->status = r && !strcmp(r, "success") ? TR_PASS
+                    : r && !strcmp(r, "failure") ? TR_FAIL : TR_ERROR;
+        j->nlen = 0;
+        j->in_case = depth;
+        j->in_id = j->in_message = 0;
+        buf_free(&j->id);
+        buf_init(&j->id, RL_TR_NAME_MAX);
+        buf_ht_init(&j->msg, RL_TR_MSG_MAX / 2, RL_TR_MSG_MAX / 2);
+    } else if (j->in_case && !j->in_id && !j->in_message && !strcmp(name, "id")) {
+        j->in_id = depth;
+    } else if (j->in_case && !j->in_id && !j->in_message && !strcmp(name, "message")) {
+        j->in_message = depth;
+    }
+}
+
 static void junit_start(junit *j, xml *x, const char *name, int self_closing)
 {
     int depth = x->depth + (self_closing ? 1 : 0); /* depth of this element */
+    if (j->check) {
+        check_start(j, x, name, depth);
+        return;
+    }
+    if ((!strcmp(name, "testsuite") || !strcmp(name, "testsuites")) && j->nsuites < RL_TR_XML_DEPTH) {
+        suite_frame *f = &j->suites[j->nsuites++];
+        f->depth = depth;
+        f->line = x->line;
+        for (int k = 0; k < SUITE_N; k++) {
+            f->want[k] = count_attr(x, SUITE_ATTRS[k]);
+            f->got[k] = 0;
+            if (f->want[k] == -2)
+                tr_report_set_integrity(j->b->r, "JUnit XML: line %d: <%s> attribute %s is not a count",
+                                        x->line, name, SUITE_ATTRS[k]);
+        }
+        return;
+    }
+    if (j->in_case && (!strcmp(name, "failure") || !strcmp(name, "error") || !strcmp(name, "skipped")))
+        suite_count(j, name[0] == 'f' ? SUITE_FAILURES : name[0] == 'e' ? SUITE_ERRORS : SUITE_SKIPPED);
     if (!strcmp(name, "testcase") && !j->in_case) {
         const char *nm = xml_attr(x, "name");
         j->nlen = nm ? strlen(nm) : 0;
@@ -709,6 +869,20 @@ static void junit_start(junit *j, xml *x, const char *name, int self_closing)
 
 static void junit_commit(junit *j)
 {
+    if (j->check) { /* the name is the text of <id>, trimmed */
+        const char *id = buf_str(&j->id);
+        size_t n = strlen(id);
+        while (n && is_space(*id)) {
+            id++;
+            n--;
+        }
+        while (n && is_space(id[n - 1]))
+            n--;
+        memcpy(j->name, id, n);
+        j->nlen = n;
+    } else {
+        suite_count(j, SUITE_TESTS);
+    }
     size_t mlen = 0;
     char *m = j->msg.total ? buf_ht_render(&j->msg, &mlen) : NULL;
     while (m && mlen && (m[mlen - 1] == '\n' || m[mlen - 1] == ' '))
@@ -724,12 +898,37 @@ static void junit_end(junit *j, xml *x)
 {
     if (j->in_result == x->depth)
         j->in_result = 0;
+    if (j->in_id == x->depth)
+        j->in_id = 0;
+    if (j->in_message == x->depth)
+        j->in_message = 0;
     if (j->in_case == x->depth)
         junit_commit(j);
+    if (j->nsuites && j->suites[j->nsuites - 1].depth == x->depth) {
+        const suite_frame *f = &j->suites[--j->nsuites];
+        for (int k = 0; k < SUITE_N; k++) {
+            /* pytest counts a test that passed but whose teardown failed
+             * twice in `tests` (once passed, once an error). */
+            long slack = k == SUITE_TESTS ? f->got[SUITE_ERRORS] : 0;
+            if (f->want[k] >= 0 && (f->want[k] < f->got[k] || f->want[k] > f->got[k] + slack)) {
+                tr_report_set_integrity(j->b->r,
+                                        "JUnit XML: line %d: the suite states %s=\"%ld\" but holds %ld",
+                                        f->line, SUITE_ATTRS[k], f->want[k], f->got[k]);
+                break;
+            }
+        }
+    }
 }
 
 static void junit_text(junit *j, const char *s, size_t n, int raw)
 {
+    if (j->check) {
+        if (j->in_id)
+            raw ? (void)buf_append_trunc(&j->id, s, n) : xml_decode(s, n, emit_buf, &j->id);
+        else if (j->in_message && j->status != TR_PASS)
+            raw ? buf_ht_append(&j->msg, s, n) : xml_decode(s, n, emit_ht, &j->msg);
+        return;
+    }
     if (!j->in_result)
         return;
     int blank = 1;
@@ -765,10 +964,9 @@ static int xml_start_tag(xml *x, junit *j)
                 return x->pos + 1 >= x->len ? 1 : xml_fail(x, "expected '>' after '/'");
             x->pos += self ? 2 : 1;
             if (!j->root_seen) {
-                if (strcmp(name, "testsuites") && strcmp(name, "testsuite"))
-                    return rl_err(x->err, RL_EPARSE,
-                                  "JUnit XML: root element is <%s>, expected <testsuites> or <testsuite>",
-                                  name);
+                if (strcmp(name, "testsuites") && (j->check || strcmp(name, "testsuite")))
+                    return rl_err(x->err, RL_EPARSE, "%s: root element is <%s>, expected %s", x->what,
+                                  name, j->check ? "<testsuites>" : "<testsuites> or <testsuite>");
                 j->root_seen = 1;
             }
             if (self) {
@@ -776,6 +974,8 @@ static int xml_start_tag(xml *x, junit *j)
                 x->depth++;
                 junit_end(j, x);
                 x->depth--;
+                if (x->depth == 0)
+                    j->root_closed = 1;
                 return 0;
             }
             if (x->depth >= RL_TR_XML_DEPTH)
@@ -832,6 +1032,8 @@ static int xml_end_tag(xml *x, junit *j)
     }
     junit_end(j, x);
     x->depth--;
+    if (x->depth == 0)
+        j->root_closed = 1;
     return 0;
 }
 
@@ -890,56 +1092,162 @@ static int xml_markup(xml *x, junit *j)
     return xml_start_tag(x, j);
 }
 
-int tr_parse_junit(tr_report *out, const char *text, size_t len, char *err)
+static int parse_xml(tr_report *out, const char *text, size_t len, int check, char *err)
 {
+    const char *what = check ? "Check XML" : "JUnit XML";
+    const char *roots = check ? "<testsuites>" : "<testsuites> or <testsuite>";
     builder b;
     if (builder_init(&b, out))
-        return rl_err(err, RL_ENOMEM, "JUnit XML: out of memory");
+        return rl_err(err, RL_ENOMEM, "%s: out of memory", what);
     xml *x = calloc(1, sizeof *x);
-    if (!x) {
+    junit *j = calloc(1, sizeof *j);
+    if (!x || !j) {
+        free(x);
+        free(j);
         builder_done(&b);
-        return rl_err(err, RL_ENOMEM, "JUnit XML: out of memory");
+        return rl_err(err, RL_ENOMEM, "%s: out of memory", what);
     }
     x->s = text ? text : "";
     x->len = text ? len : 0;
     x->line = 1;
     x->err = err;
-    junit j = {0};
-    j.b = &b;
+    x->what = what;
+    j->b = &b;
+    j->check = check;
     if (x->len >= 3 && !memcmp(x->s, "\xEF\xBB\xBF", 3))
         x->pos = 3; /* byte order mark */
     int rc = 0;
     while (x->pos < x->len) {
         if (x->s[x->pos] == '<') {
-            rc = xml_markup(x, &j);
+            if (j->root_closed && x->pos + 1 < x->len && is_name_start(x->s[x->pos + 1]))
+                tr_report_set_integrity(out, "%s: line %d: an element after the root element ended",
+                                        what, x->line);
+            rc = xml_markup(x, j);
             if (rc)
                 break;
             continue;
         }
         const char *lt = memchr(x->s + x->pos, '<', x->len - x->pos);
         size_t end = lt ? (size_t)(lt - x->s) : x->len;
-        if (!j.root_seen) {
+        if (!j->root_seen) {
             for (size_t i = x->pos; i < end && !rc; i++)
-                if (!is_space(x->s[i]))
-                    rc = xml_fail(x, "text before the root element (expected <testsuites> or <testsuite>)");
+                if (!is_space(x->s[i])) {
+                    char msg[96];
+                    snprintf(msg, sizeof msg, "text before the root element (expected %s)", roots);
+                    rc = xml_fail(x, msg);
+                }
             if (rc)
                 break;
         }
-        junit_text(&j, x->s + x->pos, end - x->pos, 0);
+        junit_text(j, x->s + x->pos, end - x->pos, 0);
         count_lines(x, x->pos, end);
         x->pos = end;
     }
     if (rc == 1)
         rc = 0; /* truncated: keep the test cases that were complete */
-    if (j.in_case)
-        buf_ht_free(&j.msg); /* an unfinished <testcase> is not reported */
+    if (j->in_case)
+        buf_ht_free(&j->msg); /* an unfinished test case is not reported */
+    buf_free(&j->id);
     for (int i = 0; i < x->nattrs; i++)
         buf_free(&x->attrs[i].value);
-    if (!rc && !j.root_seen)
-        rc = rl_err(err, RL_EPARSE, "JUnit XML: no <testsuites> or <testsuite> element in %zu bytes", len);
+    if (!rc && !j->root_seen)
+        rc = rl_err(err, RL_EPARSE, "%s: no %s element in %zu bytes", what, roots, len);
+    if (!rc && !j->root_closed)
+        tr_report_set_integrity(out, "%s: the file ends before its root element does (the run was cut short)",
+                                what);
     free(x);
+    free(j);
     builder_done(&b);
     if (b.oom)
-        return rl_err(err, RL_ENOMEM, "JUnit XML: out of memory");
+        return rl_err(err, RL_ENOMEM, "%s: out of memory", what);
+    return rc;
+}
+
+int tr_parse_junit(tr_report *out, const char *text, size_t len, char *err)
+{
+    return parse_xml(out, text, len, 0, err);
+}
+
+int tr_parse_check_xml(tr_report *out, const char *text, size_t len, char *err)
+{
+    return parse_xml(out, text, len, 1, err);
+}
+
+/* ---- Check: XML log against stdout -------------------------------------------- */
+
+static int cmp_case_ptr(const void *a, const void *b)
+{
+    return strcmp((*(const tr_case *const *)a)->name, (*(const tr_case *const *)b)->name);
+}
+
+static const tr_case **sorted_cases(const tr_report *r)
+{
+    const tr_case **v = malloc((r->n ? r->n : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < r->n; i++)
+        v[i] = &r->cases[i];
+    qsort(v, r->n, sizeof *v, cmp_case_ptr);
+    return v;
+}
+
+int tr_check_agrees(tr_report *log, const tr_report *out, int out_cut)
+{
+    if (log->integrity[0])
+        return RL_EINVAL;
+    long fails = log->reported[TR_FAIL], errors = log->reported[TR_ERROR];
+    long total = log->reported[TR_PASS] + log->reported[TR_SKIP] + fails + errors;
+    if (out->summary_lines == 0 && !out_cut) {
+        tr_report_set_integrity(log, "Check: no summary line (N%%: Checks: N, Failures: N, Errors: N) on stdout");
+        return RL_EINVAL;
+    }
+    if (out->summary_lines > 1) { /* a second runner would have overwritten the log */
+        tr_report_set_integrity(log, "Check: %d summary lines on stdout (expected one runner)",
+                                out->summary_lines);
+        return RL_EINVAL;
+    }
+    if (out->summary_lines == 1 && (out->summary_checks != total || out->summary_failures != fails || out->summary_errors != errors)) {
+        tr_report_set_integrity(log,
+                                "Check: stdout says Checks: %ld, Failures: %ld, Errors: %ld; the XML log "
+                                "holds %ld, %ld, %ld",
+                                out->summary_checks, out->summary_failures, out->summary_errors, total,
+                                fails, errors);
+        return RL_EINVAL;
+    }
+    const tr_case **a = sorted_cases(log), **b = sorted_cases(out);
+    int rc = 0;
+    if (!a || !b) {
+        tr_report_set_integrity(log, "Check: out of memory comparing stdout with the XML log");
+        rc = RL_ENOMEM;
+    }
+    size_t i = 0, k = 0;
+    while (!rc && (i < log->n || k < out->n)) {
+        int c = i == log->n ? 1 : k == out->n ? -1 : strcmp(a[i]->name, b[k]->name);
+        if (c < 0) { /* in the log only: fine for a pass (CK_NORMAL), or when stdout lost lines */
+            if (a[i]->status != TR_PASS && !out_cut) {
+                tr_report_set_integrity(log, "Check: test %s is a %s in the XML log but not on stdout",
+                                        a[i]->name, tr_status_name(a[i]->status));
+                rc = RL_EINVAL;
+            }
+            i++;
+        } else if (c > 0) {
+            tr_report_set_integrity(log, "Check: test %s is on stdout but not in the XML log", b[k]->name);
+            rc = RL_EINVAL;
+        } else {
+            /* Stdout may show fewer iterations of a loop test (CK_NORMAL
+             * prints failures only), never more, never another status. */
+            if (a[i]->status != b[k]->status || a[i]->count < b[k]->count) {
+                tr_report_set_integrity(log,
+                                        "Check: test %s: stdout says %s (%d times), the XML log %s (%d times)",
+                                        a[i]->name, tr_status_name(b[k]->status), b[k]->count,
+                                        tr_status_name(a[i]->status), a[i]->count);
+                rc = RL_EINVAL;
+            }
+            i++;
+            k++;
+        }
+    }
+    free(a);
+    free(b);
     return rc;
 }

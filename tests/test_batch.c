@@ -354,11 +354,11 @@ START_TEST(test_validate_runs)
              dir);
     ck_assert_int_eq(system(cmd), 0);
     flip_task(dir, "marker",
-              "echo 1..2; if [ -e .x ]; then rm .x; echo 'ok 1 - t_a'; else touch .x; "
-              "echo 'not ok 1 - t_a'; fi; echo 'ok 2 - t_b'");
+              "echo 1..2; if [ -e .x ]; then rm .x; echo 'ok 1 - t_a'; r=0; else touch .x; "
+              "echo 'not ok 1 - t_a'; r=1; fi; echo 'ok 2 - t_b'; exit $r");
     flip_task(dir, "coin",
-              "echo 1..2; b=$(od -An -N1 -tu1 /dev/urandom); if [ $((b % 2)) = 1 ]; then echo 'ok 1 - t_a'; "
-              "else echo 'not ok 1 - t_a'; fi; echo 'ok 2 - t_b'");
+              "echo 1..2; b=$(od -An -N1 -tu1 /dev/urandom); if [ $((b % 2)) = 1 ]; then echo 'ok 1 - t_a'; r=0; "
+              "else echo 'not ok 1 - t_a'; r=1; fi; echo 'ok 2 - t_b'; exit $r");
     const char *base = "RL_WS_ROOT=%s/ws %s/harness validate --tasks %s --tasks-dir %s/tasks --repos-dir %s/repos "
                        "--progress plain %s 2>&1";
     snprintf(cmd, sizeof cmd, base, dir, bin(), "marker", dir, dir, "--runs 3");

@@ -281,6 +281,180 @@ START_TEST(test_junit_errors)
 }
 END_TEST
 
+/* ---- Check's XML log and the integrity checks ------------------------------- */
+
+START_TEST(test_check_xml)
+{
+    tr_report r, out;
+    parse_file(&r, tr_parse_check_xml, DATA "check_log.xml");
+    ck_assert_str_eq(r.integrity, "");
+    ck_assert_uint_eq(r.n, 8);
+    expect(&r, "test_add_small", TR_PASS, NULL);
+    ck_assert_str_eq(tr_find(&r, "test_parse_time")->message, "expected 12:30:00, got 12:31:00");
+    expect(&r, "test_segfault", TR_ERROR, "Received signal 11");
+    expect(&r, "test_early_exit", TR_ERROR, "Early exit with return value 3");
+    expect(&r, "test_loop_even", TR_FAIL, "iteration 2 is not allowed");
+    ck_assert_int_eq(tr_find(&r, "test_loop_even")->count, 4); /* one per iteration */
+    ck_assert_int_eq(tr_find(&r, "test_add_small")->count, 1);
+    expect(&r, "test_slow", TR_ERROR, "Test timeout expired");
+    expect(&r, "test_str_ne", TR_FAIL, "Assertion '\"leap\" == \"leaf\"' failed");
+    expect(&r, "test_missing", TR_MISSING, NULL);
+
+    /* The same run's stdout agrees, in CK_VERBOSE and in CK_NORMAL. */
+    parse_file(&out, tr_parse_check, DATA "check_verbose.txt");
+    ck_assert_int_eq(out.summary_lines, 1);
+    ck_assert_int_eq(out.summary_checks, 11);
+    ck_assert_int_eq(tr_check_agrees(&r, &out, 0), 0);
+    ck_assert_str_eq(r.integrity, "");
+    tr_report_free(&out);
+    parse_file(&out, tr_parse_check, DATA "check_normal.txt");
+    ck_assert_int_eq(tr_check_agrees(&r, &out, 0), 0);
+    tr_report_free(&out);
+
+    /* Stdout that disagrees with the log. */
+    size_t len;
+    char *verbose = slurp(DATA "check_verbose.txt", &len);
+    struct { const char *add; const char *from, *to; const char *why; } bad[] = {
+        {"x.c:1:P:core:test_parse_time:0: Passed\n", NULL, NULL, "test test_parse_time: stdout says fail (2 times)"},
+        {"x.c:1:P:core:test_invented:0: Passed\n", NULL, NULL, "test test_invented is on stdout but not in the XML log"},
+        {"100%: Checks: 0, Failures: 0, Errors: 0\n", NULL, NULL, "Check: 2 summary lines on stdout"},
+        {"", "Checks: 11, Failures: 3, Errors: 3", "Checks: 11, Failures: 3, Errors: 4", "the XML log holds 11, 3, 3"},
+        {"", "Checks: 11, Failures: 3", "Checks: 11, Failures: 2", "stdout says Checks: 11, Failures: 2"},
+        {"", "Checks: 11", "Chex: 11", "no summary line"},
+        {"", ":F:core:test_parse_time:", ":P:core:test_parse_time:", "stdout says pass"},
+        {"", ":E:core:test_segfault:", ":E:core:test_segfaulx:", "test test_segfault is a error in the XML log but not on stdout"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *t = malloc(len + 256);
+        strcpy(t, verbose);
+        if (bad[i].from) {
+            char *at = strstr(t, bad[i].from);
+            ck_assert_ptr_nonnull(at);
+            memcpy(at, bad[i].to, strlen(bad[i].to));
+        }
+        strcat(t, bad[i].add);
+        parse_str(&out, tr_parse_check, t, 0);
+        tr_report log;
+        parse_file(&log, tr_parse_check_xml, DATA "check_log.xml");
+        ck_assert_msg(tr_check_agrees(&log, &out, 0) == RL_EINVAL, "case %zu agrees", i);
+        ck_assert_msg(strstr(log.integrity, bad[i].why), "case %zu: '%s' lacks '%s'", i, log.integrity, bad[i].why);
+        ck_assert_ptr_null(strchr(log.integrity, '\n'));
+        tr_report_free(&log);
+        tr_report_free(&out);
+        free(t);
+    }
+    /* Stdout cut in the middle: missing lines and summary are fine, a
+     * line that disagrees is not. */
+    parse_str(&out, tr_parse_check, "x.c:1:F:core:test_parse_time:0: expected\n", 0);
+    ck_assert_int_eq(tr_check_agrees(&r, &out, 0), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(r.integrity, "no summary line"));
+    r.integrity[0] = '\0';
+    ck_assert_int_eq(tr_check_agrees(&r, &out, 1), 0);
+    tr_report_free(&out);
+    parse_str(&out, tr_parse_check, "x.c:1:P:core:test_parse_time:0: Passed\n", 0);
+    ck_assert_int_eq(tr_check_agrees(&r, &out, 1), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(r.integrity, "stdout says pass"));
+    r.integrity[0] = '\0';
+    tr_report_free(&out);
+    free(verbose);
+
+    /* Everything fails once the run is not trusted. */
+    tr_report_set_integrity(&r, "first %d", 1);
+    tr_report_set_integrity(&r, "second");
+    ck_assert_str_eq(r.integrity, "first 1");
+    tr_report_fail_all(&r);
+    for (size_t i = 0; i < r.n; i++) {
+        ck_assert_int_eq(r.cases[i].status, TR_ERROR);
+        ck_assert_str_eq(r.cases[i].message, "first 1");
+    }
+    tr_report_free(&r);
+
+    /* A log cut short, a JUnit root, a second root. */
+    parse_str(&r, tr_parse_check_xml,
+              "<testsuites><suite><test result='success'><id>test_a</id></test>", 0);
+    expect(&r, "test_a", TR_PASS, NULL);
+    ck_assert_msg(strstr(r.integrity, "Check XML: the file ends before its root element"), "%s", r.integrity);
+    tr_report_free(&r);
+    parse_str(&r, tr_parse_check_xml, "<testsuite><test result='success'><id>a</id></test></testsuite>", RL_EPARSE);
+    tr_report_free(&r);
+    parse_str(&r, tr_parse_check_xml,
+              "<testsuites><suite><test result='failure'><id> test_a </id><message>no</message></test>"
+              "</suite></testsuites>\n<testsuites><suite><test result='success'><id>test_a</id></test>"
+              "</suite></testsuites>", 0);
+    ck_assert_msg(strstr(r.integrity, "line 2: an element after the root element ended"), "%s", r.integrity);
+    expect(&r, "test_a", TR_FAIL, "no");
+    ck_assert_int_eq(tr_find(&r, "test_a")->count, 2);
+    tr_report_free(&r);
+    /* An unknown result reads as an error. */
+    parse_str(&r, tr_parse_check_xml, "<testsuites><test result='maybe'><id>t</id></test></testsuites>", 0);
+    expect(&r, "t", TR_ERROR, NULL);
+    ck_assert_str_eq(r.integrity, "");
+    tr_report_free(&r);
+}
+END_TEST
+
+START_TEST(test_summaries)
+{
+    tr_report r;
+    /* Real outputs are consistent. */
+    parse_file(&r, tr_parse_junit, DATA "junit_pytest.xml");
+    ck_assert_str_eq(r.integrity, "");
+    tr_report_free(&r);
+    parse_file(&r, tr_parse_tap, DATA "tap_sample.txt");
+    ck_assert_str_eq(r.integrity, "");
+    tr_report_free(&r);
+    parse_file(&r, tr_parse_tap, DATA "tap_yaml.txt");
+    ck_assert_msg(strstr(r.integrity, "TAP: the run bailed out after 6 test lines"), "%s", r.integrity);
+    tr_report_free(&r);
+
+    struct { parser p; const char *in, *why; } c[] = {
+        {tr_parse_junit, "<testsuites><testsuite tests='2' failures='0'><testcase name='a'/></testsuite></testsuites>",
+         "JUnit XML: line 1: the suite states tests=\"2\" but holds 1"},
+        {tr_parse_junit, "<testsuite tests='1' failures='0'><testcase name='a'><failure/></testcase></testsuite>",
+         "states failures=\"0\" but holds 1"},
+        {tr_parse_junit, "<testsuite tests='1' errors='0' skipped='0'><testcase name='a'><skipped/></testcase></testsuite>",
+         "states skipped=\"0\" but holds 1"},
+        {tr_parse_junit, "<testsuites tests='1'><testsuite tests='1'><testcase name='a'/></testsuite>\n"
+                         "<testsuite><testcase name='b'/></testsuite></testsuites>",
+         "states tests=\"1\" but holds 2"},
+        {tr_parse_junit, "<testsuite tests='x'><testcase name='a'/></testsuite>", "attribute tests is not a count"},
+        {tr_parse_junit, "<testsuite tests='1'><testcase name='a'/>", "JUnit XML: the file ends before its root"},
+        {tr_parse_junit, "<testsuite tests='1'><testcase name='a'/></testsuite><testsuite tests='1'>"
+                         "<testcase name='a'/></testsuite>", "an element after the root element ended"},
+        {tr_parse_tap, "ok 1 - a\nok 2 - b\n", "TAP: no plan line (1..N) for 2 test lines"},
+        {tr_parse_tap, "1..3\nok 1 - a\nok 2 - b\n", "TAP: plan 1..3 but 2 test lines"},
+        {tr_parse_tap, "1..2\nok 1 - a\nok 2 - b\nok 3 - b\n", "TAP: plan 1..2 but 3 test lines"},
+        {tr_parse_tap, "1..1\nok 1 - a\n1..1\n", "TAP: 2 plan lines"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        parse_str(&r, c[i].p, c[i].in, 0);
+        ck_assert_msg(strstr(r.integrity, c[i].why), "case %zu: '%s' lacks '%s'", i, r.integrity, c[i].why);
+        tr_report_free(&r);
+    }
+    /* Consistent ones. */
+    const char *okj = "<testsuites><testsuite tests='3' failures='1' errors='1' skipped='0'>"
+                      "<testcase name='a'/><testcase name='b'><failure/></testcase>"
+                      "<testcase name='c'><error/></testcase></testsuite></testsuites>";
+    parse_str(&r, tr_parse_junit, okj, 0);
+    ck_assert_str_eq(r.integrity, "");
+    tr_report_free(&r);
+    /* pytest: a test that passed and then failed its teardown counts twice. */
+    const char *teardown = "<testsuites><testsuite tests='2' errors='1'><testcase name='a'>"
+                           "<error message='failed on teardown'/></testcase></testsuite></testsuites>";
+    parse_str(&r, tr_parse_junit, teardown, 0);
+    ck_assert_str_eq(r.integrity, "");
+    tr_report_free(&r);
+    parse_str(&r, tr_parse_tap, "ok 1 - a\nnot ok 2 - b\n1..2\n", 0);
+    ck_assert_str_eq(r.integrity, "");
+    ck_assert_int_eq(tr_find(&r, "a")->count, 1);
+    tr_report_free(&r);
+    parse_str(&r, tr_parse_tap, "1..3\nok 1 - a\nok 2 - a\nok 3 - a\n", 0);
+    ck_assert_str_eq(r.integrity, "");
+    ck_assert_int_eq(tr_find(&r, "a")->count, 3);
+    tr_report_free(&r);
+}
+END_TEST
+
 static int rank(tr_status s) { return s == TR_PASS ? 0 : s == TR_SKIP ? 1 : s == TR_FAIL ? 2 : 3; }
 
 /* Every prefix of real output parses without a crash. JUnit: each case a
@@ -292,8 +466,9 @@ START_TEST(test_truncated)
         {tr_parse_junit, DATA "junit_pytest.xml"},
         {tr_parse_check, DATA "check_verbose.txt"},
         {tr_parse_tap, DATA "tap_sample.txt"},
+        {tr_parse_check_xml, DATA "check_log.xml"},
     };
-    for (size_t f = 0; f < 3; f++) {
+    for (size_t f = 0; f < 4; f++) {
         size_t len;
         char *s = slurp(in[f].file, &len), err[RL_ERR_MAX];
         tr_report full, r;
@@ -310,7 +485,7 @@ START_TEST(test_truncated)
                 if (in[f].p == tr_parse_junit)
                     ck_assert_msg(want == got, "%s cut at %zu: %s is %s, full parse says %s", in[f].file,
                                   k, r.cases[i].name, tr_status_name(got), tr_status_name(want));
-                else if (in[f].p == tr_parse_check && want != TR_MISSING)
+                else if (in[f].p != tr_parse_tap && want != TR_MISSING) /* Check: a later iteration may be worse */
                     ck_assert_int_le(rank(got), rank(want));
             }
             tr_report_free(&r);
@@ -333,13 +508,14 @@ static uint64_t fz_next(uint64_t *s)
 
 START_TEST(test_fuzz)
 {
-    parser ps[] = {tr_parse_junit, tr_parse_check, tr_parse_tap};
-    const char *files[] = {DATA "junit_pytest.xml", DATA "check_verbose.txt", DATA "tap_yaml.txt"};
+    parser ps[] = {tr_parse_junit, tr_parse_check, tr_parse_tap, tr_parse_check_xml};
+    const char *files[] = {DATA "junit_pytest.xml", DATA "check_verbose.txt", DATA "tap_yaml.txt",
+                           DATA "check_log.xml"};
     /* Interesting bytes for the formats, so the fuzz reaches deep states. */
     const char alpha[] = "<>/='\"&#;x![]?-: \n\tPFEok1.";
     uint64_t seed = 7;
     char err[RL_ERR_MAX];
-    for (size_t f = 0; f < 3; f++) {
+    for (size_t f = 0; f < 4; f++) {
         size_t len;
         char *s = slurp(files[f], &len);
         for (int it = 0; it < 300; it++) {
@@ -350,7 +526,7 @@ START_TEST(test_fuzz)
                 uint64_t v = fz_next(&seed);
                 m[v % len] = v & 1 ? alpha[(v >> 8) % (sizeof alpha - 1)] : (char)(v >> 16);
             }
-            for (size_t p = 0; p < 3; p++) {
+            for (size_t p = 0; p < 4; p++) {
                 tr_report r;
                 int rc = ps[p](&r, m, len, err);
                 ck_assert(rc == 0 || rc == RL_EPARSE);
@@ -368,7 +544,7 @@ START_TEST(test_fuzz)
         for (size_t k = 0; k < len; k++)
             m[k] = alpha[fz_next(&seed) % (sizeof alpha - 1)];
         m[len] = '\0';
-        for (size_t p = 0; p < 3; p++) {
+        for (size_t p = 0; p < 4; p++) {
             tr_report r;
             int rc = ps[p](&r, m, len, err);
             ck_assert(rc == 0 || rc == RL_EPARSE);
@@ -429,6 +605,8 @@ Suite *testres_suite(void)
     tcase_add_test(tc, test_junit_pytest);
     tcase_add_test(tc, test_junit_syntax);
     tcase_add_test(tc, test_junit_errors);
+    tcase_add_test(tc, test_check_xml);
+    tcase_add_test(tc, test_summaries);
     tcase_add_test(tc, test_truncated);
     tcase_add_test(tc, test_fuzz);
     tcase_add_test(tc, test_caps);

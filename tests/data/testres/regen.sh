@@ -9,8 +9,11 @@ d=tests/data/testres
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cc -std=c11 -D_GNU_SOURCE -o "$tmp/check_sample" $d/check_sample.c $(pkg-config --cflags --libs check)
-(cd "$tmp" && CK_VERBOSITY=verbose ./check_sample > out.txt 2>&1 || true)
+(cd "$tmp" && CK_VERBOSITY=verbose CK_XML_LOG_FILE_NAME=log.xml ./check_sample > out.txt 2>&1 || true)
 sed "s|$tmp/||" "$tmp/out.txt" > $d/check_verbose.txt
+# The XML log of the same run; its time stamps vary from run to run.
+sed -e "s|$tmp/||g" -e 's|<datetime>[^<]*</datetime>|<datetime>2024-01-01 00:00:00</datetime>|' \
+    -e 's|<duration>[^<]*</duration>|<duration>0.000100</duration>|' "$tmp/log.xml" > $d/check_log.xml
 (cd "$tmp" && CK_VERBOSITY=normal ./check_sample > out.txt 2>&1 || true)
 sed "s|$tmp/||" "$tmp/out.txt" > $d/check_normal.txt
 cp -r $d/pytest_sample "$tmp/py"
