@@ -918,6 +918,16 @@ int ep_run(char **record, const task *t, const ep_config *cfg, struct ws_tree *w
         fprintf(f, "%s%s: reward %g, %zu turns, %zu policy tokens, %.1f s (%s)%s\n", cfg->color ? col : "",
                 t->instance_id, e->reward, e->nturns, policy_tokens, (now_ms() - e->t_start) / 1000.0,
                 e->end_reason, cfg->color ? C_OFF : "");
+        if (e->flagged) {
+            fprintf(f, "%sintegrity (%s): flagged, test reward %g%s%s\n", cfg->color ? C_RED : "",
+                    cfg->integrity_flag_only ? "flag" : "enforce", e->test_reward,
+                    e->integ_error[0] ? "; " : "", e->integ_error);
+            for (size_t i = 0; i < e->integ.n; i++)
+                fprintf(f, "  %s %s:%d %s\n", e->integ.v[i].rule, e->integ.v[i].path, e->integ.v[i].line,
+                        e->integ.v[i].text);
+            if (cfg->color)
+                fputs(C_OFF, f);
+        }
     }
     ep_free(e);
     return rc;
