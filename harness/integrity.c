@@ -333,16 +333,18 @@ static void check_shadow_module(scan *s, const char *path)
 
 static int ident(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
 
-typedef enum lang { L_NONE, L_C, L_PY } lang;
+typedef enum lang { L_NONE, L_C, L_C_ASM, L_PY } lang;
 
 static lang lang_of(const char *path)
 {
     const char *b = base_name(path);
     static const char *const C[] = {".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".C", ".H",
-                                    ".inc", ".def", ".i", ".s", ".S", ".asm", NULL};
+                                    ".inc", ".def", ".i", NULL};
     for (int i = 0; C[i]; i++)
         if (ends_with(b, C[i]))
             return L_C;
+    if (ends_with(b, ".s") || ends_with(b, ".S") || ends_with(b, ".asm"))
+        return L_C_ASM; /* lexed like C (the preprocessor runs on .S) */
     if (ends_with(b, ".py") || ends_with(b, ".pyw") || ends_with(b, ".pyi"))
         return L_PY;
     return L_NONE;
@@ -666,6 +668,62 @@ static int env_string(const char *nocom, size_t ls, size_t le)
     return 0;
 }
 
+static int at(const char *s, size_t i, size_t le, const char *w)
+{
+    size_t m = strlen(w);
+    return i + m <= le && !memcmp(s + i, w, m);
+}
+
+/* A string literal holding a test runner's result text: Check's verbose
+ * lines (":P:"), its summary ("Checks: ", "Failures: "), JUnit XML, TAP's
+ * "ok N" lines. Library code has no reason to print them. */
+static int result_string(const char *nocom, size_t ls, size_t le)
+{
+    static const char *const IN[] = {":P:", "Checks: ", "Failures: ", "<testcase", "<testsuite", "junit", "JUnit",
+                                     NULL};
+    int in = 0;
+    char q = 0;
+    for (size_t i = ls; i < le; i++) {
+        char ch = nocom[i];
+        if (!in && (ch == '"' || ch == '\'')) {
+            in = 1;
+            q = ch;
+            if (at(nocom, i + 1, le, "ok %") || at(nocom, i + 1, le, "ok 1") || at(nocom, i + 1, le, "not ok"))
+                return 1;
+            continue;
+        }
+        if (in && ch == '\\') {
+            i++;
+            continue;
+        }
+        if (in && ch == q) {
+            in = 0;
+            continue;
+        }
+        if (in)
+            for (int k = 0; IN[k]; k++) {
+                if (at(nocom, i, le, IN[k]))
+                    return 1;
+            }
+    }
+    return 0;
+}
+
+/* name used as a value, not called: "f = exit;", "g(abort)", "&_exit" */
+static int used_as_value(const char *s, size_t ls, size_t le, const char *w)
+{
+    for (long p = find_word(s, ls, le, w); p >= 0; p = find_word(s, (size_t)p + 1, le, w)) {
+        long q = prev_char(s, ls, (size_t)p);
+        size_t a = skip_ws(s, (size_t)p + strlen(w), le);
+        int before = q >= 0 && (s[q] == '=' || s[q] == '(' || s[q] == ',' || s[q] == '&' || s[q] == '?' ||
+                                s[q] == ':' || s[q] == '{');
+        int after = a >= le || s[a] == ';' || s[a] == ')' || s[a] == ',' || s[a] == '}';
+        if (before && after)
+            return 1;
+    }
+    return 0;
+}
+
 static void c_line(line_ctx *c)
 {
     const unit *u = c->u;
@@ -731,6 +789,11 @@ static void c_line(line_ctx *c)
         ex = has_call(ns, ls, le, C_EXITS[k]);
     for (int k = 0; !ex && C_SYS_EXITS[k]; k++)
         ex = find_word(ns, ls, le, C_SYS_EXITS[k]) >= 0;
+    for (int k = 0; !ex && C_EXITS[k]; k++) /* through a pointer: "void (*f)(int) = exit;" */
+        ex = used_as_value(ns, ls, le, C_EXITS[k]);
+    if (!ex && (find_word(ns, ls, le, "asm") >= 0 || find_word(ns, ls, le, "__asm__") >= 0 ||
+                find_word(ns, ls, le, "__asm") >= 0 || lang_of(c->path) == L_C_ASM))
+        ex = has_sub(nc, ls, le, "syscall") || has_sub(nc, ls, le, "int $0x80") || has_sub(nc, ls, le, "int 0x80");
     if (ex)
         flag(c, INTEG_EXIT_CALL);
     /* interpose: definitions, macros, renamed symbols, preload tricks */
@@ -775,9 +838,26 @@ static void c_line(line_ctx *c)
                 }
             }
     }
+    if (!ip && h < le && nc[h] == '#') { /* #pragma weak printf = mine, #pragma redefine_extname */
+        size_t d = skip_ws(nc, h + 1, le);
+        if (find_word(nc, d, le, "pragma") == (long)d) {
+            size_t a = skip_ws(nc, d + 6, le);
+            if (find_word(nc, a, le, "weak") == (long)a || find_word(nc, a, le, "redefine_extname") == (long)a)
+                for (size_t i = a; i < le && !ip; i++) {
+                    if (!ident(nc[i]) || (i > ls && ident(nc[i - 1])))
+                        continue;
+                    size_t e = i;
+                    while (e < le && ident(nc[e]))
+                        e++;
+                    ip = interpose_name(nc + i, e - i);
+                    i = e - 1;
+                }
+        }
+    }
     if (!ip)
         ip = find_word(ns, ls, le, "RTLD_NEXT") >= 0 || has_call(ns, ls, le, "dup2") ||
-             has_call(ns, ls, le, "dup3") || has_call(ns, ls, le, "freopen") || env_string(nc, ls, le);
+             has_call(ns, ls, le, "dup3") || has_call(ns, ls, le, "freopen") || has_call(ns, ls, le, "dlopen") ||
+             has_call(ns, ls, le, "dlsym") || env_string(nc, ls, le) || result_string(nc, ls, le);
     if (ip)
         flag(c, INTEG_INTERPOSE);
 }
@@ -857,6 +937,12 @@ static void py_line(line_ctx *c)
         size_t a = skip_ws(ns, (size_t)p + 5, le);
         ex = find_word(ns, a, le, "KeyboardInterrupt") == (long)a || find_word(ns, a, le, "SystemExit") == (long)a;
     }
+    if (!ex && find_word(ns, ls, le, "getattr") >= 0) { /* getattr(os, "_exit") */
+        static const char *const Q[] = {"\"_exit\"", "'_exit'", "\"exit\"", "'exit'", "\"abort\"", "'abort'",
+                                        "\"kill\"", "'kill'", NULL};
+        for (int k = 0; !ex && Q[k]; k++)
+            ex = has_sub(nc, ls, le, Q[k]);
+    }
     if (!ex) {
         size_t a = skip_ws(ns, ls, le);
         if (find_word(ns, a, le, "from") == (long)a) {
@@ -888,7 +974,9 @@ static void py_line(line_ctx *c)
              has_attr(ns, ls, le, "inspect", "currentframe") || has_attr(ns, ls, le, "inspect", "stack") ||
              has_attr(ns, ls, le, "os", "dup2") || find_word(ns, ls, le, "redirect_stdout") >= 0 ||
              find_word(ns, ls, le, "redirect_stderr") >= 0 || has_sub(ns, ls, le, "setattr(sys") ||
-             env_string(nc, ls, le);
+             has_attr(ns, ls, le, "gc", "get_objects") || has_attr(ns, ls, le, "gc", "get_referrers") ||
+             py_imports(ns, ls, le, "ctypes") || has_call(ns, ls, le, "exec") || has_call(ns, ls, le, "eval") ||
+             env_string(nc, ls, le) || result_string(nc, ls, le);
     static const char *const STREAMS[] = {"stdout", "stderr", "excepthook", "displayhook", NULL};
     for (int k = 0; !ip && STREAMS[k]; k++)
         for (long p = find_word(ns, ls, le, "sys"); p >= 0 && !ip; p = find_word(ns, (size_t)p + 1, le, "sys")) {
@@ -951,10 +1039,10 @@ static void scan_unit(scan *sc, const dfile *f, lang lg, int test, const unit *u
         while (le > ls && (u->raw[le - 1] == '\n' || u->raw[le - 1] == '\r'))
             le--;
         line_ctx c = {sc, f->path, linenos[k], test, u, ls, le};
-        if (lg == L_C)
-            c_line(&c);
-        else
+        if (lg == L_PY)
             py_line(&c);
+        else
+            c_line(&c);
     }
 }
 
@@ -988,7 +1076,7 @@ static int lexed_alloc(lexed *l, size_t len, size_t lines)
 
 static int lex(lang lg, const char *s, size_t n, char *nocom, char *nostr, int start)
 {
-    if (lg == L_C)
+    if (lg != L_PY)
         return lex_c(s, n, nocom, nostr, start);
     return lex_py(s, n, nocom, nostr, start);
 }
@@ -1160,7 +1248,7 @@ static void lines_from_hunk(scan *sc, const dfile *f, const hunk *h, lang lg, in
     l.n = k;
     text[len] = '\0';
     int start = LX_CODE;
-    if (lg == L_C) {
+    if (lg != L_PY) {
         if (lex(lg, text, len, l.nocom, l.nostr, LX_CODE) == 1)
             start = LX_BLOCK;
     } else if (lex(lg, text, len, l.nocom, l.nostr, LX_CODE) != LX_CODE) {

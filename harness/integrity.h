@@ -21,11 +21,13 @@
  *   atexit        C atexit/on_exit/at_quick_exit/__cxa_atexit calls; the
  *                 Python atexit module
  *   exit_call     process exits in non-test code: C exit, _exit, _Exit,
- *                 quick_exit, abort, kill, killpg, raise, tgkill, tkill,
- *                 SYS_exit/SYS_kill system calls; Python os._exit, sys.exit,
- *                 os.abort, os.kill, os.killpg, signal.raise_signal,
- *                 signal.pthread_kill, exit(), quit(), raise SystemExit,
- *                 raise KeyboardInterrupt
+ *                 quick_exit, abort, kill, killpg, raise, tgkill, tkill
+ *                 (called, or taken as a value: "f = _exit"), SYS_exit/SYS_kill
+ *                 system calls, a syscall instruction in inline assembly or an
+ *                 assembly file; Python os._exit, sys.exit, os.abort, os.kill,
+ *                 os.killpg, signal.raise_signal, signal.pthread_kill, exit(),
+ *                 quit(), raise SystemExit, raise KeyboardInterrupt,
+ *                 getattr(os, "_exit")
  *   include_next  #include_next anywhere
  *   shadow_header a new header whose name (or a trailing part of its path,
  *                 "sys/types.h") exists under the compiler's system include
@@ -39,12 +41,16 @@
  *                 ck_*, _ck_*, fail_unless, START_TEST, ...) or of the C
  *                 library's I/O and exit path (write, fwrite, printf, puts,
  *                 fflush, exit, __libc_start_main, main, ...), renaming a
- *                 symbol to one (asm labels, alias attributes), RTLD_NEXT,
+ *                 symbol to one (asm labels, alias attributes, #pragma weak,
+ *                 #pragma redefine_extname), RTLD_NEXT, dlopen/dlsym,
  *                 dup2/freopen; non-test Python importing pytest, _pytest,
- *                 unittest, pluggy or builtins, defining pytest hooks, or
- *                 patching sys.stdout/stderr, sys.modules, import hooks,
- *                 tracing or frames; either language naming LD_PRELOAD,
- *                 LD_AUDIT, PYTEST_*, CK_* or PYTHON* variables in a string
+ *                 unittest, pluggy, builtins or ctypes, defining pytest hooks,
+ *                 calling exec/eval, or patching sys.stdout/stderr,
+ *                 sys.modules, import hooks, tracing, frames or the garbage
+ *                 collector's object lists; either language naming
+ *                 LD_PRELOAD, LD_AUDIT, PYTEST_*, CK_* or PYTHON* variables in
+ *                 a string, or holding a test runner's result text in one
+ *                 (Check's ":P:" lines and summary, JUnit XML, TAP "ok N")
  *   python_hook   a new or changed *.pth, *.egg-link, anything under
  *                 *.dist-info/ or *.egg-info/, sitecustomize.py,
  *                 usercustomize.py, conftest.py (anywhere)

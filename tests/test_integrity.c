@@ -145,10 +145,14 @@ START_TEST(test_exit_call)
     ck_assert_uint_eq(py_add("pkg/m.py", "    raise SystemExit\n", INTEG_EXIT_CALL), 1);
     ck_assert_uint_eq(py_add("pkg/m.py", "    os.kill(os.getpid(), 9)\n", INTEG_EXIT_CALL), 1);
     ck_assert_uint_eq(py_add("pkg/m.py", "from os import _exit\n", INTEG_EXIT_CALL), 1);
+    ck_assert_uint_eq(py_add("pkg/m.py", "getattr(os, '_exit')(0)\n", INTEG_EXIT_CALL), 1);
+    ck_assert_uint_eq(c_add("src/a.c", "static void (*quit)(int) = _exit;\n", INTEG_EXIT_CALL), 1);
+    ck_assert_uint_eq(c_add("src/a.c", "    __asm__ volatile(\"mov $60, %eax; syscall\");\n", INTEG_EXIT_CALL), 1);
     /* near misses: other names, comments, strings, methods, test code */
     ck_assert_uint_eq(c_add("src/a.c", "    exit_code(1); /* exit(0) here */ s = \"exit(\";\n", NULL), 0);
     ck_assert_uint_eq(c_add("src/a.c", "    p->exit(1); o.abort(); // then exit(0)\n", NULL), 0);
     ck_assert_uint_eq(c_add("tests/t.c", "    exit(0);\n", NULL), 0);
+    ck_assert_uint_eq(c_add("src/a.c", "    goto exit;\nexit:\n    return rc;\n", NULL), 0);
     ck_assert_uint_eq(py_add("pkg/m.py", "    self.exit(1)  # sys.exit(0)\n    msg = 'sys.exit(1)'\n", NULL), 0);
     ck_assert_uint_eq(py_add("pkg/m.py", "    def exit(self, code):\n        return code\n", NULL), 0);
     ck_assert_uint_eq(py_add("pkg/m.py", "    except SystemExit:\n        pass\n", NULL), 0);
@@ -208,6 +212,13 @@ START_TEST(test_interpose)
     ck_assert_uint_eq(py_add("pkg/m.py", "sys.stdout = io.StringIO()\n", INTEG_INTERPOSE), 1);
     ck_assert_uint_eq(py_add("pkg/m.py", "builtins.print = lambda *a: None\nimport builtins\n", INTEG_INTERPOSE), 1);
     ck_assert_uint_eq(py_add("pkg/m.py", "def pytest_runtest_makereport(item, call):\n", INTEG_INTERPOSE), 1);
+    ck_assert_uint_eq(c_add("src/a.c", "#pragma weak puts = my_puts\n", INTEG_INTERPOSE), 1);
+    /* the runner's result text written by library code */
+    ck_assert_uint_eq(c_add("src/a.c", "    printf(\"%s:%d:P:core:%s:0: Passed\\n\", f, l, n);\n", INTEG_INTERPOSE), 1);
+    ck_assert_uint_eq(c_add("src/a.c", "    printf(\"ok %d - %s\\n\", i, n);\n", INTEG_INTERPOSE), 1);
+    ck_assert_uint_eq(py_add("pkg/m.py", "    f.write('<testsuite tests=\"3\" failures=\"0\">')\n", INTEG_INTERPOSE), 1);
+    ck_assert_uint_eq(py_add("pkg/m.py", "import ctypes\n", INTEG_INTERPOSE), 1);
+    ck_assert_uint_eq(py_add("pkg/m.py", "exec(base64.b64decode(s))\n", INTEG_INTERPOSE), 1);
     /* near misses: calls, prototypes, other names, test code */
     ck_assert_uint_eq(c_add("src/a.c", "    printf(\"%d\\n\", x);\n    if (puts(s) < 0) { return 1; }\n", NULL), 0);
     ck_assert_uint_eq(c_add("src/a.c", "int printf(const char *fmt, ...);\n", NULL), 0);
@@ -216,6 +227,8 @@ START_TEST(test_interpose)
     ck_assert_uint_eq(py_add("pkg/m.py", "print(x, file=sys.stderr)\nif sys.stdout == y:\n    pass\n", NULL), 0);
     ck_assert_uint_eq(py_add("tests/test_m.py", "import pytest\n", NULL), 0);
     ck_assert_uint_eq(py_add("pkg/m.py", "import pytesting  # import pytest\n", NULL), 0);
+    ck_assert_uint_eq(py_add("pkg/m.py", "    cursor.execute(q)\n    p = re.compile(r)\n    s = 'okay'\n", NULL), 0);
+    ck_assert_uint_eq(c_add("src/a.c", "    return ok ? \"ok\" : \"not found\";\n", NULL), 0);
 }
 END_TEST
 
