@@ -5,7 +5,9 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "harness/cliopt.h"
 #include "harness/episode.h"
+#include "harness/experiment.h"
 #include "harness/integrity.h"
 #include "harness/workspace.h"
 #include "policy/policy.h"
@@ -598,6 +600,37 @@ START_TEST(test_episode_oracle_clean)
 }
 END_TEST
 
+/* The mode reaches the episode config from the command line and from
+ * experiment files; anything but enforce or flag is refused. */
+START_TEST(test_mode_options)
+{
+    ep_config c;
+    ep_config_default(&c);
+    ck_assert_int_eq(c.integrity_flag_only, 0);
+    char *argv[] = {"run", "--integrity", "flag", "--integrity", "off", NULL};
+    int i = 1;
+    ck_assert_int_eq(cliopt_config(&c, &i, 5, argv, "run"), 1);
+    ck_assert_int_eq(i, 2);
+    ck_assert_int_eq(c.integrity_flag_only, 1);
+    i = 3;
+    ck_assert_int_eq(cliopt_config(&c, &i, 5, argv, "run"), 2);
+    char path[128], err[RL_ERR_MAX];
+    snprintf(path, sizeof path, "%s/e.json", g_root);
+    const char *good = "{\"name\": \"e\", \"runs\": [{\"name\": \"a\", \"tasks\": \"leapyear\"},"
+                       " {\"name\": \"b\", \"tasks\": \"leapyear\", \"integrity\": \"flag\"}]}";
+    ck_assert_int_eq(fs_write_atomic(path, good, strlen(good), err), 0);
+    experiment *e;
+    ck_assert_msg(exp_load(&e, path, err) == 0, "%s", err);
+    ck_assert_int_eq(e->runs[0].cfg.integrity_flag_only, 0);
+    ck_assert_int_eq(e->runs[1].cfg.integrity_flag_only, 1);
+    exp_free(e);
+    const char *bad = "{\"name\": \"e\", \"runs\": [{\"name\": \"a\", \"tasks\": \"x\", \"integrity\": \"off\"}]}";
+    ck_assert_int_eq(fs_write_atomic(path, bad, strlen(bad), err), 0);
+    ck_assert_int_eq(exp_load(&e, path, err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "field \"integrity\": expected \"enforce\" or \"flag\""));
+}
+END_TEST
+
 Suite *integrity_suite(void)
 {
     Suite *s = suite_create("integrity");
@@ -621,6 +654,7 @@ Suite *integrity_suite(void)
     tcase_add_checked_fixture(tt, setup, teardown);
     tcase_add_test(tt, test_comment_across_hunk);
     tcase_add_test(tt, test_tree_scan);
+    tcase_add_test(tt, test_mode_options);
     tcase_set_timeout(tt, 30);
     suite_add_tcase(s, tt);
     TCase *te = tcase_create("episode");
