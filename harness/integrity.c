@@ -1092,7 +1092,7 @@ static char *read_tree_file(const char *tree, const char *path, size_t *len)
     char *copy = strdup(path);
     int fd = -1, cur = dfd;
     char *save = NULL, *tok = copy ? strtok_r(copy, "/", &save) : NULL;
-    while (tok) {
+    while (tok && strcmp(tok, "..")) {
         char *next = strtok_r(NULL, "/", &save);
         int nfd = openat(cur, tok, (next ? O_DIRECTORY : 0) | O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (cur != dfd)
