@@ -1406,6 +1406,8 @@ static char *git_header_path(const char *s, size_t n)
         size_t i = 1;
         while (i < n && s[i] != '"')
             i += s[i] == '\\' ? 2 : 1;
+        if (i + 1 >= n)
+            return diff_path(s, n);
         i = skip_ws(s, i + 1, n);
         return diff_path(s + i, n - i);
     }

@@ -330,6 +330,61 @@ START_TEST(test_only_added)
 }
 END_TEST
 
+/* Malformed or truncated diffs: whatever can be read is scanned, nothing
+ * is read past the text (the sanitizer build checks the reads). */
+START_TEST(test_malformed_diffs)
+{
+    const char *bad[] = {
+        "",
+        "diff --git ",
+        "diff --git a/x b/x",
+        "diff --git a/src/a.c b/src/a.c\n@@ -1,99999 +1,99999 @@\n+    exit(0);",
+        "diff --git a/src/a.c b/src/a.c\n@@ -1 +1 @@\n",
+        "diff --git a/src/a.c b/src/a.c\n@@ garbage\n+exit(0);\n",
+        "diff --git a/src/a.c b/src/a.c\n@@ -1,-5 +1,-5 @@\n+exit(0);\n",
+        "diff --git \"a/sp ace\\t\\303\\251.h\" \"b/sp ace\\t\\303\\251.h\"\nnew file mode 100644\n",
+        "diff --git \"a/unterminated",
+        "diff --git a/l b/l\nnew file mode 120000\n",
+        "diff --git a/src/a.c b/src/a.c\n@@ -0,0 +1,3 @@\n+/* open comment\n+\"open string\n+'",
+        "diff --git a/p.py b/p.py\n@@ -0,0 +1,2 @@\n+'''open\n+\\",
+        "+++ b/x\n@@ -1 +1 @@\n+exit(0);\n",
+        "diff --git a/x.c b/x.c\nrename to \nrename from\n+++ \n--- \n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        integ_report r;
+        char err[RL_ERR_MAX];
+        integ_opts o;
+        integ_opts_default(&o);
+        ck_assert_int_eq(integ_scan(&r, bad[i], &o, err), 0);
+        integ_report_dispose(&r);
+    }
+    /* a hunk cut short still has its added lines scanned */
+    ck_assert_uint_eq(c_add("src/a.c", "    exit(0);\n", INTEG_EXIT_CALL), 1);
+    integ_report r;
+    char err[RL_ERR_MAX];
+    ck_assert_int_eq(integ_scan(&r, bad[3], NULL, err), 0);
+    ck_assert_uint_eq(r.n, 1);
+    integ_report_dispose(&r);
+    /* past the diff cap: an error, not a partial scan */
+    size_t n = RL_WS_DIFF_MAX + 2;
+    char *big = malloc(n);
+    memset(big, 'x', n - 1);
+    big[n - 1] = '\0';
+    ck_assert_int_eq(integ_scan(&r, big, NULL, err), RL_ELIMIT);
+    integ_report_dispose(&r);
+    free(big);
+    /* findings past the cap are counted, not kept */
+    buf_t b;
+    buf_init(&b, 1 << 20);
+    for (int k = 0; k < INTEG_FINDINGS_MAX + 10; k++)
+        buf_puts(&b, "    exit(0);\n");
+    ck_assert_uint_eq(scan_as(changed_file("src/a.c", "int x;", buf_str(&b)), 0, NULL, NULL, &r), INTEG_FINDINGS_MAX);
+    ck_assert_uint_eq(r.dropped, 10);
+    integ_report_dispose(&r);
+    buf_free(&b);
+}
+END_TEST
+
 /* Finding fields: rule, path, the new-side line number, the line's text. */
 START_TEST(test_finding_fields)
 {
@@ -648,6 +703,7 @@ Suite *integrity_suite(void)
     tcase_add_test(tc, test_link_out);
     tcase_add_test(tc, test_only_added);
     tcase_add_test(tc, test_finding_fields);
+    tcase_add_test(tc, test_malformed_diffs);
     tcase_add_test(tc, test_corpus_gold_patches);
     suite_add_tcase(s, tc);
     TCase *tt = tcase_create("tree");
