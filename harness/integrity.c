@@ -331,7 +331,10 @@ static void check_shadow_module(scan *s, const char *path)
 
 /* ---- lexing: comments and strings blanked ------------------------------ */
 
-static int ident(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
+static int ident(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
 
 typedef enum lang { L_NONE, L_C, L_C_ASM, L_PY } lang;
 
@@ -738,7 +741,8 @@ static void c_line(line_ctx *c)
             /* an attribute list item: "(constructor", ", destructor(101)" in an __attribute__ */
             long q = prev_char(ns, ls, (size_t)p);
             size_t a = skip_ws(ns, (size_t)p + strlen(CD[k]), le);
-            int item = (q < 0 || ns[q] == '(' || ns[q] == ',') && (a >= le || ns[a] == ')' || ns[a] == ',' || ns[a] == '(');
+            int item = (q < 0 || ns[q] == '(' || ns[q] == ',') &&
+                       (a >= le || ns[a] == ')' || ns[a] == ',' || ns[a] == '(');
             size_t back = ls > INTEG_DEF_LOOKAHEAD ? ls - INTEG_DEF_LOOKAHEAD : 0;
             ctor = item && (has_sub(ns, back, le, "__attribute") || has_sub(ns, back, le, "[["));
         }

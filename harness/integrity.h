@@ -72,6 +72,15 @@
  *
  * "Test code" is whatever lies under the task's protected paths (restored
  * before scoring); exit_call, interpose and build_config skip it.
+ *
+ * Limits: the line rules read tokens, not meaning. Names built at run time
+ * (token pasting "ex##it", getattr with a computed string, a function
+ * pointer fetched through a table), or a forged result written without
+ * the runner's text in one literal, are not seen; the structural defences
+ * (hermetic scoring, a fresh sandbox, results read from a channel the
+ * scorer owns) are what stop those. Files the diff does not carry (ignored
+ * ones, what the tests' own runs produced) are not looked at, except for
+ * special files and links in the tree.
  */
 #ifndef RL_INTEGRITY_H
 #define RL_INTEGRITY_H
