@@ -442,6 +442,34 @@
 /* Threads running tool calls of a rollout step (tests in the sandbox). */
 #define RL_ROLLOUT_THREADS_MAX 32
 
+/* -- integrity check of a scored diff (harness/integrity) -- */
+
+/* Findings kept per scan: one is enough to flag an episode; a few dozen
+ * show what a policy tried without letting a diff of 10^5 offending lines
+ * grow the record. The rest are only counted. */
+#define INTEG_FINDINGS_MAX 64
+
+/* Bytes of the offending line kept in a finding: a line of code; a
+ * minified line is cut. */
+#define INTEG_TEXT_MAX 160
+
+/* Largest tree file read to lex a changed source file whole (comments and
+ * strings that begin before a hunk): task sources are a few KiB; past this
+ * the hunks are lexed alone. */
+#define INTEG_FILE_MAX (4u << 20)
+
+/* Bytes looked at past a function name for the '{' of a definition
+ * (parameters, attributes), and before it for an __attribute__: a
+ * declaration spans a few lines. */
+#define INTEG_DEF_LOOKAHEAD 2048
+
+/* Entries and folder depth the tree scan visits (special files, links).
+ * A task work tree with its build outputs has hundreds of entries; a tree
+ * past either cap is itself a finding (special_file), so nothing can hide
+ * behind it. */
+#define INTEG_TREE_ENTRIES_MAX 200000
+#define INTEG_TREE_DEPTH_MAX 64
+
 /* ---- policy / model --------------------------------------------------- */
 
 /* A trajectory file replayed by `replay:FILE`: same bound as a batch. */

@@ -107,6 +107,8 @@ static void fix_set(grpo_traj *tr, const cJSON *args)
 void grpo_traj_parse(grpo_traj *tr, const cJSON *rec)
 {
     tr->passed = jnum(rec, "reward", 0) > 0.5;
+    tr->flagged = cJSON_IsTrue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "integrity"), "flagged"));
     const cJSON *turns = cJSON_GetObjectItemCaseSensitive(rec, "turns"), *turn;
     tr->turns = cJSON_GetArraySize(turns);
     int unrepaired = 0; /* failed edits since the last applied one */
@@ -432,7 +434,7 @@ int grpo_run_episodes(grpo_trainer *t, policy *pol, const task *const *tasks, si
 void grpo_metrics_from_groups(grpo_step_metrics *sm, grpo_group *const *gs, size_t ng)
 {
     double rew = 0, tok = 0, turns = 0;
-    size_t n = 0, pass = 0, calls = 0, ok = 0, ident = 0, fe = 0, nturns = 0, edits = 0, edits_ok = 0;
+    size_t n = 0, pass = 0, calls = 0, ok = 0, ident = 0, fe = 0, nturns = 0, edits = 0, edits_ok = 0, flagged = 0;
     for (size_t k = 0; k < ng; k++) {
         const grpo_group *g = gs[k];
         sm->groups++;
@@ -443,6 +445,7 @@ void grpo_metrics_from_groups(grpo_step_metrics *sm, grpo_group *const *gs, size
             sm->errors += tr->error;
             rew += tr->reward;
             pass += tr->passed;
+            flagged += tr->flagged != 0;
             calls += (size_t)tr->calls;
             ok += (size_t)tr->calls_ok;
             edits += (size_t)tr->edits;
@@ -457,6 +460,8 @@ void grpo_metrics_from_groups(grpo_step_metrics *sm, grpo_group *const *gs, size
     sm->episodes = n;
     sm->reward_mean = n ? rew / (double)n : 0;
     sm->pass_rate = n ? (double)pass / (double)n : 0;
+    sm->flagged = flagged;
+    sm->flagged_share = n ? (double)flagged / (double)n : 0;
     sm->tool_success = calls ? (double)ok / (double)calls : 0;
     sm->identical_share = calls ? (double)ident / (double)calls : 0;
     sm->edit_calls = edits;
@@ -475,10 +480,10 @@ static double mean_of(const double *x, size_t from, size_t to)
 }
 
 /* The step-history arrays of t, for growing and freeing them all. */
-#define HIST_ARRAYS 6
+#define HIST_ARRAYS 7
 static void hist_arrays(grpo_trainer *t, double **h[HIST_ARRAYS])
 {
-    double **a[HIST_ARRAYS] = {&t->h_reward, &t->h_pass, &t->h_tool, &t->h_tokens, &t->h_kl, &t->h_fmt};
+    double **a[HIST_ARRAYS] = {&t->h_reward, &t->h_pass, &t->h_tool, &t->h_tokens, &t->h_kl, &t->h_fmt, &t->h_flag};
     memcpy(h, a, sizeof a);
 }
 
@@ -502,6 +507,7 @@ static int hist_push(grpo_trainer *t, const grpo_step_metrics *sm)
     t->h_tokens[t->h_n] = sm->policy_tokens_mean;
     t->h_kl[t->h_n] = sm->loss.tokens ? sm->loss.kl_sum / (double)sm->loss.tokens : 0;
     t->h_fmt[t->h_n] = sm->format_error_rate;
+    t->h_flag[t->h_n] = sm->flagged_share;
     t->h_n++;
     return 0;
 }
@@ -531,6 +537,14 @@ void grpo_warnings(const grpo_trainer *t, cJSON *arr, buf_t *line)
             cJSON_AddItemToArray(arr, cJSON_CreateString(w));
             buf_printf(line, "\n  warning: %s", w);
         }
+    }
+    /* a step whose episodes change how the tests run rather than fix code:
+     * enforced, they score 0, but the policy is learning to try */
+    if (n >= 1 && t->h_flag && t->h_flag[n - 1] > t->cfg.warn_integrity) {
+        snprintf(w, sizeof w, "%.0f%% of the step's episodes were flagged by the integrity check (threshold %.0f%%)",
+                 100 * t->h_flag[n - 1], 100 * t->cfg.warn_integrity);
+        cJSON_AddItemToArray(arr, cJSON_CreateString(w));
+        buf_printf(line, "\n  warning: %s", w);
     }
     if (n > W) {
         double best = 0;
@@ -573,6 +587,8 @@ static cJSON *metrics_json(const grpo_step_metrics *sm)
     cJSON_AddNumberToObject(o, "episode_errors", (double)sm->errors);
     cJSON_AddNumberToObject(o, "tool_success", sm->tool_success);
     cJSON_AddNumberToObject(o, "format_error_rate", sm->format_error_rate);
+    cJSON_AddNumberToObject(o, "integrity_flagged", (double)sm->flagged);
+    cJSON_AddNumberToObject(o, "integrity_flagged_share", sm->flagged_share);
     cJSON_AddNumberToObject(o, "policy_tokens_mean", sm->policy_tokens_mean);
     cJSON_AddNumberToObject(o, "turns_mean", sm->turns_mean);
     cJSON_AddNumberToObject(o, "identical_share", sm->identical_share);
@@ -632,10 +648,10 @@ static int log_step(grpo_trainer *t, grpo_step_metrics *sm, char *err)
     const grpo_loss_stats *L = &sm->loss;
     double tok = L->tokens ? (double)L->tokens : 1;
     buf_printf(&line,
-               "step %ld/%ld [%s] reward %.3f pass %.3f zero-var %zu/%zu tool %.2f edit %.2f fmt %.3f tok %.0f kl %.4f "
-               "clip %.3f ent %.3f turns %.1f ident %.3f | %.1f s (rollout %.1f, train %.1f) util %.2f",
+               "step %ld/%ld [%s] reward %.3f pass %.3f zero-var %zu/%zu tool %.2f edit %.2f fmt %.3f flagged %.3f "
+               "tok %.0f kl %.4f clip %.3f ent %.3f turns %.1f ident %.3f | %.1f s (rollout %.1f, train %.1f) util %.2f",
                sm->step, t->cfg.steps, sm->mode, sm->reward_mean, sm->pass_rate, sm->zero_var, sm->groups,
-               sm->tool_success, sm->edit_applied, sm->format_error_rate, sm->policy_tokens_mean, L->has_kl ? L->kl_sum / tok : 0.0,
+               sm->tool_success, sm->edit_applied, sm->format_error_rate, sm->flagged_share, sm->policy_tokens_mean, L->has_kl ? L->kl_sum / tok : 0.0,
                L->tokens ? (double)L->clipped / tok : 0.0, L->has_ent ? L->ent_sum / tok : 0.0, sm->turns_mean,
                sm->identical_share, sm->step_s, sm->rollout_s, sm->train_s, sm->util);
     grpo_warnings(t, warn, &line);
@@ -1024,6 +1040,7 @@ static void episode_config(grpo_trainer *t)
     e->prompts_dir = c->prompts_dir;
     e->think = c->think;
     e->edit_hints = c->edit_hints;
+    e->integrity_flag_only = c->integrity_flag_only;
     e->history_keep = c->history_keep;
     e->max_turns = c->max_turns;
     e->max_context_tokens = c->max_context_tokens;

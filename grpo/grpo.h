@@ -76,6 +76,8 @@ typedef struct grpo_config {
     char prompt[256];
     int think, history_keep, max_turns, max_context_tokens, max_reply_tokens, max_wall_s;
     int edit_hints;                  /* episode.edit_hints (default true) */
+    int integrity_flag_only;         /* episode.integrity: "enforce" (0, default)
+                                        or "flag" (1) */
     long obs_budget;
     double temperature, top_p;
     ep_shaping shaping;              /* reward.shaped: off = 0/1 tests */
@@ -111,6 +113,8 @@ typedef struct grpo_config {
     double warn_kl_jump;             /* KL above this factor of its recent mean */
     double warn_len_collapse;        /* policy tokens below this share of the recent max */
     double warn_format_rise;         /* format-error share up by more than this, window on window */
+    double warn_integrity;           /* warnings.integrity_warn: a step's share of episodes
+                                        flagged by the integrity check above this (0.05) */
     /* flywheel */
     int fw_probe_seeds, fw_worst_tasks, fw_samples, fw_sft_epochs, fw_rounds;
     long fw_rl_steps;

@@ -71,6 +71,7 @@ void grpo_config_default(grpo_config *c)
     c->warn_kl_jump = 4.0;
     c->warn_len_collapse = 0.4;
     c->warn_format_rise = 0.1;
+    c->warn_integrity = 0.05;
     c->fw_probe_seeds = 2;
     c->fw_worst_tasks = 4;
     c->fw_samples = 8;
@@ -112,6 +113,7 @@ static const char *const STD[] = {"population", "unbiased", "none", NULL};
 static const char *const AGG[] = {"token_mean", "seq_mean", NULL};
 static const char *const BALANCE[] = {"none", "mutation", "repo", NULL};
 static const char *const MODE[] = {"sync", "async", "compare", NULL};
+static const char *const INTEGRITY[] = {"enforce", "flag", NULL};
 
 static const field FIELDS[] = {
     STR("init", init),
@@ -141,6 +143,7 @@ static const field FIELDS[] = {
     STR("episode.prompt", prompt),
     BOOL("episode.think", think),
     BOOL("episode.edit_hints", edit_hints),
+    ENUM("episode.integrity", integrity_flag_only, INTEGRITY),
     ENUM("episode.history", history_keep, HISTORY),
     INT("episode.max_turns", max_turns, 1, RL_EP_HARD_TURNS),
     INT("episode.max_context_tokens", max_context_tokens, 16, RL_MODEL_SEQ_MAX),
@@ -196,6 +199,7 @@ static const field FIELDS[] = {
     DBL("warnings.kl_jump", warn_kl_jump, 1, 1e6),
     DBL("warnings.length_collapse", warn_len_collapse, 0, 1),
     DBL("warnings.format_rise", warn_format_rise, 0, 1),
+    DBL("warnings.integrity_warn", warn_integrity, 0, 1),
     INT("flywheel.probe_seeds", fw_probe_seeds, 1, RL_EXP_MAX_SEEDS),
     INT("flywheel.worst_tasks", fw_worst_tasks, 1, RL_GRPO_TASKS_PER_STEP_MAX),
     INT("flywheel.samples", fw_samples, 1, RL_EXP_MAX_SEEDS),
@@ -508,6 +512,7 @@ void grpo_config_carry_free(grpo_config *dst, const grpo_config *src)
     dst->warn_kl_jump = src->warn_kl_jump;
     dst->warn_len_collapse = src->warn_len_collapse;
     dst->warn_format_rise = src->warn_format_rise;
+    dst->warn_integrity = src->warn_integrity;
     dst->fw_probe_seeds = src->fw_probe_seeds;
     dst->fw_worst_tasks = src->fw_worst_tasks;
     dst->fw_samples = src->fw_samples;

@@ -24,6 +24,7 @@ typedef struct grpo_traj {
     int edits, edits_ok; /* edit_file / write_file calls, and those that changed the file */
     int edit_no_match, edit_not_unique, edit_no_change; /* failed edits by the record's error_kind */
     int edit_repaired;   /* failed edits that a later applied edit of the episode followed */
+    int flagged;         /* the integrity check flagged the scored diff */
     /* the fix: the last applied edit_file call, "old -> new" (blanks
      * collapsed, cut at RL_GRPO_FIX_TEXT_MAX), and a hash of the whole;
      * fix_hash 0 when no edit_file call applied */
@@ -54,6 +55,8 @@ typedef struct grpo_step_metrics {
     double reward_mean, pass_rate, tool_success, format_error_rate, policy_tokens_mean, turns_mean,
         identical_share;
     size_t edit_calls;   /* edit_file / write_file calls of the step's episodes */
+    size_t flagged;      /* episodes the integrity check flagged */
+    double flagged_share;
     double edit_applied; /* the share of them that changed a file (0 with none) */
     grpo_loss_stats loss;
     size_t seqs, trained_tokens, forward_tokens, stale_dropped, skipped_long, skipped_records, filtered_seqs;
@@ -99,7 +102,7 @@ struct grpo_trainer {
     long best_step;
     long last_ckpt;       /* step of the newest checkpoint, -1: none */
     /* recent metrics, for warnings */
-    double *h_reward, *h_pass, *h_tool, *h_tokens, *h_kl, *h_fmt;
+    double *h_reward, *h_pass, *h_tool, *h_tokens, *h_kl, *h_fmt, *h_flag;
     size_t h_n, h_cap;
     /* records of the last step (profile when no evaluation ran) */
     char **last_recs;

@@ -178,6 +178,8 @@ static void batch_job_run(void *user, size_t idx, int slot, buf_t *out)
     const cJSON *rw = cJSON_GetObjectItemCaseSensitive(parsed, "reward");
     if (cJSON_IsNumber(rw))
         reward = rw->valuedouble;
+    int flagged = cJSON_IsTrue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(parsed, "integrity"), "flagged"));
     cJSON_Delete(parsed);
     int st = rc < 0 ? 1 : 0;
     if (fs_append_record(bc->o->out, rec, strlen(rec), err) < 0) {
@@ -187,7 +189,7 @@ static void batch_job_run(void *user, size_t idx, int slot, buf_t *out)
     free(rec);
     pol_free(pol);
     ws_free(ws);
-    buf_printf(out, "%.6f %d", reward, st);
+    buf_printf(out, "%.6f %d %d", reward, st, flagged);
 }
 
 static void batch_job_done(void *user, size_t idx, const char *line)
@@ -195,10 +197,11 @@ static void batch_job_done(void *user, size_t idx, const char *line)
     batch_ctx *bc = user;
     (void)idx;
     double reward = 0;
-    int st = 1;
-    sscanf(line, "%lf %d", &reward, &st);
+    int st = 1, flagged = 0;
+    sscanf(line, "%lf %d %d", &reward, &st, &flagged);
     bc->st->done++;
     bc->st->passed += reward > 0.5;
+    bc->st->flagged += flagged != 0;
     bc->st->errors += st != 0;
 }
 
@@ -236,8 +239,8 @@ static void batch_tick(void *user, size_t done, size_t total)
     if (bc->o->quiet)
         return;
     char extra[96];
-    snprintf(extra, sizeof extra, "pass %.2f errors %zu",
-             bc->st->done ? (double)bc->st->passed / (double)bc->st->done : 0.0, bc->st->errors);
+    snprintf(extra, sizeof extra, "pass %.2f errors %zu flagged %zu",
+             bc->st->done ? (double)bc->st->passed / (double)bc->st->done : 0.0, bc->st->errors, bc->st->flagged);
     pool_progress_show(&bc->prog, done, total, extra);
 }
 

@@ -34,6 +34,7 @@ void batch_opts_default(batch_opts *o);
 
 typedef struct batch_stats {
     size_t jobs, skipped, done, passed, errors;
+    size_t flagged;        /* episodes the integrity check flagged */
     double wall_s;
 } batch_stats;
 

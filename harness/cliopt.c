@@ -47,7 +47,9 @@ const char *cliopt_config_help(void)
            "  --max-context-tokens N  end the episode past this context size (0: none)\n"
            "  --max-wall S          end the episode after S seconds (0: none)\n"
            "  --obs-budget BYTES    cut tool observations over this size (head + tail)\n"
-           "  --reward-config FILE  shaped rewards (off by default: reward = tests pass)\n";
+           "  --reward-config FILE  shaped rewards (off by default: reward = tests pass)\n"
+           "  --integrity enforce|flag  a diff the integrity check flags scores 0 (enforce, the\n"
+           "                        default) or is only recorded (flag)\n";
 }
 
 static int bad(const char *cmd, const char *flag, const char *want, const char *got)
@@ -61,7 +63,7 @@ int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd)
     const char *f = argv[*i];
     static const char *flags[] = {"--policy", "--prompt", "--max-turns", "--think", "--history", "--seed",
                                   "--temperature", "--top-p", "--max-context-tokens", "--max-wall",
-                                  "--obs-budget", "--reward-config", "--edit-hints", NULL};
+                                  "--obs-budget", "--reward-config", "--edit-hints", "--integrity", NULL};
     int known = 0;
     for (int k = 0; flags[k]; k++)
         known |= !strcmp(f, flags[k]);
@@ -91,6 +93,10 @@ int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd)
         if (strcmp(v, "on") && strcmp(v, "off"))
             return bad(cmd, f, "on or off", v);
         c->edit_hints = !strcmp(v, "on");
+    } else if (!strcmp(f, "--integrity")) {
+        if (strcmp(v, "enforce") && strcmp(v, "flag"))
+            return bad(cmd, f, "enforce or flag", v);
+        c->integrity_flag_only = !strcmp(v, "flag");
     } else if (!strcmp(f, "--history")) {
         if (strcmp(v, "keep") && strcmp(v, "drop"))
             return bad(cmd, f, "keep or drop", v);

@@ -27,8 +27,10 @@ static int run_jobs(const batch_job *jobs, size_t n, const char *dir, const batc
         fprintf(stderr, "harness: %s\n", err);
         return 1;
     }
-    fprintf(stderr, "batch: %zu episodes run (%zu already recorded), %zu passed, %zu errors, %.1f s -> %s\n",
-            st.done, st.skipped, st.passed, st.errors, st.wall_s, out);
+    fprintf(stderr,
+            "batch: %zu episodes run (%zu already recorded), %zu passed, %zu errors, %zu flagged by the integrity "
+            "check, %.1f s -> %s\n",
+            st.done, st.skipped, st.passed, st.errors, st.flagged, st.wall_s, out);
     report_opts ro;
     report_opts_default(&ro);
     if (report_write(dir, &ro, err) < 0) {

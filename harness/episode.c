@@ -15,6 +15,7 @@
 #include "common/limits.h"
 #include "common/utf8.h"
 #include "harness/chat.h"
+#include "harness/integrity.h"
 #include "harness/record.h"
 #include "harness/testrun.h"
 #include "harness/toolcall.h"
@@ -136,6 +137,8 @@ static void config_json(cJSON *o, const ep_config *c, int with_seed)
     cJSON_AddNumberToObject(o, "obs_budget", (double)c->obs_budget);
     if (!c->edit_hints) /* absent: on (a record before session 17 had no hints either) */
         cJSON_AddFalseToObject(o, "edit_hints");
+    if (c->integrity_flag_only) /* absent: enforce */
+        cJSON_AddStringToObject(o, "integrity", "flag");
     cJSON_AddStringToObject(o, "reward", c->shaping.on ? "shaped" : "binary");
     if (c->run)
         cJSON_AddStringToObject(o, "run", c->run);
@@ -222,6 +225,10 @@ struct ep_state {
     char *patch;
     score sc;
     int scored;
+    integ_report integ;      /* findings of the integrity check */
+    int flagged;             /* findings, or the check could not run */
+    double test_reward;      /* the tests' reward before the check */
+    char integ_error[RL_ERR_MAX];
 };
 
 static double now_ms(void)
@@ -365,6 +372,7 @@ void ep_free(ep_state *e)
     free(e->patch);
     if (e->scored)
         score_free(&e->sc);
+    integ_report_dispose(&e->integ);
     free(e);
 }
 
@@ -862,6 +870,53 @@ static void token_counts(cJSON *o, const ep_state *e)
 
 static const char *status_name(tr_status s) { return tr_status_name(s); }
 
+/* The integrity check of the scored diff and work tree: findings (or a
+ * check that could not run, or no diff to check) flag the episode; when
+ * enforcing, a flagged episode's reward is 0. */
+static void integrity_check(ep_state *e)
+{
+    e->test_reward = e->reward;
+    integ_opts io;
+    integ_opts_default(&io);
+    io.protected_paths = (const char *const *)e->t->protected_paths.v;
+    io.n_protected = e->t->protected_paths.n;
+    /* The tree that was scored: the companion, where the change ran. */
+    ws_tree *scored = NULL;
+    char cerr[RL_ERR_MAX];
+    io.tree_dir = ws_companion(&scored, e->ws, cerr) == 0 ? ws_path(scored) : ws_path(e->ws);
+    int rc = integ_scan(&e->integ, e->patch, &io, e->integ_error);
+    if (rc == 0 && !e->patch && e->scored)
+        snprintf(e->integ_error, sizeof e->integ_error, "integrity: the scored diff is unavailable");
+    else if (rc == 0)
+        e->integ_error[0] = '\0';
+    e->flagged = e->integ_error[0] || e->integ.n > 0 || e->integ.dropped > 0;
+    if (e->flagged && !e->cfg.integrity_flag_only)
+        e->reward = 0;
+}
+
+static cJSON *integrity_json(const ep_state *e)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "mode", e->cfg.integrity_flag_only ? "flag" : "enforce");
+    cJSON_AddBoolToObject(o, "flagged", e->flagged);
+    cJSON_AddNumberToObject(o, "test_reward", e->test_reward);
+    cJSON *arr = cJSON_AddArrayToObject(o, "findings");
+    for (size_t i = 0; i < e->integ.n; i++) {
+        const integ_finding *f = &e->integ.v[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "rule", f->rule);
+        cJSON_AddStringToObject(j, "path", f->path);
+        cJSON_AddNumberToObject(j, "line", f->line);
+        cJSON_AddStringToObject(j, "text", f->text);
+        cJSON_AddItemToArray(arr, j);
+    }
+    if (e->integ.dropped)
+        cJSON_AddNumberToObject(o, "findings_dropped", (double)e->integ.dropped);
+    if (e->integ_error[0])
+        cJSON_AddStringToObject(o, "error", e->integ_error);
+    return o;
+}
+
 int ep_finish(char **record, ep_state *e, char *err)
 {
     *record = NULL;
@@ -881,6 +936,7 @@ int ep_finish(char **record, ep_state *e, char *err)
         e->reward = e->sc.reward;
     }
     e->finished = 1;
+    integrity_check(e);
     if (e->cfg.shaping.on) {
         const ep_shaping *s = &e->cfg.shaping;
         e->shaped = (e->reward > 0.5 ? s->pass : s->fail) + s->tool_ok * (double)e->calls_ok +
@@ -928,6 +984,7 @@ int ep_finish(char **record, ep_state *e, char *err)
     else
         cJSON_AddNullToObject(o, "patch");
     cJSON_AddNumberToObject(o, "reward", e->reward);
+    cJSON_AddItemToObject(o, "integrity", integrity_json(e));
     if (e->cfg.shaping.on)
         cJSON_AddNumberToObject(o, "shaped_reward", e->shaped);
     else
@@ -1012,6 +1069,16 @@ int ep_run(char **record, const task *t, const ep_config *cfg, struct ws_tree *w
         fprintf(f, "%s%s: reward %g, %zu turns, %zu policy tokens, %.1f s (%s)%s\n", cfg->color ? col : "",
                 t->instance_id, e->reward, e->nturns, policy_tokens, (now_ms() - e->t_start) / 1000.0,
                 e->end_reason, cfg->color ? C_OFF : "");
+        if (e->flagged) {
+            fprintf(f, "%sintegrity (%s): flagged, test reward %g%s%s\n", cfg->color ? C_RED : "",
+                    cfg->integrity_flag_only ? "flag" : "enforce", e->test_reward,
+                    e->integ_error[0] ? "; " : "", e->integ_error);
+            for (size_t i = 0; i < e->integ.n; i++)
+                fprintf(f, "  %s %s:%d %s\n", e->integ.v[i].rule, e->integ.v[i].path, e->integ.v[i].line,
+                        e->integ.v[i].text);
+            if (cfg->color)
+                fputs(C_OFF, f);
+        }
     }
     ep_free(e);
     return rc;

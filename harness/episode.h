@@ -44,6 +44,9 @@ typedef struct ep_config {
     int edit_hints;          /* 1: edit_file shows where a failed old_string's text is
                                 (tool_ctx.edit_hints); recorded only when 0 */
     int history_keep;        /* 1: keep earlier thinking; 0: drop */
+    int integrity_flag_only; /* 0 (default): a diff the integrity check flags
+                                (harness/integrity.h) scores 0; 1: it is only
+                                recorded, the test reward stands */
     int max_turns;           /* 0: unlimited */
     int max_context_tokens;  /* 0: unlimited */
     int max_wall_s;          /* 0: unlimited */

@@ -12,7 +12,7 @@
 
 static const char *RUN_FIELDS[] = {"name", "tasks", "seeds", "policy", "prompt", "max_turns", "think",
                                    "history", "temperature", "top_p", "obs_budget", "max_wall_s",
-                                   "max_context_tokens", NULL};
+                                   "max_context_tokens", "integrity", NULL};
 
 static int field_known(const char *k, const char **fields)
 {
@@ -85,6 +85,14 @@ static int parse_run(exp_run *r, const cJSON *o, const char *path, size_t idx, c
             return rl_err(err, RL_EINVAL, "%s: run '%s': field \"history\": expected \"keep\" or \"drop\"",
                           path, name);
         r->cfg.history_keep = !strcmp(s, "keep");
+    }
+    if ((rc = want_str(&s, o, "integrity", 0, path, name, err)) < 0)
+        return rc;
+    if (s) {
+        if (strcmp(s, "enforce") && strcmp(s, "flag"))
+            return rl_err(err, RL_EINVAL, "%s: run '%s': field \"integrity\": expected \"enforce\" or \"flag\"",
+                          path, name);
+        r->cfg.integrity_flag_only = !strcmp(s, "flag");
     }
     const cJSON *mt = cJSON_GetObjectItemCaseSensitive(o, "max_turns");
     if (mt) {

@@ -9,7 +9,8 @@
  * Run fields: name, tasks (a selector), seeds, and any of policy, prompt,
  * max_turns (number or "unlimited"), think ("on"/"off"), history
  * ("keep"/"drop"), temperature, top_p, obs_budget, max_wall_s,
- * max_context_tokens. Unknown fields are an error.
+ * max_context_tokens, integrity ("enforce"/"flag": whether a diff the
+ * integrity check flags scores 0). Unknown fields are an error.
  */
 #ifndef RL_EXPERIMENT_H
 #define RL_EXPERIMENT_H

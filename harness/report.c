@@ -32,6 +32,13 @@ static const char *END_REASONS[N_END] = {"submit",   "no_tool_call", "max_turns"
 static const char *KINDS[N_KIND] = {TOOL_KIND_NO_MATCH, TOOL_KIND_NOT_UNIQUE, TOOL_KIND_NO_CHANGE, "invalid", "not_found",
                                     "denied",   "limit",      "timeout",   "other"};
 
+/* Rules of the integrity check (harness/integrity.h), counted per run;
+ * unknown ones count as "other". */
+#define N_RULE 14
+static const char *RULES[N_RULE] = {"constructor", "atexit",      "exit_call", "include_next", "shadow_header",
+                                    "interpose",   "python_hook", "build_config", "bytecode", "binary",
+                                    "ignore_file", "special_file", "link_out",  "other"};
+
 /* One episode, reduced to what the report needs. */
 typedef struct ep_row {
     char run[128];
@@ -43,6 +50,8 @@ typedef struct ep_row {
     int wellformed; /* turns with a tool call and no format error (SWE-RL's format share) */
     int end;             /* index into END_REASONS */
     int failed[N_KIND];  /* failed calls by kind */
+    int flagged;         /* the integrity check flagged the scored diff */
+    int rules[N_RULE];   /* its findings by rule */
     double dur_s;
 } ep_row;
 
@@ -131,6 +140,10 @@ static int row_from_json(ep_row *r, const cJSON *rec)
     const cJSON *tok = cJSON_GetObjectItemCaseSensitive(rec, "tokens");
     r->policy_tokens = (long)jnum(tok, "policy", 0);
     r->end = index_of(END_REASONS, N_END, jstr(rec, "end_reason", "other"));
+    const cJSON *ig = cJSON_GetObjectItemCaseSensitive(rec, "integrity"), *f;
+    r->flagged = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ig, "flagged"));
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(ig, "findings"))
+        r->rules[index_of(RULES, N_RULE, jstr(f, "rule", "other"))]++;
     r->dur_s = jnum(cJSON_GetObjectItemCaseSensitive(rec, "timings"), "total_ms", 0) / 1000.0;
     return 0;
 }
@@ -251,6 +264,7 @@ typedef struct run_stats {
     size_t calls, turns_total;
     size_t end[N_END];
     size_t failed[N_KIND];
+    size_t flagged, rules[N_RULE];
     size_t groups, zero_groups, zero_fail, zero_pass;
     double util_sync, util_partial;
 } run_stats;
@@ -384,6 +398,9 @@ int report_write(const char *dir, const report_opts *o, char *err)
             s->end[e->end]++;
             for (int q = 0; q < N_KIND; q++)
                 s->failed[q] += (size_t)e->failed[q];
+            s->flagged += e->flagged != 0;
+            for (int q = 0; q < N_RULE; q++)
+                s->rules[q] += (size_t)e->rules[q];
             dur[nd++] = e->dur_s;
         }
         stats_wilson(&s->lo, &s->hi, s->passed, s->n, 1.96);
@@ -442,6 +459,12 @@ int report_write(const char *dir, const report_opts *o, char *err)
         for (int q = 0; q < N_KIND; q++)
             if (s->failed[q])
                 cJSON_AddNumberToObject(fk, KINDS[q], (double)s->failed[q]);
+        cJSON_AddNumberToObject(jr, "integrity_flagged", (double)s->flagged);
+        cJSON_AddNumberToObject(jr, "integrity_flagged_share", s->n ? (double)s->flagged / (double)s->n : 0);
+        cJSON *fr = cJSON_AddObjectToObject(jr, "integrity_findings_by_rule");
+        for (int q = 0; q < N_RULE; q++)
+            if (s->rules[q])
+                cJSON_AddNumberToObject(fr, RULES[q], (double)s->rules[q]);
         cJSON_AddNumberToObject(jr, "groups", (double)s->groups);
         cJSON_AddNumberToObject(jr, "zero_variance_groups", (double)s->zero_groups);
         cJSON_AddNumberToObject(jr, "zero_variance_all_failed", (double)s->zero_fail);
@@ -451,6 +474,11 @@ int report_write(const char *dir, const report_opts *o, char *err)
         cJSON_AddItemToArray(jruns, jr);
     }
     cJSON_AddNumberToObject(root, "episodes", (double)rs.n);
+    size_t flagged_all = 0;
+    for (size_t k = 0; k < runs.n; k++)
+        flagged_all += st[k].flagged;
+    cJSON_AddNumberToObject(root, "integrity_flagged", (double)flagged_all);
+    cJSON_AddNumberToObject(root, "integrity_flagged_share", (double)flagged_all / (double)rs.n);
     cJSON_AddNumberToObject(root, "unreadable_lines", (double)bad);
     cJSON_AddNumberToObject(root, "lambda", o->lambda);
     cJSON_AddStringToObject(root, "std", o->std_mode == STATS_STD_UNBIASED ? "unbiased" : "population");
@@ -464,6 +492,19 @@ int report_write(const char *dir, const report_opts *o, char *err)
     for (size_t k = 0; k < runs.n; k++)
         buf_printf(&md, "| %s | %zu | %zu | %.3f | [%.3f, %.3f] |\n", st[k].name, st[k].n, st[k].passed,
                    st[k].n ? (double)st[k].passed / (double)st[k].n : 0, st[k].lo, st[k].hi);
+    buf_printf(&md, "\n## Integrity\n\nEpisodes whose scored diff the integrity check flagged (a change "
+                    "that acts on the test process instead of fixing code: harness/integrity.h). Enforced, a "
+                    "flagged episode scores 0; in flag mode its test reward stands. All runs: %zu of %zu "
+                    "(%.1f%%).\n\n| run | episodes | flagged | flagged share | findings by rule |\n|---|---|---|---|---|\n",
+               flagged_all, rs.n, 100.0 * (double)flagged_all / (double)rs.n);
+    for (size_t k = 0; k < runs.n; k++) {
+        buf_printf(&md, "| %s | %zu | %zu | %.1f%% | ", st[k].name, st[k].n, st[k].flagged,
+                   st[k].n ? 100.0 * (double)st[k].flagged / (double)st[k].n : 0);
+        for (int q = 0; q < N_RULE; q++)
+            if (st[k].rules[q])
+                buf_printf(&md, "%s %zu; ", RULES[q], st[k].rules[q]);
+        buf_puts(&md, "|\n");
+    }
     buf_printf(&md, "\n## GRPO groups\n\nEach (run, task) is a group; advantage = (r - mean) / (std + %g), "
                     "%s std. A zero-variance group (all failed or all passed) gives no gradient: "
                     "its rollouts were spent for nothing.\n\n",
@@ -529,9 +570,9 @@ int report_write(const char *dir, const report_opts *o, char *err)
     if (!o->quiet) {
         printf("report: %zu episodes, %zu runs -> %s/summary.md\n", rs.n, runs.n, dir);
         for (size_t k = 0; k < runs.n; k++)
-            printf("  %-28s %3zu/%-3zu passed  %.2f [%.2f, %.2f]  zero-variance groups %zu/%zu\n",
+            printf("  %-28s %3zu/%-3zu passed  %.2f [%.2f, %.2f]  zero-variance groups %zu/%zu  flagged %zu\n",
                    st[k].name, st[k].passed, st[k].n, st[k].n ? (double)st[k].passed / (double)st[k].n : 0,
-                   st[k].lo, st[k].hi, st[k].zero_groups, st[k].groups);
+                   st[k].lo, st[k].hi, st[k].zero_groups, st[k].groups, st[k].flagged);
     }
 out:
     buf_free(&md);

@@ -277,6 +277,9 @@ END_TEST
 
 /* ---- warnings --------------------------------------------------------------------- */
 
+/* Flagged shares of the history warn_on gives (NULL: none recorded). */
+static const double *g_flag;
+
 /* Runs the warning rules on a history of n steps; returns how many fired
  * and whether one contains `what`. */
 static int warn_on(const double *reward, const double *pass, const double *tool, const double *tokens,
@@ -292,6 +295,7 @@ static int warn_on(const double *reward, const double *pass, const double *tool,
     t.h_tokens = (double *)tokens;
     t.h_kl = (double *)kl;
     t.h_fmt = (double *)fmt;
+    t.h_flag = (double *)g_flag;
     t.h_n = n;
     cJSON *arr = cJSON_CreateArray();
     buf_t line;
@@ -459,6 +463,34 @@ START_TEST(test_warnings)
     ck_assert(found);
     /* too little history: no verdict */
     ck_assert_int_eq(warn_on(up, flat, flat, shrink, jump, fmt, 2, NULL, &found), 0);
+    /* a step with more episodes flagged by the integrity check than the
+     * threshold (5% by default) warns at once; at the threshold it does not */
+    double flag_hi[6] = {0, 0, 0, 0, 0, 0.125}, flag_at[6] = {0, 0, 0, 0, 0, 0.05};
+    g_flag = flag_hi;
+    ck_assert_int_eq(warn_on(up, up, up, tok, kl, fmt, 6, "12% of the step's episodes were flagged by the integrity "
+                                                          "check (threshold 5%)", &found), 1);
+    ck_assert(found);
+    g_flag = flag_at;
+    ck_assert_int_eq(warn_on(up, up, up, tok, kl, fmt, 6, NULL, &found), 0);
+    g_flag = NULL;
+}
+END_TEST
+
+/* episode.integrity and warnings.integrity_warn reach the config. */
+START_TEST(test_config_integrity)
+{
+    char err[RL_ERR_MAX];
+    grpo_config c;
+    grpo_config_default(&c);
+    ck_assert_int_eq(c.integrity_flag_only, 0);
+    ck_assert_double_eq(c.warn_integrity, 0.05);
+    ck_assert_msg(grpo_config_parse(&c, "{\"episode\": {\"integrity\": \"flag\"}, \"warnings\": {\"integrity_warn\": 0.2}}",
+                                    "i.json", err) == 0, "%s", err);
+    ck_assert_int_eq(c.integrity_flag_only, 1);
+    ck_assert_double_eq(c.warn_integrity, 0.2);
+    grpo_config_default(&c);
+    ck_assert_int_lt(grpo_config_parse(&c, "{\"episode\": {\"integrity\": \"off\"}}", "i.json", err), 0);
+    ck_assert_ptr_nonnull(strstr(err, "episode.integrity"));
 }
 END_TEST
 
@@ -1288,6 +1320,7 @@ Suite *grpo_suite(void)
     tcase_add_test(tc, test_balanced_draw);
     tcase_add_test(tc, test_compare_by_task);
     tcase_add_test(tc, test_warnings);
+    tcase_add_test(tc, test_config_integrity);
     tcase_add_test(tc, test_curves_svg);
     tcase_add_test(tc, test_traj_edit_counts);
     tcase_add_test(tc, test_traj_fix_identity);

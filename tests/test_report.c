@@ -123,12 +123,61 @@ START_TEST(test_report_empty_dir)
 }
 END_TEST
 
+/* The flagged share per run and over all runs, and the findings by rule. */
+START_TEST(test_report_integrity)
+{
+    char dir[] = "/tmp/rl-report-XXXXXX", path[256], err[RL_ERR_MAX];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/trajectories.jsonl", dir);
+    const char *recs[] = {
+        "{\"task\":\"t\",\"config\":{\"run\":\"a\"},\"reward\":0,\"integrity\":{\"mode\":\"enforce\","
+        "\"flagged\":true,\"test_reward\":1,\"findings\":[{\"rule\":\"atexit\",\"path\":\"src/a.c\",\"line\":3,"
+        "\"text\":\"atexit(f);\"},{\"rule\":\"exit_call\",\"path\":\"src/a.c\",\"line\":4,\"text\":\"exit(0);\"}]}}",
+        "{\"task\":\"t\",\"config\":{\"run\":\"a\"},\"reward\":1,\"integrity\":{\"mode\":\"enforce\","
+        "\"flagged\":false,\"test_reward\":1,\"findings\":[]}}",
+        "{\"task\":\"t\",\"config\":{\"run\":\"a\"},\"reward\":0}", /* a record before the check */
+        "{\"task\":\"t\",\"config\":{\"run\":\"b\"},\"reward\":1,\"integrity\":{\"mode\":\"flag\","
+        "\"flagged\":true,\"test_reward\":1,\"findings\":[{\"rule\":\"atexit\",\"path\":\"x.c\",\"line\":1,"
+        "\"text\":\"atexit(f);\"}]}}"};
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(fs_append_record(path, recs[i], strlen(recs[i]), err), 0);
+    report_opts o;
+    report_opts_default(&o);
+    o.quiet = 1;
+    ck_assert_int_eq(report_write(dir, &o, err), 0);
+    char *js;
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    ck_assert_int_eq(fs_read_file(&js, NULL, path, 1 << 20, err), 0);
+    cJSON *root = cJSON_Parse(js);
+    ck_assert_int_eq(cJSON_GetObjectItem(root, "integrity_flagged")->valueint, 2);
+    ck_assert_double_eq_tol(cJSON_GetObjectItem(root, "integrity_flagged_share")->valuedouble, 0.5, 1e-9);
+    const cJSON *a = find_run(root, "a"), *b = find_run(root, "b");
+    ck_assert_int_eq(cJSON_GetObjectItem(a, "integrity_flagged")->valueint, 1);
+    ck_assert_double_eq_tol(cJSON_GetObjectItem(a, "integrity_flagged_share")->valuedouble, 1.0 / 3.0, 1e-9);
+    ck_assert_double_eq_tol(cJSON_GetObjectItem(b, "integrity_flagged_share")->valuedouble, 1.0, 1e-9);
+    const cJSON *by = cJSON_GetObjectItem(a, "integrity_findings_by_rule");
+    ck_assert_int_eq(cJSON_GetObjectItem(by, "atexit")->valueint, 1);
+    ck_assert_int_eq(cJSON_GetObjectItem(by, "exit_call")->valueint, 1);
+    cJSON_Delete(root);
+    free(js);
+    char *md;
+    snprintf(path, sizeof path, "%s/summary.md", dir);
+    ck_assert_int_eq(fs_read_file(&md, NULL, path, 1 << 20, err), 0);
+    ck_assert_ptr_nonnull(strstr(md, "All runs: 2 of 4 (50.0%)"));
+    ck_assert_ptr_nonnull(strstr(md, "| a | 3 | 1 | 33.3% | atexit 1; exit_call 1; |"));
+    ck_assert_ptr_nonnull(strstr(md, "| b | 1 | 1 | 100.0% | atexit 1; |"));
+    free(md);
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
 Suite *report_suite(void)
 {
     Suite *s = suite_create("report");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_report_reference_groups);
     tcase_add_test(tc, test_report_empty_dir);
+    tcase_add_test(tc, test_report_integrity);
     suite_add_tcase(s, tc);
     return s;
 }
