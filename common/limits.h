@@ -48,6 +48,8 @@
 #define SB_ARGV_MAX 4096                  /* argv entries */
 #define SB_ENV_MAX 256                    /* extra environment entries */
 #define SB_RW_PATHS_MAX 16                /* extra writable paths */
+#define SB_RO_PATHS_MAX 16                /* read-only paths inside them: the
+                                             protected test paths of a task */
 #define SB_ARGS_BYTES_MAX (1u << 20)      /* argv + env strings; the kernel's
                                              ARG_MAX is 2 MB */
 #define SB_STDIN_MAX (1u << 20)           /* stdin_data is written into the pipe
@@ -67,6 +69,17 @@
 #define SB_TMPFS_INODES 16384
 /* The private /dev/shm: POSIX semaphores and small shared buffers. */
 #define SB_SHM_MB 64
+
+/* The root of a run (a root harness): top-level entries of the host's
+ * root kept (bin, sbin, lib, lib32, lib64, libx32, usr), and the copy of
+ * the /etc entries a build and a test run read, made once per process:
+ * a few hundred small files and links (alternatives/, ssl/certs/); past
+ * these caps the rest of an entry is left out. */
+#define SB_ROOT_TOP_MAX 8
+#define SB_ETC_FILES_MAX 4096
+#define SB_ETC_FILE_MAX (1u << 20)
+#define SB_ETC_DEPTH_MAX 4
+#define SB_ETC_MB 16
 
 /* Fixed SOURCE_DATE_EPOCH (2020-01-01 UTC) so builds are reproducible. */
 #define SB_SOURCE_DATE_EPOCH "1577836800"

@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,7 @@ typedef struct sb_state {
     int ruleset_fd, in_fd;       /* sent with the job */
     int idmap_fd[SB_MAX_IDMAPS]; /* cached, not ours to close */
     char *rw[SB_RW_PATHS_MAX + 1]; /* rw_paths resolved (NULL-terminated) */
+    char *ro[SB_RO_PATHS_MAX + 1]; /* ro_paths resolved, existing ones */
 } sb_state;
 
 static long sb_now_ms(void)
@@ -159,6 +161,13 @@ static int sb_check_opts(const sb_opts *o, char *err)
     if (n > SB_RW_PATHS_MAX)
         return rl_err(err, RL_ELIMIT, "sandbox: rw_paths: %zu entries, expected at most %d", n,
                       SB_RW_PATHS_MAX);
+    for (n = 0; o->ro_paths && o->ro_paths[n]; n++)
+        if (o->ro_paths[n][0] != '/')
+            return rl_err(err, RL_EINVAL, "sandbox: ro_paths entry '%.60s': expected an absolute path",
+                          o->ro_paths[n]);
+    if (n > SB_RO_PATHS_MAX)
+        return rl_err(err, RL_ELIMIT, "sandbox: ro_paths: %zu entries, expected at most %d", n,
+                      SB_RO_PATHS_MAX);
     return 0;
 }
 
@@ -191,7 +200,9 @@ static int sb_env_build(sb_state *s, const sb_opts *o, char *err)
     if (!s->envp)
         return rl_err(err, RL_ENOMEM, "sandbox: environment: out of memory");
     char home[PATH_MAX + 8], tmp[96], tmp2[96], tmp3[96];
-    snprintf(home, sizeof home, "HOME=%s", s->dir);
+    /* Outside the work tree: nothing the command writes there is read as
+     * its home (dotfiles, Python's user site). */
+    snprintf(home, sizeof home, "HOME=%s", s->tmp);
     snprintf(tmp, sizeof tmp, "TMPDIR=%s", s->tmp);
     /* Check (and Windows-minded tools) look at TEMP/TMP, not TMPDIR: point
      * every name at the private tmp, the only writable scratch place. */
@@ -317,8 +328,11 @@ static void sb_bind_add(sb_job *j, const sb_bind *b)
  * else the command would not see it. */
 static int sb_writable(sb_state *s, const sb_caps *caps, const char *path, char *err)
 {
-    sb_bind b = {path, -1, 0, -1, 1, {0, 0, 0, 0, 0, 0}};
-    b.cover = sb_cover_of(caps, path, &b.rel);
+    sb_bind b = {path, -1, 0, -1, 1, 0, {0, 0, 0, 0, 0, 0}};
+    if (caps->rootfs)
+        b.rel = 1; /* made at its path in the run's own root */
+    else
+        b.cover = sb_cover_of(caps, path, &b.rel);
     if (!caps->root && b.cover < 0)
         return 0;
     struct statx sx;
@@ -350,8 +364,52 @@ static int sb_writable(sb_state *s, const sb_caps *caps, const char *path, char 
                               path, budget < 0 ? "too many files" : strerror(errno));
         }
     }
-    if (b.idmap >= 0 || b.cover >= 0)
+    if (b.idmap >= 0 || b.cover >= 0 || caps->rootfs)
         sb_bind_add(j, &b);
+    return 0;
+}
+
+/* Is path below (or at) dir? Both canonical. */
+static int sb_below(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return !strncmp(path, dir, n) && (path[n] == '/' || !path[n] || (n == 1 && dir[0] == '/'));
+}
+
+/* A path the command sees read-only: a read-only bind over it, made after
+ * the writable path it lies in. One that does not exist is skipped. */
+static int sb_readonly(sb_state *s, const sb_caps *caps, const char *given, size_t k, char *err)
+{
+    char *path = realpath(given, NULL);
+    if (!path) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return 0;
+        return rl_err(err, rl_from_errno(errno), "sandbox: ro_paths entry %s: %s", given,
+                      strerror(errno));
+    }
+    s->ro[k] = path;
+    int inside = sb_below(path, s->dir);
+    for (size_t i = 0; s->rw[i] && !inside; i++)
+        inside = sb_below(path, s->rw[i]);
+    if (!inside)
+        return rl_err(err, RL_EINVAL,
+                      "sandbox: ro_paths entry %s: expected a path inside the work dir or an rw_paths entry",
+                      given);
+    if (!(caps->clone_flags & CLONE_NEWNS))
+        return rl_err(err, RL_EUNSUP, "sandbox: ro_paths entry %s: needs a mount namespace", given);
+    struct statx sx;
+    if (statx(AT_FDCWD, path, 0, STATX_BASIC_STATS | STATX_BTIME, &sx) < 0)
+        return rl_err(err, rl_from_errno(errno), "sandbox: %s: %s", path, strerror(errno));
+    sb_bind b = {path, -1, 0, -1, S_ISDIR(sx.stx_mode), 1, {0, 0, 0, 0, 0, 0}};
+    b.id.ok = (sx.stx_mask & (STATX_INO | STATX_BTIME)) == (STATX_INO | STATX_BTIME);
+    b.id.dev_major = sx.stx_dev_major;
+    b.id.dev_minor = sx.stx_dev_minor;
+    b.id.ino = sx.stx_ino;
+    b.id.btime_s = sx.stx_btime.tv_sec;
+    b.id.btime_ns = sx.stx_btime.tv_nsec;
+    if (s->job.nbind >= SB_MAX_BINDS)
+        return rl_err(err, RL_ELIMIT, "sandbox: %s: expected at most %d mounts", path, SB_MAX_BINDS);
+    sb_bind_add(&s->job, &b);
     return 0;
 }
 
@@ -360,6 +418,11 @@ static int sb_writable(sb_state *s, const sb_caps *caps, const char *path, char 
  * directory, removed after the run. */
 static int sb_make_tmp(sb_state *s, const sb_caps *caps, char *err)
 {
+    if (caps->rootfs) {
+        snprintf(s->tmp, sizeof s->tmp, "/tmp");
+        s->tmp_is_mnt = 1;
+        return 0;
+    }
     if (caps->tmp_mnt[0]) {
         snprintf(s->tmp, sizeof s->tmp, "%s", caps->tmp_mnt);
         s->tmp_is_mnt = 1;
@@ -493,9 +556,15 @@ static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *
     rc = sb_writable(s, caps, s->dir, err);
     for (size_t i = 0; !rc && s->rw[i]; i++)
         rc = sb_writable(s, caps, s->rw[i], err);
+    for (size_t i = 0, k = 0; !rc && o->ro_paths && o->ro_paths[i]; i++) {
+        rc = sb_readonly(s, caps, o->ro_paths[i], k, err);
+        k += s->ro[k] != NULL;
+    }
     if (rc)
         return rc;
-    if (caps->landlock_abi) {
+    /* With a root of its own, the ruleset names the spare's /dev and /tmp:
+     * made once the spare is known (sb_start). */
+    if (caps->landlock_abi && !caps->rootfs) {
         const char *rw[SB_RW_PATHS_MAX + 3] = {s->dir, s->tmp_is_mnt ? caps->tmp_rule : s->tmp};
         size_t n = 2;
         for (size_t i = 0; s->rw[i]; i++)
@@ -522,6 +591,8 @@ static void sb_state_free(sb_state *s)
     free(s->path);
     for (size_t i = 0; s->rw[i]; i++)
         free(s->rw[i]);
+    for (size_t i = 0; s->ro[i]; i++)
+        free(s->ro[i]);
 }
 
 /* ---- running ---------------------------------------------------------------- */
@@ -718,19 +789,27 @@ static void sb_result_init(sb_result *res)
  * is the dead spare's own message if it left one. */
 static int sb_start(sb_spare **out, sb_state *s, const sb_caps *caps, char *err)
 {
-    int fds[2 + SB_MAX_IDMAPS], n = 0;
-    if (s->ruleset_fd >= 0)
-        fds[n++] = s->ruleset_fd;
-    if (s->in_fd >= 0)
-        fds[n++] = s->in_fd;
-    int npass = n;
-    for (int i = 0; i < s->job.nidmap; i++)
-        fds[n++] = s->idmap_fd[i];
     sb_spare *sp = NULL;
     for (int attempt = 0; attempt < 2; attempt++) {
         int rc = sb_spare_get(&sp, caps, err);
         if (rc)
             return rc;
+        if (caps->rootfs && caps->landlock_abi) {
+            sb_close(&s->ruleset_fd);
+            if ((rc = sb_spare_ruleset(sp, &s->job, caps->landlock_abi, &s->ruleset_fd, err))) {
+                sb_spare_free(sp);
+                return rc;
+            }
+            s->job.has_ruleset = 1;
+        }
+        int fds[2 + SB_MAX_IDMAPS], n = 0;
+        if (s->ruleset_fd >= 0)
+            fds[n++] = s->ruleset_fd;
+        if (s->in_fd >= 0)
+            fds[n++] = s->in_fd;
+        int npass = n;
+        for (int i = 0; i < s->job.nidmap; i++)
+            fds[n++] = s->idmap_fd[i];
 #ifdef SB_PROFILE
         sp->c.prof[SB_P_H_ENTER] = tl_prof.prof[SB_P_H_ENTER];
         sp->c.prof[SB_P_H_PREPARED] = tl_prof.prof[SB_P_H_PREPARED];

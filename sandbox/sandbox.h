@@ -80,6 +80,11 @@ typedef struct sb_opts {
     const char *const *env;      /* extra "K=V" entries added to the scrubbed
                                     environment (NULL-terminated, may be NULL) */
     const char *const *rw_paths; /* extra writable paths (NULL-terminated) */
+    const char *const *ro_paths; /* paths inside dir (or an rw_paths entry)
+                                    the command sees read-only: a read-only
+                                    bind over each (NULL-terminated, may be
+                                    NULL; one that does not exist is
+                                    skipped, one outside them is an error) */
     sb_limits lim;
     const char *stdin_data;      /* NULL: stdin is /dev/null */
     size_t stdin_len;

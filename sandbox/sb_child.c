@@ -240,11 +240,30 @@ SB_CHILD static long sb_close_except(const int *keep, int n)
  * work dir below it. */
 SB_CHILD static void sb_mounts(sb_child *c)
 {
-    if (!c->mount_proc && !c->tmpfs_opts[0] && !c->shm_opts[0])
+    if (!c->mount_proc && !c->tmpfs_opts[0] && !c->shm_opts[0] && !c->rootfs)
         return;
     long r = SYS5(SYS_mount, 0, "/", 0, MS_REC | MS_SLAVE, 0);
     if (r < 0)
         sb_fail(c, SB_ST_MOUNTS, r);
+    if (c->rootfs) {
+        /* The host's root stays reachable through host_fd only (the binds'
+         * source): the pivot puts it on the new root's /proc, which the
+         * run's /proc then covers. */
+        long fd = SYS4(SYS_openat, AT_FDCWD, "/", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+        if (fd < 0)
+            sb_fail(c, SB_ST_ROOT, fd);
+        c->host_fd = (int)fd;
+        r = SYS5(SYS_move_mount, c->root_fd, "", AT_FDCWD, c->tmp, MOVE_MOUNT_F_EMPTY_PATH);
+        SYS1(SYS_close, c->root_fd);
+        if (r >= 0)
+            r = SYS1(SYS_chdir, c->tmp);
+        if (r >= 0)
+            r = SYS2(SYS_pivot_root, ".", "proc");
+        if (r >= 0)
+            r = SYS1(SYS_chdir, "/");
+        if (r < 0)
+            sb_fail(c, SB_ST_ROOT, r);
+    }
     if (c->mount_proc &&
         (r = SYS5(SYS_mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0)) < 0)
         sb_fail(c, SB_ST_PROC, r);
@@ -261,15 +280,17 @@ SB_CHILD static void sb_mounts(sb_child *c)
     }
 }
 
-/* Makes the missing directories of b->path below its cover's mount point
- * in the private tmpfs (0755: the command can search them; as root they
- * are ours and it cannot write them, unprivileged they are its own, which
- * is harmless: they exist only in this run), and the mount point itself
- * (a directory, or an empty file for a file). The tmpfs is fresh: nothing
- * of the command's is there yet. */
-SB_CHILD static long sb_make_mountpoint(const sb_bind *b)
+/* Makes the missing directories of b->path from its offset rel on (below
+ * a cover's mount point in the private tmpfs, or in the run's own root:
+ * 0755, root-owned as root, so the command can search them and not
+ * change them; unprivileged they are its own, which is harmless: they
+ * exist only in this run), and the mount point itself (a directory, or an
+ * empty file for a file). *made: the length of the path of the first
+ * one made (what sb_unmake_mountpoint may remove), 0 when none was. */
+SB_CHILD static long sb_make_mountpoint(const sb_bind *b, int *made)
 {
     char p[PATH_MAX];
+    *made = 0;
     long n = sb_strlen(b->path);
     if (n >= (long)sizeof p)
         return -ENAMETOOLONG;
@@ -284,14 +305,22 @@ SB_CHILD static long sb_make_mountpoint(const sb_bind *b)
         p[i] = '\0';
         r = SYS3(SYS_mkdirat, AT_FDCWD, p, 0755);
         p[i] = '/';
+        if (r == 0 && !*made)
+            *made = (int)i;
         if (r < 0 && r != -EEXIST)
             return r;
     }
     if (b->is_dir) {
         r = SYS3(SYS_mkdirat, AT_FDCWD, p, 0755);
+        if (r == 0 && !*made)
+            *made = (int)n;
         return r == -EEXIST ? 0 : r;
     }
-    r = SYS4(SYS_openat, AT_FDCWD, p, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    r = SYS4(SYS_openat, AT_FDCWD, p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (r >= 0 && !*made)
+        *made = (int)n;
+    if (r == -EEXIST)
+        r = SYS4(SYS_openat, AT_FDCWD, p, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
     if (r >= 0)
         SYS1(SYS_close, r);
     return r < 0 ? r : 0;
@@ -310,13 +339,22 @@ SB_CHILD static long sb_make_mountpoint(const sb_bind *b)
  * *id gets what the mounted tree shows; *keep (if not NULL) the mount's
  * fd, else it is closed. Returns 0 or -errno with *stage. */
 SB_CHILD static long sb_mount_one(const sb_child *c, const sb_bind *b, int userns_fd, sb_id *id,
-                                  int *keep, int *stage)
+                                  int *keep, int *made, int *stage)
 {
     long dfd = AT_FDCWD;
     const char *src = b->path;
     unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC;
-    *stage = b->idmap >= 0 ? SB_ST_IDMAP : SB_ST_BIND;
-    if (b->cover >= 0) {
+    *made = 0;
+    *stage = b->ro ? SB_ST_RO : b->idmap >= 0 ? SB_ST_IDMAP : SB_ST_BIND;
+    if (b->ro) {
+        /* From the sandbox's own view: inside a bind made before it. */
+    } else if (c->rootfs) {
+        if ((dfd = c->host_fd) < 0)
+            return -EINVAL;
+        src = b->path + 1;
+        if (!src[0])
+            flags |= AT_EMPTY_PATH;
+    } else if (b->cover >= 0) {
         if (b->cover >= SB_NCOVER || (dfd = c->cover_fd[b->cover]) < 0)
             return -EINVAL;
         src = b->path + b->rel;
@@ -343,18 +381,23 @@ SB_CHILD static long sb_mount_one(const sb_child *c, const sb_bind *b, int usern
         id->btime_ns = sx.stx_btime.tv_nsec;
     }
     r = 0;
-    if (b->idmap >= 0) {
+    if (b->ro) {
+        struct mount_attr attr = {0};
+        attr.attr_set = MOUNT_ATTR_RDONLY;
+        r = SYS5(SYS_mount_setattr, t, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr);
+    } else if (b->idmap >= 0) {
         struct mount_attr attr = {0};
         attr.attr_set = MOUNT_ATTR_IDMAP;
         attr.userns_fd = (unsigned)userns_fd;
         r = SYS5(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &attr, sizeof attr);
     }
-    if (r >= 0 && b->cover >= 0) {
+    if (r >= 0 && !b->ro && (b->cover >= 0 || c->rootfs)) {
         *stage = SB_ST_BIND;
-        r = sb_make_mountpoint(b);
+        r = sb_make_mountpoint(b, made);
     }
     if (r >= 0) {
-        *stage = b->cover >= 0 ? SB_ST_BIND : SB_ST_IDMAP;
+        if (!b->ro)
+            *stage = b->cover >= 0 || c->rootfs ? SB_ST_BIND : SB_ST_IDMAP;
         r = SYS5(SYS_move_mount, t, "", AT_FDCWD, b->path, MOVE_MOUNT_F_EMPTY_PATH);
     }
     if (r >= 0 && keep)
@@ -373,8 +416,8 @@ SB_CHILD static void sb_bind_mounts(sb_child *c, const sb_job *job, const int *u
         if (b->idmap >= job->nidmap)
             sb_fail(c, SB_ST_IDMAP, -EINVAL);
         sb_id id;
-        int stage;
-        long r = sb_mount_one(c, b, b->idmap >= 0 ? userns_fd[b->idmap] : -1, &id, 0, &stage);
+        int stage, made;
+        long r = sb_mount_one(c, b, b->idmap >= 0 ? userns_fd[b->idmap] : -1, &id, 0, &made, &stage);
         if (r < 0)
             sb_fail(c, stage, r);
     }
@@ -382,7 +425,7 @@ SB_CHILD static void sb_bind_mounts(sb_child *c, const sb_job *job, const int *u
         SYS1(SYS_close, userns_fd[i]);
 }
 
-SB_CHILD static void sb_unmake_mountpoint(const sb_bind *b);
+SB_CHILD static void sb_unmake_mountpoint(const sb_bind *b, int made);
 
 /* The premounts, best effort (a dir that is gone makes them no match for
  * any job); then the user namespace fds go. */
@@ -394,10 +437,10 @@ SB_CHILD static void sb_premount(sb_child *c)
         const sb_bind *b = &c->pre[i];
         int fd = b->idmap >= 0 && b->idmap < c->npre_userns ? c->pre_userns[b->idmap] : -1;
         int stage;
-        ok = sb_mount_one(c, b, fd, &c->pre_id[i], &c->pre_fd[i], &stage) == 0;
+        ok = sb_mount_one(c, b, fd, &c->pre_id[i], &c->pre_fd[i], &c->pre_mk[i], &stage) == 0;
         c->pre_made += ok;
-        if (!ok && b->cover >= 0)
-            sb_unmake_mountpoint(b);
+        if (!ok)
+            sb_unmake_mountpoint(b, c->pre_mk[i]);
     }
     for (int i = 0; i < c->npre_userns; i++)
         SYS1(SYS_close, c->pre_userns[i]); /* harmless when repeated: EBADF */
@@ -415,7 +458,7 @@ SB_CHILD int sb_pre_match(const sb_child *c, const sb_job *job)
         while (p->path[k] && p->path[k] == b->path[k])
             k++;
         if (p->path[k] != b->path[k] || p->cover != b->cover || p->rel != b->rel ||
-            p->is_dir != b->is_dir || (p->idmap < 0) != (b->idmap < 0))
+            p->is_dir != b->is_dir || p->ro != b->ro || (p->idmap < 0) != (b->idmap < 0))
             return 0;
         /* the same fd of the harness's idmap cache: the same owner mapping */
         if (p->idmap >= 0 && (p->idmap >= c->npre_userns || b->idmap >= job->nidmap ||
@@ -428,22 +471,22 @@ SB_CHILD int sb_pre_match(const sb_child *c, const sb_job *job)
     return 1;
 }
 
-/* Removes what sb_make_mountpoint made for b in the private tmpfs: the
- * mount point, then its parents up to the cover's mount point, stopping
- * at one another premount still uses (they go children first). */
-SB_CHILD static void sb_unmake_mountpoint(const sb_bind *b)
+/* Removes what sb_make_mountpoint made for b: the mount point, then its
+ * parents down to the first one it made, stopping at one another
+ * premount still uses (they go children first). */
+SB_CHILD static void sb_unmake_mountpoint(const sb_bind *b, int made)
 {
     char p[PATH_MAX];
     long n = sb_strlen(b->path);
-    if (n >= (long)sizeof p || !b->path[b->rel])
+    if (made <= 0 || n >= (long)sizeof p)
         return;
     for (long i = 0; i <= n; i++)
         p[i] = b->path[i];
     long r = SYS3(SYS_unlinkat, AT_FDCWD, p, b->is_dir ? AT_REMOVEDIR : 0);
     while (r == 0) {
-        while (n > b->rel && p[n] != '/')
+        while (n > 0 && p[n] != '/')
             n--;
-        if (n <= b->rel)
+        if (n < made)
             return;
         p[n] = '\0';
         r = SYS3(SYS_unlinkat, AT_FDCWD, p, AT_REMOVEDIR);
@@ -489,8 +532,7 @@ SB_CHILD static void sb_unpremount(sb_child *c)
         SYS1(SYS_close, c->pre_fd[i]);
         if (r < 0)
             sb_fail(c, SB_ST_BIND, r);
-        if (c->pre[i].cover >= 0)
-            sb_unmake_mountpoint(&c->pre[i]);
+        sb_unmake_mountpoint(&c->pre[i], c->pre_mk[i]);
     }
     c->pre_made = 0;
 }
@@ -506,6 +548,9 @@ SB_CHILD static void sb_close_covers(sb_child *c)
             SYS1(SYS_close, c->cover_fd[i]);
         c->cover_fd[i] = -1;
     }
+    if (c->host_fd >= 0)
+        SYS1(SYS_close, c->host_fd);
+    c->host_fd = -1;
 }
 
 /* Unprivileged: map ourselves in the user namespace we were cloned into. */
@@ -928,6 +973,8 @@ const char *sb_stage_name(int stage)
     case SB_ST_PROC: return "mount /proc";
     case SB_ST_TMPFS: return "mount the private TMPDIR";
     case SB_ST_JOB: return "receive the job";
+    case SB_ST_ROOT: return "enter the run's own root (pivot_root)";
+    case SB_ST_RO: return "read-only bind of an ro_paths entry";
     default: return "unknown step";
     }
 }

@@ -31,6 +31,18 @@ typedef struct sb_caps {
                             "": no mount namespace, TMPDIR is made per run */
     char tmp_rule[80];   /* its parent, where the Landlock rule goes */
     int shm;             /* each run gets a private tmpfs on /dev/shm */
+    int rootfs;          /* root harness with mount and PID namespaces: each
+                            run gets a root of its own (sb_root_make) */
+    int etc_fd;          /* rootfs: detached tmpfs holding the copy of the
+                            host's /etc entries a build and a test run read,
+                            made once per process; -1 */
+    int ntop;            /* rootfs: top-level entries of the host's root
+                            kept (bin, lib*, sbin, usr): a symlink of the
+                            same text, or a read-only bind of the dir */
+    struct {
+        char name[16];
+        char link[64];   /* "": a directory */
+    } top[SB_ROOT_TOP_MAX];
     unsigned layers;     /* SB_LAYER_* every run gets */
 } sb_caps;
 
@@ -43,6 +55,15 @@ const sb_caps *sb_caps_get(void);
  * the file system of dev cannot be idmapped (then the caller chowns). */
 int sb_idmap_fd(uid_t uid, gid_t gid, dev_t dev, const char *path);
 
+/* rootfs: a fresh root for one sandbox, made by the harness as a detached
+ * tmpfs: the kept top-level entries (read-only binds of /usr and the
+ * like), a read-only clone of the /etc copy, /dev with the basic nodes and
+ * an empty shm dir (1777), /tmp (1777), an empty /proc. Returns its mount
+ * fd (O_CLOEXEC) or a negative RL_E* with err. */
+int sb_root_make(const sb_caps *caps, char *err);
+/* Fills the rootfs fields of caps (the probe, once per process). */
+void sb_root_probe(sb_caps *c);
+
 /* ---- filters ----------------------------------------------------------- */
 
 /* The seccomp program, built once per process; NULL with err on failure. */
@@ -53,6 +74,11 @@ const struct sock_fprog *sb_seccomp_prog(char *err);
  * private /dev/shm), no TCP, scoped signals and abstract sockets where the
  * ABI has them. *fd is O_CLOEXEC. */
 int sb_landlock_ruleset(int *fd, int abi, int dev_rw, const char *const *rw_dirs, char *err);
+/* rootfs: the ruleset of one sandbox whose root is the detached tmpfs
+ * root_fd: read and execute below its root, write to its /dev and /tmp,
+ * everything below each of rw_dirs (paths of the harness's view, which the
+ * sandbox shows at the same paths). */
+int sb_landlock_ruleset_root(int *fd, int abi, int root_fd, const char *const *rw_dirs, char *err);
 /* The same through a small cache keyed by the dirs' identities; *fd is a
  * dup the caller closes. */
 int sb_landlock_ruleset_cached(int *fd, int abi, int dev_rw, const char *const *rw_dirs, char *err);
@@ -94,7 +120,7 @@ enum sb_stage {
     SB_ST_IDMAP, SB_ST_CREDS, SB_ST_USERNS, SB_ST_IDMAPS, SB_ST_CAPS,
     SB_ST_CLONE, SB_ST_WAIT, SB_ST_STDIO, SB_ST_CHDIR, SB_ST_RLIMIT,
     SB_ST_LANDLOCK, SB_ST_SECCOMP, SB_ST_EXEC, SB_ST_PROC, SB_ST_TMPFS, SB_ST_JOB,
-    SB_ST_BIND,
+    SB_ST_BIND, SB_ST_ROOT, SB_ST_RO,
 };
 const char *sb_stage_name(int stage);
 
@@ -109,8 +135,8 @@ typedef struct sb_msg {
 } sb_msg;
 
 #define SB_MAX_IDMAPS (SB_RW_PATHS_MAX + 1)
-#define SB_MAX_BINDS SB_MAX_IDMAPS
-#define SB_MAX_KEEP (8 + SB_MAX_IDMAPS)
+#define SB_MAX_BINDS (SB_MAX_IDMAPS + SB_RO_PATHS_MAX)
+#define SB_MAX_KEEP (9 + SB_MAX_IDMAPS)
 #define SB_MAX_RLIM 8
 
 typedef struct sb_rlim {
@@ -147,6 +173,9 @@ typedef struct sb_bind {
     int idmap;               /* root: index of its user namespace among the
                                 job's idmap fds, or -1 (no idmapping) */
     int is_dir;              /* else a file: its mount point is a file */
+    int ro;                  /* a read-only bind of a path inside an earlier
+                                (writable) bind, cloned from the sandbox's own
+                                view of it (its idmapping kept) */
     sb_id id;                /* what path showed when the harness looked */
 } sb_bind;
 
@@ -181,6 +210,13 @@ typedef struct sb_child {
     int job_fd;                  /* init's end of the job socket */
     int null_fd;                 /* /dev/null, the command's default stdin */
     int net_fd;                  /* netns to join, or -1 */
+    int rootfs;                  /* the run has a root of its own (sb_root.c) */
+    int root_fd;                 /* rootfs: the sandbox's root (sb_root_make),
+                                    moved onto `tmp` and pivoted into; -1 */
+    int host_fd;                 /* rootfs: O_PATH fd of the host's root, the
+                                    source of the binds, opened by the init
+                                    before the pivot; closed before the
+                                    command gets its job; -1 */
     int keep[SB_MAX_KEEP];       /* fds the init keeps, ascending */
     int nkeep;
 
@@ -229,6 +265,8 @@ typedef struct sb_child {
                                     tmpfs hid it, until the binds are made */
     sb_id pre_id[SB_MAX_BINDS];  /* what each premount shows */
     int pre_fd[SB_MAX_BINDS];    /* each premount (its mount's fd) */
+    int pre_mk[SB_MAX_BINDS];    /* rootfs: offset in its path of the first
+                                    directory the init made for it, 0: none */
     int pre_made;                /* premounts in place */
     int pre_ok;                  /* 1 (release) once all of them are in place
                                     and pre_id is filled; -1: one failed */
@@ -253,6 +291,10 @@ typedef struct sb_spare {
     pid_t owner;                 /* process that made it (fork safety) */
     int out_r, msg_r, job_fd;    /* our ends */
     int go_fd;                   /* our end of the command's go socket */
+    int root_fd;                 /* rootfs: our copy of its root mount (the
+                                    Landlock rules of its /dev and /tmp); -1 */
+    int ll_fd;                   /* rootfs: the ruleset for the premounts'
+                                    writable dirs, made with the spare; -1 */
     void *stacks;
     void *pre;                   /* the premounts' binds, paths, fds */
     int reaped;
@@ -268,6 +310,10 @@ void sb_spare_refill(const sb_caps *caps, const sb_job *job);
  * the user namespaces of its idmapped binds) to the spare. -1: the spare
  * is dead. */
 int sb_spare_dispatch(sb_spare *sp, sb_job *job, const int *fds, int npass, int nfds);
+/* rootfs: the Landlock ruleset of job in this spare (its /dev and /tmp
+ * are the spare's own): the one made with the spare when job's binds are
+ * those it was made for, else a new one. *fd is the caller's. */
+int sb_spare_ruleset(sb_spare *sp, const sb_job *job, int abi, int *fd, char *err);
 /* Closes our ends, kills the init if it still runs, reaps it, frees. */
 void sb_spare_free(sb_spare *sp);
 /* After the init's report: closes our ends and reaps the init if it has

@@ -53,15 +53,28 @@ static void fx_teardown(void)
     fs_remove_tree(g_parent, NULL);
 }
 
+/* A helper program, copied into the work dir: the command sees nothing
+ * of the host but the system directories and its work dir (the project's
+ * checkout, build/ included, is hidden). */
 static const char *prog(const char *name)
 {
     static char path[8][PATH_MAX];
     static int next;
-    char rel[PATH_MAX];
+    char rel[PATH_MAX], src[PATH_MAX];
     const char *build = getenv("RL_BUILD") ? getenv("RL_BUILD") : "build";
     snprintf(rel, sizeof rel, "%s/progs/%s", build, name);
+    ck_assert_msg(realpath(rel, src) != NULL, "helper program %s missing (make builds it)", rel);
     char *p = path[next++ % 8];
-    ck_assert_msg(realpath(rel, p) != NULL, "helper program %s missing (make builds it)", rel);
+    snprintf(p, PATH_MAX, "%s/%s", g_work, name);
+    size_t len = 0;
+    char *data = NULL;
+    ck_assert_int_eq(fs_read_file(&data, &len, src, 64u << 20, NULL), 0);
+    FILE *f = fopen(p, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+    free(data);
+    ck_assert_int_eq(chmod(p, 0755), 0);
     return p;
 }
 
@@ -461,9 +474,12 @@ START_TEST(test_environment)
     ck_assert_int_eq(lines, (int)(sizeof want / sizeof want[0]) + 4); /* + HOME, TMPDIR, TEMP, TMP */
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         ck_assert_msg(strstr(r.out, want[i]), "missing %s in:\n%s", want[i], r.out);
-    char home[PATH_MAX + 8];
-    snprintf(home, sizeof home, "HOME=%s\n", g_work);
-    ck_assert_ptr_nonnull(strstr(r.out, home));
+    /* HOME is the private TMPDIR, outside the work tree. */
+    ck_assert_ptr_nonnull(strstr(r.out, "HOME=/"));
+    ck_assert_ptr_null(strstr(r.out, "HOME=/tmp/rl-sbt"));
+    const char *h = strstr(r.out, "HOME="), *t = strstr(r.out, "TMPDIR=");
+    ck_assert(h && t && strcspn(h + 5, "\n") == strcspn(t + 7, "\n") &&
+              !strncmp(h + 5, t + 7, strcspn(t + 7, "\n")));
     ck_assert_ptr_nonnull(strstr(r.out, "TMPDIR=/"));
     ck_assert_ptr_nonnull(strstr(r.out, "TEMP=/"));
     ck_assert_ptr_nonnull(strstr(r.out, "TMP=/"));
@@ -476,8 +492,10 @@ END_TEST
 START_TEST(test_cwd_tmp_hostname)
 {
     sb_result r;
+    /* (The work dir lies below the host's /tmp: its path is made in the
+     * private one, which holds nothing else of the host's.) */
     run_sh(&r, NULL,
-           "pwd; hostname; touch \"$TMPDIR/t\" && echo tmp-ok; ls -A \"$TMPDIR\"; "
+           "pwd; hostname; touch \"$TMPDIR/t\" && echo tmp-ok; ls -A \"$TMPDIR\" | grep -v '^rl-sbt-'; "
            "echo data > made.txt && echo work-ok; echo shm > /dev/shm/s && cat /dev/shm/s");
     char want[PATH_MAX + 64];
     snprintf(want, sizeof want, "%s\nsandbox\ntmp-ok\nt\nwork-ok\nshm\n", g_work);
@@ -491,7 +509,7 @@ START_TEST(test_cwd_tmp_hostname)
     ck_assert_int_eq(stat(path, &st), 0);
     ck_assert_int_eq(stat(g_work, &dir), 0);
     ck_assert_int_eq(st.st_uid, dir.st_uid);
-    run_sh(&r, NULL, "ls -A \"$TMPDIR\" | wc -l");
+    run_sh(&r, NULL, "ls -A \"$TMPDIR\" | grep -v '^rl-sbt-' | wc -l");
     ck_assert_str_eq(r.out, "0\n");
     sb_result_free(&r);
 }
