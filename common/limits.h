@@ -81,6 +81,10 @@
 #define SB_ETC_DEPTH_MAX 4
 #define SB_ETC_MB 16
 
+/* Cgroups of finished runs whose removal found them still busy, retried
+ * at later reaps: about one per thread running sandboxes. */
+#define SB_CG_PENDING_MAX 64
+
 /* Fixed SOURCE_DATE_EPOCH (2020-01-01 UTC) so builds are reproducible. */
 #define SB_SOURCE_DATE_EPOCH "1577836800"
 

@@ -515,6 +515,9 @@ static void sb_job_fill(sb_state *s, const sb_opts *o, const sb_caps *caps)
     sb_rlim_add(j, RLIMIT_NPROC, nproc, nproc);
     rlim_t as = (rlim_t)l->mem_mb << 20;
     sb_rlim_add(j, RLIMIT_AS, as, as);
+    /* The same figures for the whole tree, where it has cgroups. */
+    j->cg_lim[0] = (long long)l->mem_mb << 20;
+    j->cg_lim[1] = l->procs;
     rlim_t fs = (rlim_t)l->fsize_mb << 20;
     sb_rlim_add(j, RLIMIT_FSIZE, fs, fs);
     sb_rlim_add(j, RLIMIT_NOFILE, (rlim_t)l->nofile, (rlim_t)l->nofile);
@@ -707,7 +710,7 @@ static void sb_reason(sb_result *res, const char *fmt, long v)
 
 /* Turns what the watch saw into the result record. */
 static int sb_finish(sb_result *res, const sb_watch *w, const sb_opts *o, int init_st,
-                     long harness_rss_kb, char *err)
+                     long harness_rss_kb, long oom_kills, char *err)
 {
     const sb_limits *l = &o->lim;
     if (w->got_fail && w->fail.stage != SB_ST_EXEC) {
@@ -754,6 +757,16 @@ static int sb_finish(sb_result *res, const sb_watch *w, const sb_opts *o, int in
      * it), so only a peak above the harness's own counts. */
     long cap_kb = l->mem_mb * 1024;
     int near_cap = res->peak_rss_kb >= cap_kb * 3 / 4 && res->peak_rss_kb > harness_rss_kb;
+    /* The tree's memory cgroup killed one of its processes: the command
+     * itself, or a child whose loss made it fail. */
+    if (oom_kills > 0 && (!WIFEXITED(st) || WEXITSTATUS(st))) {
+        res->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        res->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+        res->stop = SB_STOP_MEMORY;
+        sb_reason(res, "memory cap of the process tree (%ld MB): OOM kill in its cgroup",
+                  l->mem_mb);
+        return 0;
+    }
     if (WIFEXITED(st)) {
         res->exit_code = WEXITSTATUS(st);
         res->stop = res->exit_code && near_cap ? SB_STOP_MEMORY : SB_STOP_EXIT;
@@ -860,6 +873,11 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
     SB_PROF(&sp->c, SB_P_H_REFILLED);
     sb_watch_run(sp, &w, o, sp->init, t0);
     int st = 0;
+    /* The cgroups really held the run; did their memory limit stop it? */
+    unsigned cg_layer = sp->c.cg_ok == 1 ? SB_LAYER_CGROUP : 0;
+    long oom_kills = 0;
+    if (cg_layer && (!w.got_done || !WIFEXITED(w.done.wstatus) || WEXITSTATUS(w.done.wstatus)))
+        oom_kills = sb_cgroup_oom_kills(&sp->c, caps->cg_v2);
     if (w.got_done) {
         /* Everything of the run is gone; the init is exiting. Its CPU time
          * is the sandbox's, the report holds the command's. */
@@ -883,7 +901,7 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
         res->cpu_ms = sb_tv_ms(ru.ru_utime) + sb_tv_ms(ru.ru_stime);
     }
     res->wall_ms = sb_now_ms() - t0;
-    res->layers = caps->layers;
+    res->layers = caps->layers | cg_layer;
     res->out_bytes = w.out.total;
     res->out_truncated = buf_ht_cut(&w.out) > 0;
     res->out = buf_ht_render(&w.out, &res->out_len);
@@ -892,7 +910,7 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
         res->out_len = 0;
         return rl_err(err, RL_ENOMEM, "sandbox: output: out of memory");
     }
-    return sb_finish(res, &w, o, st, self.ru_maxrss, err);
+    return sb_finish(res, &w, o, st, self.ru_maxrss, oom_kills, err);
 }
 
 static int sb_run_checked(sb_result *res, const sb_opts *opts, char *err)

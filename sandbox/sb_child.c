@@ -153,6 +153,28 @@ SB_CHILD static long sb_write_file(const char *path, const char *text)
     return ret == len ? 0 : -EIO;
 }
 
+/* Writes v in decimal to the file at (dfd, path). */
+SB_CHILD static long sb_write_num_at(long dfd, const char *path, long long v)
+{
+    char buf[24];
+    int n = 0;
+    char digits[24];
+    int d = 0;
+    if (v < 0)
+        v = 0;
+    do
+        digits[d++] = (char)('0' + v % 10);
+    while ((v /= 10) && d < 23);
+    while (d)
+        buf[n++] = digits[--d];
+    long fd = SYS4(SYS_openat, dfd, path, O_WRONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return fd;
+    long r = SYS3(SYS_write, fd, buf, n);
+    SYS1(SYS_close, fd);
+    return r < 0 ? r : r == n ? 0 : -EIO;
+}
+
 /* ---- init steps ---------------------------------------------------------- */
 
 /* The signals we ignore (our copy of the harness's dispositions), from the
@@ -853,6 +875,25 @@ SB_CHILD static void sb_init_setup(sb_child *c)
     SB_PROF(c, SB_P_I_MOUNTED);
 }
 
+/* Makes the run's cgroups with their limits and moves the command into
+ * them (we stay out of the memory one: we share the harness's memory).
+ * Not fatal: without them the rlimits still hold, and cg_ok says so. */
+SB_CHILD static void sb_cgroup_enter(sb_child *c, long pid)
+{
+    __atomic_store_n(&c->cg_ok, -1, __ATOMIC_RELEASE);
+    for (int i = 0; i < 2; i++) {
+        int again = i == 1 && c->cg_fd[1] == c->cg_fd[0]; /* v2: one dir */
+        long r = again ? 0 : SYS3(SYS_mkdirat, c->cg_fd[i], c->cg_name, 0755);
+        if (r < 0 && r != -EEXIST)
+            return;
+        if (sb_write_num_at(c->cg_fd[i], c->cg_lim_path[i], c->cg_lim[i]) < 0)
+            return;
+        if (!again && sb_write_num_at(c->cg_fd[i], c->cg_procs[i], pid) < 0)
+            return;
+    }
+    __atomic_store_n(&c->cg_ok, 1, __ATOMIC_RELEASE);
+}
+
 /* Starts the command, which prepares itself while we map it. */
 SB_CHILD static long sb_start_cmd(sb_child *c)
 {
@@ -867,6 +908,8 @@ SB_CHILD static long sb_start_cmd(sb_child *c)
     SB_PROF(c, SB_P_I_CMDCLONED);
     if (c->cmd_userns)
         sb_map_cmd(c, pid);
+    if (c->cg_name[0])
+        sb_cgroup_enter(c, pid);
     SB_PROF(c, SB_P_I_MAPPED);
     __atomic_store_n(&c->mapped, 1, __ATOMIC_RELEASE);
     SYS3(SYS_futex, &c->mapped, FUTEX_WAKE_PRIVATE, 1);
@@ -928,6 +971,11 @@ SB_CHILD int sb_child_init(void *arg)
         sb_fail(c, SB_ST_JOB, -EPROTO);
     /* The premounts were not in place yet when the harness looked, or are
      * not the job's binds. */
+    if (c->cg_ok == 1 && (job->cg_lim[0] != c->cg_lim[0] || job->cg_lim[1] != c->cg_lim[1])) {
+        for (int i = 0; i < 2; i++)
+            if (sb_write_num_at(c->cg_fd[i], c->cg_lim_path[i], job->cg_lim[i]) < 0)
+                sb_fail(c, SB_ST_CGROUP, -EIO);
+    }
     if (sb_pre_match(c, job)) {
         for (int i = 0; i < job->nidmap; i++)
             SYS1(SYS_close, fds[pass + i]);
@@ -973,6 +1021,7 @@ const char *sb_stage_name(int stage)
     case SB_ST_PROC: return "mount /proc";
     case SB_ST_TMPFS: return "mount the private TMPDIR";
     case SB_ST_JOB: return "receive the job";
+    case SB_ST_CGROUP: return "set the cgroup limits";
     case SB_ST_ROOT: return "enter the run's own root (pivot_root)";
     case SB_ST_RO: return "read-only bind of an ro_paths entry";
     default: return "unknown step";

@@ -43,6 +43,10 @@ typedef struct sb_caps {
         char name[16];
         char link[64];   /* "": a directory */
     } top[SB_ROOT_TOP_MAX];
+    int cg_fd[2];        /* the harness's own memory and pids cgroup dirs
+                            (O_PATH), under which each run gets its own
+                            (sb_cgroup.c); v2: both the same dir; -1: none */
+    int cg_v2;
     unsigned layers;     /* SB_LAYER_* every run gets */
 } sb_caps;
 
@@ -63,6 +67,22 @@ int sb_idmap_fd(uid_t uid, gid_t gid, dev_t dev, const char *path);
 int sb_root_make(const sb_caps *caps, char *err);
 /* Fills the rootfs fields of caps (the probe, once per process). */
 void sb_root_probe(sb_caps *c);
+
+/* ---- cgroups (sb_cgroup.c) --------------------------------------------- */
+
+typedef struct sb_child sb_child;
+/* Fills cg_fd (the probe, once per process). */
+void sb_cgroup_probe(sb_caps *c);
+/* A fresh cgroup name and its file paths for one spare. */
+void sb_cgroup_fill(sb_child *c, const sb_caps *caps);
+/* Sets the spare's limits (the harness: a job whose limits differ from
+ * those the init set). -1 on failure. */
+int sb_cgroup_set(const sb_child *c, long long mem, long long pids);
+/* OOM kills in the spare's memory cgroup so far. */
+long sb_cgroup_oom_kills(const sb_child *c, int v2);
+/* Removes the spare's cgroups (its init reaped) and retries earlier ones
+ * that were busy; c may be NULL. */
+void sb_cgroup_remove(const sb_child *c);
 
 /* ---- filters ----------------------------------------------------------- */
 
@@ -120,7 +140,7 @@ enum sb_stage {
     SB_ST_IDMAP, SB_ST_CREDS, SB_ST_USERNS, SB_ST_IDMAPS, SB_ST_CAPS,
     SB_ST_CLONE, SB_ST_WAIT, SB_ST_STDIO, SB_ST_CHDIR, SB_ST_RLIMIT,
     SB_ST_LANDLOCK, SB_ST_SECCOMP, SB_ST_EXEC, SB_ST_PROC, SB_ST_TMPFS, SB_ST_JOB,
-    SB_ST_BIND, SB_ST_ROOT, SB_ST_RO,
+    SB_ST_BIND, SB_ST_ROOT, SB_ST_RO, SB_ST_CGROUP,
 };
 const char *sb_stage_name(int stage);
 
@@ -136,7 +156,7 @@ typedef struct sb_msg {
 
 #define SB_MAX_IDMAPS (SB_RW_PATHS_MAX + 1)
 #define SB_MAX_BINDS (SB_MAX_IDMAPS + SB_RO_PATHS_MAX)
-#define SB_MAX_KEEP (9 + SB_MAX_IDMAPS)
+#define SB_MAX_KEEP (11 + SB_MAX_IDMAPS)
 #define SB_MAX_RLIM 8
 
 typedef struct sb_rlim {
@@ -200,12 +220,13 @@ typedef struct sb_job {
     sb_bind bind[SB_MAX_BINDS];
     sb_rlim rlim[SB_MAX_RLIM];
     int nrlim;
+    long long cg_lim[2];     /* memory (bytes) and pids limits of the tree */
 } sb_job;
 
 /* The setup of a spare sandbox, shared with its init and command (no
  * allocation, no libc state on their side: they share the harness's
  * memory). All fds are numbers in the init's table, >= 3. */
-typedef struct sb_child {
+struct sb_child {
     int out_fd, msg_fd;          /* output pipe, message pipe (write ends) */
     int job_fd;                  /* init's end of the job socket */
     int null_fd;                 /* /dev/null, the command's default stdin */
@@ -270,10 +291,19 @@ typedef struct sb_child {
     int pre_made;                /* premounts in place */
     int pre_ok;                  /* 1 (release) once all of them are in place
                                     and pre_id is filled; -1: one failed */
+    /* cgroups: made by the init in cg_fd (inherited), the command moved
+     * into them before it is released. */
+    int cg_fd[2];
+    char cg_name[40];            /* "": none */
+    char cg_lim_path[2][64];     /* memory and pids limit files, below cg_fd */
+    char cg_procs[2][64];
+    long long cg_lim[2];         /* the limits set (the hint's, else the job's) */
+    int cg_ok;                   /* by the init: 1 once the command is in them,
+                                    -1 once it tried and failed, 0 not yet */
 #ifdef SB_PROFILE
     long long prof[SB_P_N];
 #endif
-} sb_child;
+};
 
 /* Entry point of the init process (clone callback). */
 int sb_child_init(void *arg);

@@ -33,7 +33,7 @@
 #define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
 #endif
 
-static sb_caps g_caps = {.net_fd = -1, .etc_fd = -1};
+static sb_caps g_caps = {.net_fd = -1, .etc_fd = -1, .cg_fd = {-1, -1}};
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 /* fork() with namespace flags; the child runs fn and exits with its
@@ -196,6 +196,9 @@ static void sb_probe(void)
         if (c->root && c->proc && c->tmp_mnt[0])
             sb_root_probe(c);
     }
+    /* Totals of each run's tree, where the harness's own cgroups allow. */
+    if (c->clone_flags & CLONE_NEWPID)
+        sb_cgroup_probe(c);
     unsigned l = SB_LAYER_RLIMITS;
     if (c->userns)
         l |= SB_LAYER_USERNS;

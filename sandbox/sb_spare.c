@@ -189,6 +189,10 @@ static int sb_spare_fds(sb_spare *sp)
     sb_keep(c, c->null_fd);
     sb_keep(c, c->net_fd);
     sb_keep(c, c->root_fd);
+    if (c->cg_name[0]) {
+        sb_keep(c, c->cg_fd[0]);
+        sb_keep(c, c->cg_fd[1]);
+    }
     for (int i = 0; i < c->npre_userns; i++)
         sb_keep(c, c->pre_userns[i]);
     return 0;
@@ -256,6 +260,9 @@ static int sb_spare_new(sb_spare **out, const sb_caps *caps, const sb_job *hint,
     sb_child *c = &sp->c;
     c->out_fd = c->msg_fd = c->job_fd = c->null_fd = c->go_fd = c->go_send = c->root_fd = -1;
     sb_spare_fill(c, caps, prog);
+    sb_cgroup_fill(c, caps);
+    c->cg_lim[0] = hint ? hint->cg_lim[0] : (long long)SB_MEM_MB_DEFAULT << 20;
+    c->cg_lim[1] = hint ? hint->cg_lim[1] : SB_PROCS_DEFAULT;
     if (caps->rootfs) {
         int rc = sb_root_make(caps, err);
         if (rc < 0) {
@@ -322,6 +329,9 @@ void sb_spare_free(sb_spare *sp)
             while (waitpid(sp->init, NULL, __WALL) < 0 && errno == EINTR)
                 ;
         }
+        /* Nothing of the run is left in them. */
+        if (sp->init > 0)
+            sb_cgroup_remove(&sp->c);
         /* Only now: the children ran on these stacks. */
         if (sp->stacks)
             sb_stacks_put(sp->stacks);
@@ -395,8 +405,15 @@ int sb_spare_dispatch(sb_spare *sp, sb_job *job, const int *fds, int npass, int 
         return -1;
     /* Straight to the command (the init only waits for its end), or to the
      * init, which makes the binds first. */
-    if (sb_pre_match(&sp->c, job))
+    if (sb_pre_match(&sp->c, job)) {
+        /* The init made the cgroups before the premounts; only limits other
+         * than those it set are ours to write. */
+        const sb_child *c = &sp->c;
+        if (c->cg_ok == 1 && (job->cg_lim[0] != c->cg_lim[0] || job->cg_lim[1] != c->cg_lim[1]) &&
+            sb_cgroup_set(c, job->cg_lim[0], job->cg_lim[1]) < 0)
+            return -1;
         return sb_send(sp->go_fd, job, fds, npass);
+    }
     return sb_send(sp->job_fd, job, fds, nfds);
 }
 
@@ -492,7 +509,6 @@ static void sb_tl_set(sb_spare *sp)
 int sb_spare_get(sb_spare **out, const sb_caps *caps, char *err)
 {
     tl_runs++;
-    sb_reap_retired(0);
     sb_spare *sp = tl_spare;
     if (sp) {
         sb_tl_set(NULL);
@@ -507,6 +523,9 @@ int sb_spare_get(sb_spare **out, const sb_caps *caps, char *err)
 
 void sb_spare_refill(const sb_caps *caps, const sb_job *job)
 {
+    /* Here, while the command runs: reaping a retired init removes its
+     * cgroups (~0.1 ms). */
+    sb_reap_retired(0);
     if (tl_spare || tl_runs < 2)
         return;
     sb_spare *sp;
