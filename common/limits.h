@@ -81,6 +81,12 @@
 #define SB_ETC_DEPTH_MAX 4
 #define SB_ETC_MB 16
 
+/* The memory cgroup of a run's tree allows mem_mb plus this: a single
+ * process then meets its own RLIMIT_AS (a clean allocation failure)
+ * before the tree's limit, where the kernel first reclaims (re-reading
+ * program text: slow) and then OOM-kills. */
+#define SB_CG_MEM_SLACK_MB 64
+
 /* Cgroups of finished runs whose removal found them still busy, retried
  * at later reaps: about one per thread running sandboxes. */
 #define SB_CG_PENDING_MAX 64

@@ -515,8 +515,8 @@ static void sb_job_fill(sb_state *s, const sb_opts *o, const sb_caps *caps)
     sb_rlim_add(j, RLIMIT_NPROC, nproc, nproc);
     rlim_t as = (rlim_t)l->mem_mb << 20;
     sb_rlim_add(j, RLIMIT_AS, as, as);
-    /* The same figures for the whole tree, where it has cgroups. */
-    j->cg_lim[0] = (long long)l->mem_mb << 20;
+    /* About the same figures for the whole tree, where it has cgroups. */
+    j->cg_lim[0] = (long long)(l->mem_mb + SB_CG_MEM_SLACK_MB) << 20;
     j->cg_lim[1] = l->procs;
     rlim_t fs = (rlim_t)l->fsize_mb << 20;
     sb_rlim_add(j, RLIMIT_FSIZE, fs, fs);
@@ -764,7 +764,7 @@ static int sb_finish(sb_result *res, const sb_watch *w, const sb_opts *o, int in
         res->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
         res->stop = SB_STOP_MEMORY;
         sb_reason(res, "memory cap of the process tree (%ld MB): OOM kill in its cgroup",
-                  l->mem_mb);
+                  l->mem_mb + SB_CG_MEM_SLACK_MB);
         return 0;
     }
     if (WIFEXITED(st)) {
@@ -901,7 +901,7 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
         res->cpu_ms = sb_tv_ms(ru.ru_utime) + sb_tv_ms(ru.ru_stime);
     }
     res->wall_ms = sb_now_ms() - t0;
-    res->layers = caps->layers | cg_layer;
+    res->layers = (caps->layers & ~SB_LAYER_CGROUP) | cg_layer;
     res->out_bytes = w.out.total;
     res->out_truncated = buf_ht_cut(&w.out) > 0;
     res->out = buf_ht_render(&w.out, &res->out_len);
@@ -920,7 +920,7 @@ static int sb_run_checked(sb_result *res, const sb_opts *opts, char *err)
     if (rc)
         return rc;
     const sb_caps *caps = sb_caps_get();
-    res->layers = caps->layers;
+    res->layers = caps->layers & ~SB_LAYER_CGROUP;
     sb_state s;
     memset(&s, 0, sizeof s);
     s.ruleset_fd = s.in_fd = -1;

@@ -216,6 +216,8 @@ static void sb_probe(void)
         l |= SB_LAYER_SECCOMP;
     if (c->landlock_abi)
         l |= SB_LAYER_LANDLOCK;
+    if (c->cg_fd[0] >= 0)
+        l |= SB_LAYER_CGROUP; /* a run reports it only when its tree was in them */
     c->layers = l;
 }
 

@@ -261,7 +261,7 @@ static int sb_spare_new(sb_spare **out, const sb_caps *caps, const sb_job *hint,
     c->out_fd = c->msg_fd = c->job_fd = c->null_fd = c->go_fd = c->go_send = c->root_fd = -1;
     sb_spare_fill(c, caps, prog);
     sb_cgroup_fill(c, caps);
-    c->cg_lim[0] = hint ? hint->cg_lim[0] : (long long)SB_MEM_MB_DEFAULT << 20;
+    c->cg_lim[0] = hint ? hint->cg_lim[0] : (long long)(SB_MEM_MB_DEFAULT + SB_CG_MEM_SLACK_MB) << 20;
     c->cg_lim[1] = hint ? hint->cg_lim[1] : SB_PROCS_DEFAULT;
     if (caps->rootfs) {
         int rc = sb_root_make(caps, err);
