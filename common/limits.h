@@ -32,6 +32,8 @@
 #define SB_PROCS_DEFAULT 128          /* make -j, test runners, their threads */
 #define SB_FSIZE_MB_DEFAULT 64        /* build outputs of a small repository */
 #define SB_NOFILE_DEFAULT 512         /* compilers and test runners use < 100 */
+#define SB_DISK_MB_DEFAULT 0          /* no bound on what a run adds to its work
+                                         dir unless the caller sets one */
 #define SB_OUT_MAX_DEFAULT (256u << 10)   /* captured output: head + tail
                                              kept, plenty for a test log */
 #define SB_FLOOD_MAX_DEFAULT (16u << 20)  /* stop a command that writes more:
@@ -42,6 +44,8 @@
 #define SB_MEM_MB_HARD (64L << 10)        /* 64 GB of address space */
 #define SB_PROCS_HARD 4096
 #define SB_FSIZE_MB_HARD (16L << 10)
+#define SB_DISK_MB_HARD (16L << 10)       /* the layer holding a run's writes is
+                                             RAM (tmpfs) */
 #define SB_NOFILE_HARD 65536
 #define SB_OUT_MAX_HARD (64u << 20)       /* the captured text lives in memory */
 #define SB_FLOOD_MAX_HARD (1u << 30)
@@ -86,6 +90,14 @@
  * before the tree's limit, where the kernel first reclaims (re-reading
  * program text: slow) and then OOM-kills. */
 #define SB_CG_MEM_SLACK_MB 64
+
+/* A run with a disk bound writes into a tmpfs layer over its work dir
+ * (an overlay), carried back into the work dir after the run: at most
+ * this many files (a build of a small repository makes hundreds), and the
+ * carrying back walks at most this deep (deeper is refused: the work dir
+ * keeps what was carried until there). */
+#define SB_DISK_INODES 65536
+#define SB_DISK_DEPTH_MAX 64
 
 /* Cgroups of finished runs whose removal found them still busy, retried
  * at later reaps: about one per thread running sandboxes. */

@@ -61,6 +61,7 @@ void sb_limits_default(sb_limits *lim)
     lim->procs = SB_PROCS_DEFAULT;
     lim->fsize_mb = SB_FSIZE_MB_DEFAULT;
     lim->nofile = SB_NOFILE_DEFAULT;
+    lim->disk_mb = SB_DISK_MB_DEFAULT;
     lim->out_max = SB_OUT_MAX_DEFAULT;
     lim->flood_max = SB_FLOOD_MAX_DEFAULT;
 }
@@ -84,6 +85,8 @@ typedef struct sb_state {
     int idmap_fd[SB_MAX_IDMAPS]; /* cached, not ours to close */
     char *rw[SB_RW_PATHS_MAX + 1]; /* rw_paths resolved (NULL-terminated) */
     char *ro[SB_RO_PATHS_MAX + 1]; /* ro_paths resolved, existing ones */
+    int ovl_fd, up_fd;           /* disk bound: the work dir's overlay (sent
+                                    with the job) and its upper dir */
 } sb_state;
 
 static long sb_now_ms(void)
@@ -127,6 +130,8 @@ static int sb_check_opts(const sb_opts *o, char *err)
         rc = sb_check_range("fsize_mb", l->fsize_mb, 0, SB_FSIZE_MB_HARD, err);
     if (!rc)
         rc = sb_check_range("nofile", l->nofile, 8, SB_NOFILE_HARD, err);
+    if (!rc)
+        rc = sb_check_range("disk_mb", l->disk_mb, 0, SB_DISK_MB_HARD, err);
     if (!rc)
         rc = sb_check_range("out_max", (long)l->out_max, 2, SB_OUT_MAX_HARD, err);
     if (!rc)
@@ -328,7 +333,7 @@ static void sb_bind_add(sb_job *j, const sb_bind *b)
  * else the command would not see it. */
 static int sb_writable(sb_state *s, const sb_caps *caps, const char *path, char *err)
 {
-    sb_bind b = {path, -1, 0, -1, 1, 0, {0, 0, 0, 0, 0, 0}};
+    sb_bind b = {path, -1, 0, -1, 1, 0, 0, {0, 0, 0, 0, 0, 0}};
     if (caps->rootfs)
         b.rel = 1; /* made at its path in the run's own root */
     else
@@ -400,7 +405,7 @@ static int sb_readonly(sb_state *s, const sb_caps *caps, const char *given, size
     struct statx sx;
     if (statx(AT_FDCWD, path, 0, STATX_BASIC_STATS | STATX_BTIME, &sx) < 0)
         return rl_err(err, rl_from_errno(errno), "sandbox: %s: %s", path, strerror(errno));
-    sb_bind b = {path, -1, 0, -1, S_ISDIR(sx.stx_mode), 1, {0, 0, 0, 0, 0, 0}};
+    sb_bind b = {path, -1, 0, -1, S_ISDIR(sx.stx_mode), 0, 1, {0, 0, 0, 0, 0, 0}};
     b.id.ok = (sx.stx_mask & (STATX_INO | STATX_BTIME)) == (STATX_INO | STATX_BTIME);
     b.id.dev_major = sx.stx_dev_major;
     b.id.dev_minor = sx.stx_dev_minor;
@@ -527,6 +532,29 @@ static void sb_job_fill(sb_state *s, const sb_opts *o, const sb_caps *caps)
     sb_rlim_add(j, RLIMIT_CPU, cpu, cpu + 1);
 }
 
+/* The disk bound: the work dir becomes an overlay whose upper layer is a
+ * tmpfs of disk_mb (sb_disk.c). */
+static int sb_disk_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *err)
+{
+    if (!caps->rootfs)
+        return rl_err(err, RL_EUNSUP,
+                      "sandbox: disk_mb = %ld: needs a root harness with mount and PID namespaces",
+                      o->lim.disk_mb);
+    sb_bind *wb = NULL;
+    for (int i = 0; i < s->job.nbind; i++)
+        if (s->job.bind[i].path == s->dir)
+            wb = &s->job.bind[i];
+    if (!wb)
+        return rl_err(err, RL_EINVAL, "sandbox: disk_mb: the work dir %s has no mount", s->dir);
+    int rc = sb_disk_make(&s->ovl_fd, &s->up_fd, s->dir, wb->idmap >= 0 ? s->idmap_fd[wb->idmap] : -1,
+                          o->lim.disk_mb, err);
+    if (rc)
+        return rc;
+    wb->disk = 1;
+    s->job.has_disk = 1;
+    return 0;
+}
+
 static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *err)
 {
     /* realpath costs a syscall per component: skipped for a canonical
@@ -563,6 +591,8 @@ static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *
         rc = sb_readonly(s, caps, o->ro_paths[i], k, err);
         k += s->ro[k] != NULL;
     }
+    if (!rc && o->lim.disk_mb > 0)
+        rc = sb_disk_prepare(s, o, caps, err);
     if (rc)
         return rc;
     /* With a root of its own, the ruleset names the spare's /dev and /tmp:
@@ -584,6 +614,8 @@ static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *
 
 static void sb_state_free(sb_state *s)
 {
+    sb_close(&s->ovl_fd);
+    sb_close(&s->up_fd);
     sb_close(&s->ruleset_fd);
     sb_close(&s->in_fd);
     if (s->tmp[0] && !s->tmp_is_mnt)
@@ -809,13 +841,14 @@ static int sb_start(sb_spare **out, sb_state *s, const sb_caps *caps, char *err)
             return rc;
         if (caps->rootfs && caps->landlock_abi) {
             sb_close(&s->ruleset_fd);
-            if ((rc = sb_spare_ruleset(sp, &s->job, caps->landlock_abi, &s->ruleset_fd, err))) {
+            if ((rc = sb_spare_ruleset(sp, &s->job, caps->landlock_abi, s->ovl_fd, &s->ruleset_fd,
+                                       err))) {
                 sb_spare_free(sp);
                 return rc;
             }
             s->job.has_ruleset = 1;
         }
-        int fds[2 + SB_MAX_IDMAPS], n = 0;
+        int fds[3 + SB_MAX_IDMAPS], n = 0;
         if (s->ruleset_fd >= 0)
             fds[n++] = s->ruleset_fd;
         if (s->in_fd >= 0)
@@ -823,6 +856,8 @@ static int sb_start(sb_spare **out, sb_state *s, const sb_caps *caps, char *err)
         int npass = n;
         for (int i = 0; i < s->job.nidmap; i++)
             fds[n++] = s->idmap_fd[i];
+        if (s->job.has_disk)
+            fds[n++] = s->ovl_fd;
 #ifdef SB_PROFILE
         sp->c.prof[SB_P_H_ENTER] = tl_prof.prof[SB_P_H_ENTER];
         sp->c.prof[SB_P_H_PREPARED] = tl_prof.prof[SB_P_H_PREPARED];
@@ -869,7 +904,7 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
      * the result instead, it is not ready when runs follow each other
      * closely: measured 2x slower back to back.) It premounts this run's
      * binds: the next run is most often in the same dirs. */
-    sb_spare_refill(caps, &s->job);
+    sb_spare_refill(caps, s->job.has_disk ? NULL : &s->job);
     SB_PROF(&sp->c, SB_P_H_REFILLED);
     sb_watch_run(sp, &w, o, sp->init, t0);
     int st = 0;
@@ -923,7 +958,7 @@ static int sb_run_checked(sb_result *res, const sb_opts *opts, char *err)
     res->layers = caps->layers & ~SB_LAYER_CGROUP;
     sb_state s;
     memset(&s, 0, sizeof s);
-    s.ruleset_fd = s.in_fd = -1;
+    s.ruleset_fd = s.in_fd = s.ovl_fd = s.up_fd = -1;
     rc = sb_prepare(&s, opts, caps, err);
     SB_PROF(&tl_prof, SB_P_H_PREPARED);
     if (rc == 1) {
@@ -932,6 +967,11 @@ static int sb_run_checked(sb_result *res, const sb_opts *opts, char *err)
         rc = 0;
     } else if (!rc) {
         rc = sb_execute(res, &s, opts, caps, err);
+        /* The tree is gone: its writes go into the work dir. */
+        if (s.up_fd >= 0) {
+            int rc2 = sb_disk_carry(s.up_fd, s.dir, rc ? NULL : err);
+            rc = rc ? rc : rc2;
+        }
     }
     sb_state_free(&s);
     SB_PROF(&tl_prof_last, SB_P_H_RETURN);

@@ -67,6 +67,9 @@ typedef struct sb_limits {
                            in the run's own user namespace) */
     long fsize_mb;      /* RLIMIT_FSIZE */
     int nofile;         /* RLIMIT_NOFILE */
+    long disk_mb;       /* what the command may add to its work dir as a
+                           whole (new and changed files), 0: no bound (see
+                           "Disk" above) */
     size_t out_max;     /* captured output cap (head + tail kept) */
     size_t flood_max;   /* stop the command once it wrote this much */
 } sb_limits;

@@ -361,8 +361,19 @@ SB_CHILD static long sb_make_mountpoint(const sb_bind *b, int *made)
  * *id gets what the mounted tree shows; *keep (if not NULL) the mount's
  * fd, else it is closed. Returns 0 or -errno with *stage. */
 SB_CHILD static long sb_mount_one(const sb_child *c, const sb_bind *b, int userns_fd, sb_id *id,
-                                  int *keep, int *made, int *stage)
+                                  int *keep, int *made, int *stage, const int *disk_fd)
 {
+    if (b->disk) {
+        /* The overlay the harness made (a detached mount): only moved. */
+        *stage = SB_ST_DISK;
+        if (!disk_fd)
+            return -EINVAL;
+        long r = sb_make_mountpoint(b, made);
+        if (r >= 0)
+            r = SYS5(SYS_move_mount, disk_fd[0], "", AT_FDCWD, b->path, MOVE_MOUNT_F_EMPTY_PATH);
+        id->ok = 0;
+        return r < 0 ? r : 0;
+    }
     long dfd = AT_FDCWD;
     const char *src = b->path;
     unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC;
@@ -430,7 +441,8 @@ SB_CHILD static long sb_mount_one(const sb_child *c, const sb_bind *b, int usern
 }
 
 /* The job's binds, in order; a failure is fatal. */
-SB_CHILD static void sb_bind_mounts(sb_child *c, const sb_job *job, const int *userns_fd)
+SB_CHILD static void sb_bind_mounts(sb_child *c, const sb_job *job, const int *userns_fd,
+                                    const int *disk_fd)
 {
     SYS1(SYS_umask, 0); /* our own: the command has its copy already */
     for (int i = 0; i < job->nbind; i++) {
@@ -439,12 +451,15 @@ SB_CHILD static void sb_bind_mounts(sb_child *c, const sb_job *job, const int *u
             sb_fail(c, SB_ST_IDMAP, -EINVAL);
         sb_id id;
         int stage, made;
-        long r = sb_mount_one(c, b, b->idmap >= 0 ? userns_fd[b->idmap] : -1, &id, 0, &made, &stage);
+        long r = sb_mount_one(c, b, b->idmap >= 0 ? userns_fd[b->idmap] : -1, &id, 0, &made, &stage,
+                              disk_fd);
         if (r < 0)
             sb_fail(c, stage, r);
     }
     for (int i = 0; i < job->nidmap; i++)
         SYS1(SYS_close, userns_fd[i]);
+    if (disk_fd)
+        SYS1(SYS_close, disk_fd[0]);
 }
 
 SB_CHILD static void sb_unmake_mountpoint(const sb_bind *b, int made);
@@ -459,7 +474,8 @@ SB_CHILD static void sb_premount(sb_child *c)
         const sb_bind *b = &c->pre[i];
         int fd = b->idmap >= 0 && b->idmap < c->npre_userns ? c->pre_userns[b->idmap] : -1;
         int stage;
-        ok = sb_mount_one(c, b, fd, &c->pre_id[i], &c->pre_fd[i], &c->pre_mk[i], &stage) == 0;
+        ok = !b->disk &&
+             sb_mount_one(c, b, fd, &c->pre_id[i], &c->pre_fd[i], &c->pre_mk[i], &stage, 0) == 0;
         c->pre_made += ok;
         if (!ok)
             sb_unmake_mountpoint(b, c->pre_mk[i]);
@@ -471,7 +487,8 @@ SB_CHILD static void sb_premount(sb_child *c)
 
 SB_CHILD int sb_pre_match(const sb_child *c, const sb_job *job)
 {
-    if (__atomic_load_n(&c->pre_ok, __ATOMIC_ACQUIRE) != 1 || c->npre != job->nbind)
+    if (__atomic_load_n(&c->pre_ok, __ATOMIC_ACQUIRE) != 1 || c->npre != job->nbind ||
+        job->has_disk)
         return 0;
     for (int i = 0; i < job->nbind; i++) {
         const sb_bind *p = &c->pre[i], *b = &job->bind[i];
@@ -615,7 +632,7 @@ SB_CHILD static void sb_map_cmd(const sb_child *c, long pid)
 
 /* ---- passing a job and its fds --------------------------------------------- */
 
-#define SB_MAX_FDS (2 + SB_MAX_IDMAPS)
+#define SB_MAX_FDS (3 + SB_MAX_IDMAPS)
 
 /* Receives one message: a pointer and up to SB_MAX_FDS fds. Returns the
  * number of fds, or < 0 (-EPIPE on EOF: the other side is gone). */
@@ -967,7 +984,7 @@ SB_CHILD int sb_child_init(void *arg)
     if (n < 0)
         sb_fail(c, SB_ST_JOB, n);
     int pass = job->has_ruleset + job->has_stdin;
-    if (n != pass + job->nidmap)
+    if (n != pass + job->nidmap + job->has_disk)
         sb_fail(c, SB_ST_JOB, -EPROTO);
     /* The premounts were not in place yet when the harness looked, or are
      * not the job's binds. */
@@ -981,7 +998,7 @@ SB_CHILD int sb_child_init(void *arg)
             SYS1(SYS_close, fds[pass + i]);
     } else {
         sb_unpremount(c);
-        sb_bind_mounts(c, job, fds + pass);
+        sb_bind_mounts(c, job, fds + pass, job->has_disk ? fds + pass + job->nidmap : 0);
     }
     sb_close_covers(c);
     SB_PROF(c, SB_P_I_BOUND);
@@ -1021,6 +1038,7 @@ const char *sb_stage_name(int stage)
     case SB_ST_PROC: return "mount /proc";
     case SB_ST_TMPFS: return "mount the private TMPDIR";
     case SB_ST_JOB: return "receive the job";
+    case SB_ST_DISK: return "overlay the work dir with its size-bounded layer";
     case SB_ST_CGROUP: return "set the cgroup limits";
     case SB_ST_ROOT: return "enter the run's own root (pivot_root)";
     case SB_ST_RO: return "read-only bind of an ro_paths entry";

@@ -97,8 +97,10 @@ int sb_landlock_ruleset(int *fd, int abi, int dev_rw, const char *const *rw_dirs
 /* rootfs: the ruleset of one sandbox whose root is the detached tmpfs
  * root_fd: read and execute below its root, write to its /dev and /tmp,
  * everything below each of rw_dirs (paths of the harness's view, which the
- * sandbox shows at the same paths). */
-int sb_landlock_ruleset_root(int *fd, int abi, int root_fd, const char *const *rw_dirs, char *err);
+ * sandbox shows at the same paths) and below work_fd (an overlay's root,
+ * or -1). */
+int sb_landlock_ruleset_root(int *fd, int abi, int root_fd, int work_fd, const char *const *rw_dirs,
+                             char *err);
 /* The same through a small cache keyed by the dirs' identities; *fd is a
  * dup the caller closes. */
 int sb_landlock_ruleset_cached(int *fd, int abi, int dev_rw, const char *const *rw_dirs, char *err);
@@ -140,7 +142,7 @@ enum sb_stage {
     SB_ST_IDMAP, SB_ST_CREDS, SB_ST_USERNS, SB_ST_IDMAPS, SB_ST_CAPS,
     SB_ST_CLONE, SB_ST_WAIT, SB_ST_STDIO, SB_ST_CHDIR, SB_ST_RLIMIT,
     SB_ST_LANDLOCK, SB_ST_SECCOMP, SB_ST_EXEC, SB_ST_PROC, SB_ST_TMPFS, SB_ST_JOB,
-    SB_ST_BIND, SB_ST_ROOT, SB_ST_RO, SB_ST_CGROUP,
+    SB_ST_BIND, SB_ST_ROOT, SB_ST_RO, SB_ST_CGROUP, SB_ST_DISK,
 };
 const char *sb_stage_name(int stage);
 
@@ -193,6 +195,9 @@ typedef struct sb_bind {
     int idmap;               /* root: index of its user namespace among the
                                 job's idmap fds, or -1 (no idmapping) */
     int is_dir;              /* else a file: its mount point is a file */
+    int disk;                /* the work dir of a run with a disk bound: the
+                                overlay the harness made over it (a detached
+                                mount, passed last with the job) */
     int ro;                  /* a read-only bind of a path inside an earlier
                                 (writable) bind, cloned from the sandbox's own
                                 view of it (its idmapping kept) */
@@ -213,6 +218,8 @@ typedef struct sb_job {
     char *const *envp;
     const char *dir;         /* absolute work dir */
     int has_ruleset, has_stdin;
+    int has_disk;            /* the overlay of the work dir follows the user
+                                namespaces (never premounted) */
     int nidmap;              /* user namespace fds sent (root) */
     int userns_h[SB_MAX_IDMAPS]; /* their numbers in the harness (its idmap
                                     cache: one fd per owner mapping) */
@@ -343,7 +350,15 @@ int sb_spare_dispatch(sb_spare *sp, sb_job *job, const int *fds, int npass, int 
 /* rootfs: the Landlock ruleset of job in this spare (its /dev and /tmp
  * are the spare's own): the one made with the spare when job's binds are
  * those it was made for, else a new one. *fd is the caller's. */
-int sb_spare_ruleset(sb_spare *sp, const sb_job *job, int abi, int *fd, char *err);
+int sb_spare_ruleset(sb_spare *sp, const sb_job *job, int abi, int disk_fd, int *fd, char *err);
+/* The disk bound (sb_disk.c): the overlay over dir (its lower layer
+ * idmapped through userns_fd, or -1) with an upper tmpfs of mb MB, as a
+ * detached mount (*ovl_fd), and the upper dir (*up_fd) to carry back. */
+int sb_disk_make(int *ovl_fd, int *up_fd, const char *dir, int userns_fd, long mb, char *err);
+/* Carries the upper dir's changes back into dir. */
+int sb_disk_carry(int up_fd, const char *dir, char *err);
+/* A detached tmpfs: the given fsconfig options; -1 with errno. */
+int sb_tmpfs_detached(const char *size, const char *inodes, const char *mode);
 /* Closes our ends, kills the init if it still runs, reaps it, frees. */
 void sb_spare_free(sb_spare *sp);
 /* After the init's report: closes our ends and reaps the init if it has

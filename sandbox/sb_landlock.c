@@ -130,7 +130,8 @@ static int sb_ll_create(int abi, uint64_t *fs_out, char *err)
     return (int)rs;
 }
 
-int sb_landlock_ruleset_root(int *out, int abi, int root_fd, const char *const *rw_dirs, char *err)
+int sb_landlock_ruleset_root(int *out, int abi, int root_fd, int work_fd, const char *const *rw_dirs,
+                             char *err)
 {
     *out = -1;
     uint64_t fs;
@@ -144,6 +145,8 @@ int sb_landlock_ruleset_root(int *out, int abi, int root_fd, const char *const *
         rc = sb_ll_add_at(rs, root_fd, "dev", fs & ~LANDLOCK_ACCESS_FS_EXECUTE, err);
     if (!rc)
         rc = sb_ll_add_at(rs, root_fd, "tmp", fs, err);
+    if (!rc && work_fd >= 0)
+        rc = sb_ll_add_at(rs, work_fd, "", fs, err);
     for (size_t i = 0; rw_dirs && rw_dirs[i] && !rc; i++)
         rc = sb_ll_add(rs, rw_dirs[i], fs, err);
     if (rc) {

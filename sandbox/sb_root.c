@@ -38,6 +38,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+static int sb_fsmount_tmpfs(const char *opts[][2], int n);
+
 /* The host /etc entries a run gets (those that exist): the loader's cache
  * and config, user and group names, name service and host config, the
  * alternatives links (cc, python3 go through them), time zone, Python's
@@ -52,6 +54,12 @@ static const char *const SB_ETC_KEEP[] = {
 #define SB_ETC_KEEP_PREFIX "python3"
 
 static const char *const SB_TOP[] = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", NULL};
+
+int sb_tmpfs_detached(const char *size, const char *inodes, const char *mode)
+{
+    const char *opts[][2] = {{"size", size}, {"nr_inodes", inodes}, {"mode", mode}};
+    return sb_fsmount_tmpfs(opts, 3);
+}
 
 static int sb_fsmount_tmpfs(const char *opts[][2], int n)
 {

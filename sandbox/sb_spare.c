@@ -287,7 +287,7 @@ static int sb_spare_new(sb_spare **out, const sb_caps *caps, const sb_job *hint,
     /* The ruleset of the next run, if it is in the hinted dirs (best
      * effort: else the run makes its own). */
     if (caps->rootfs && caps->landlock_abi && hint && hint->nbind &&
-        sb_spare_ruleset(sp, hint, caps->landlock_abi, &sp->ll_fd, NULL) < 0)
+        sb_spare_ruleset(sp, hint, caps->landlock_abi, -1, &sp->ll_fd, NULL) < 0)
         sp->ll_fd = -1;
     /* Every signal blocked: the init must never run one of the harness's
      * handlers on its stack. No exit signal (0): a harness that ignores
@@ -343,7 +343,7 @@ void sb_spare_free(sb_spare *sp)
 static int sb_send(int sock, sb_job *job, const int *fds, int nfds)
 {
     union {
-        char buf[CMSG_SPACE(sizeof(int) * (2 + SB_MAX_IDMAPS))];
+        char buf[CMSG_SPACE(sizeof(int) * (3 + SB_MAX_IDMAPS))];
         struct cmsghdr align;
     } ctl;
     struct iovec iov = {&job, sizeof job};
@@ -383,25 +383,25 @@ static int sb_spare_same_binds(const sb_child *c, const sb_job *job)
     return 1;
 }
 
-int sb_spare_ruleset(sb_spare *sp, const sb_job *job, int abi, int *fd, char *err)
+int sb_spare_ruleset(sb_spare *sp, const sb_job *job, int abi, int disk_fd, int *fd, char *err)
 {
     *fd = -1;
-    if (sp->ll_fd >= 0 && sb_spare_same_binds(&sp->c, job)) {
+    if (sp->ll_fd >= 0 && !job->has_disk && sb_spare_same_binds(&sp->c, job)) {
         *fd = fcntl(sp->ll_fd, F_DUPFD_CLOEXEC, 3);
         return *fd >= 0 ? 0 : rl_err(err, RL_EIO, "landlock: dup ruleset: %s", strerror(errno));
     }
     const char *rw[SB_MAX_BINDS + 1];
     int n = 0;
     for (int i = 0; i < job->nbind; i++)
-        if (!job->bind[i].ro)
+        if (!job->bind[i].ro && !job->bind[i].disk)
             rw[n++] = job->bind[i].path;
     rw[n] = NULL;
-    return sb_landlock_ruleset_root(fd, abi, sp->root_fd, rw, err);
+    return sb_landlock_ruleset_root(fd, abi, sp->root_fd, job->has_disk ? disk_fd : -1, rw, err);
 }
 
 int sb_spare_dispatch(sb_spare *sp, sb_job *job, const int *fds, int npass, int nfds)
 {
-    if (sp->owner != getpid() || nfds > 2 + SB_MAX_IDMAPS)
+    if (sp->owner != getpid() || nfds > 3 + SB_MAX_IDMAPS)
         return -1;
     /* Straight to the command (the init only waits for its end), or to the
      * init, which makes the binds first. */

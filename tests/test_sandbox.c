@@ -1660,6 +1660,98 @@ START_TEST(test_cgroup_tree_procs)
 }
 END_TEST
 
+/* The disk bound: 40 files of 1 MB under disk_mb = 8 (and fsize 1, which
+ * each of them passes): writing fails past ~8 MB; what was written before
+ * is in the work dir afterwards, as are a changed file, a deletion and a
+ * replaced directory; the work dir grew by at most 8 MB. The work dir
+ * here is RAM-backed (/dev/shm), the case that needs the bound. */
+START_TEST(test_disk_bound)
+{
+    if (!has_own_root())
+        return;
+    char top[64], work[96], path[PATH_MAX];
+    snprintf(top, sizeof top, "/dev/shm/rl-sbt-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(top));
+    ck_assert_int_eq(chmod(top, 0755), 0);
+    snprintf(work, sizeof work, "%s/work", top);
+    ck_assert_int_eq(mkdir(work, 0755), 0);
+    snprintf(path, sizeof path, "%s/sub", work);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    const char *seed[][2] = {{"keep", "k\n"}, {"change", "old\n"}, {"gone", "g\n"}, {"sub/old", "o\n"}};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", work, seed[i][0]);
+        FILE *f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(seed[i][1], f);
+        fclose(f);
+    }
+    sb_opts o;
+    sb_opts_default(&o);
+    lim_tight(&o.lim);
+    o.lim.fsize_mb = 1;
+    o.lim.disk_mb = 8;
+    o.lim.timeout_ms = 20000;
+    const char *argv[] = {"/bin/sh", "-c",
+                          "echo new > change; rm gone; rm -r sub; mkdir sub; echo n > sub/new; "
+                          "for i in $(seq 1 40); do head -c 1048576 /dev/zero > f$i 2>/dev/null || "
+                          "{ echo failed at $i; break; }; done",
+                          NULL};
+    o.argv = argv;
+    o.dir = work;
+    sb_result r;
+    char err[RL_ERR_MAX];
+    ck_assert_msg(sb_run(&r, &o, err) == 0, "%s", err);
+    int at = 0;
+    ck_assert_msg(sscanf(r.out, "failed at %d", &at) == 1, "%s", r.out);
+    ck_assert_int_ge(at, 7);
+    ck_assert_int_le(at, 9);
+    sb_result_free(&r);
+    long total = 0;
+    int files = 0;
+    for (int i = 1; i <= 40; i++) {
+        struct stat st;
+        snprintf(path, sizeof path, "%s/f%d", work, i);
+        if (stat(path, &st) == 0) {
+            files++;
+            total += st.st_size;
+            ck_assert_int_le(i, at);
+        }
+    }
+    ck_assert_int_ge(files, at - 1);
+    ck_assert_int_ge(total, (long)(at - 1) << 20);
+    ck_assert_int_le(total, 8L << 20);
+    char *text = NULL;
+    size_t len;
+    snprintf(path, sizeof path, "%s/change", work);
+    ck_assert_int_eq(fs_read_file(&text, &len, path, 64, NULL), 0);
+    ck_assert_str_eq(text, "new\n");
+    free(text);
+    snprintf(path, sizeof path, "%s/keep", work);
+    ck_assert(path_exists(path));
+    snprintf(path, sizeof path, "%s/gone", work);
+    ck_assert(!path_exists(path));
+    snprintf(path, sizeof path, "%s/sub/old", work);
+    ck_assert(!path_exists(path));
+    snprintf(path, sizeof path, "%s/sub/new", work);
+    ck_assert(path_exists(path));
+    /* owned like the work dir */
+    struct stat st, dir;
+    snprintf(path, sizeof path, "%s/f1", work);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(stat(work, &dir), 0);
+    ck_assert_int_eq(st.st_uid, dir.st_uid);
+    /* without the bound the same command writes all 40 (fsize alone is per
+     * file) */
+    o.lim.disk_mb = 0;
+    ck_assert_int_eq(sb_run(&r, &o, err), 0);
+    ck_assert_msg(!strstr(r.out, "failed"), "%s", r.out);
+    sb_result_free(&r);
+    snprintf(path, sizeof path, "%s/f40", work);
+    ck_assert(path_exists(path));
+    fs_remove_tree(top, NULL);
+}
+END_TEST
+
 Suite *sandbox_suite(void)
 {
     Suite *s = suite_create("sandbox");
@@ -1715,6 +1807,7 @@ Suite *sandbox_suite(void)
     tcase_add_test(adv, test_root_host_socket);
     tcase_add_test(adv, test_cgroup_tree_memory);
     tcase_add_test(adv, test_cgroup_tree_procs);
+    tcase_add_test(adv, test_disk_bound);
     suite_add_tcase(s, adv);
     return s;
 }
