@@ -1021,6 +1021,27 @@ START_TEST(test_cli)
                          "--", "sh", "-c", "ulimit -v; ulimit -f", NULL};
     ck_assert_int_eq(cli(out, sizeof out, er, sizeof er, mem), 0);
     ck_assert_str_eq(out, "65536\n2048\n");
+    /* --disk: 40 files of 1 MB under --fsize 1 --disk 8 stop past ~8 MB;
+     * those written stay in the work dir */
+    const char *baddisk[] = {"harness", "exec", "--dir", g_work, "--disk", "0", "--", "true", NULL};
+    ck_assert_int_eq(cli(out, sizeof out, er, sizeof er, baddisk), 2);
+    if (geteuid() != 0)
+        return;
+    const char *disk[] = {"harness", "exec", "--dir", g_work, "--fsize", "1", "--disk", "8", "--",
+                          "sh", "-c",
+                          "for i in $(seq 1 40); do head -c 1048576 /dev/zero > f$i 2>/dev/null || "
+                          "{ echo failed; break; }; done; ls | grep -c '^f'",
+                          NULL};
+    ck_assert_int_eq(cli(out, sizeof out, er, sizeof er, disk), 0);
+    int n = 0;
+    ck_assert_msg(sscanf(out, "failed\n%d", &n) == 1, "%s", out);
+    ck_assert_int_ge(n, 7);
+    ck_assert_int_le(n, 9);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/f7", g_work);
+    ck_assert(path_exists(path));
+    snprintf(path, sizeof path, "%s/f10", g_work);
+    ck_assert(!path_exists(path));
 }
 END_TEST
 
