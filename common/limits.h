@@ -68,7 +68,9 @@
 #define SB_NS_UID 1000
 
 /* The private TMPDIR of a run is a tmpfs of this size (memory: it is
- * bounded like a file the command writes) and inode count. */
+ * bounded like a file the command writes) and inode count. With a root of
+ * its own per run, that root is one tmpfs of SB_TMPFS_MB + SB_SHM_MB
+ * holding both /tmp and /dev/shm. */
 #define SB_TMPFS_MB 256
 #define SB_TMPFS_INODES 16384
 /* The private /dev/shm: POSIX semaphores and small shared buffers. */
