@@ -32,6 +32,8 @@
 #define SB_PROCS_DEFAULT 128          /* make -j, test runners, their threads */
 #define SB_FSIZE_MB_DEFAULT 64        /* build outputs of a small repository */
 #define SB_NOFILE_DEFAULT 512         /* compilers and test runners use < 100 */
+#define SB_DISK_MB_DEFAULT 0          /* no bound on what a run adds to its work
+                                         dir unless the caller sets one */
 #define SB_OUT_MAX_DEFAULT (256u << 10)   /* captured output: head + tail
                                              kept, plenty for a test log */
 #define SB_FLOOD_MAX_DEFAULT (16u << 20)  /* stop a command that writes more:
@@ -42,12 +44,16 @@
 #define SB_MEM_MB_HARD (64L << 10)        /* 64 GB of address space */
 #define SB_PROCS_HARD 4096
 #define SB_FSIZE_MB_HARD (16L << 10)
+#define SB_DISK_MB_HARD (16L << 10)       /* the layer holding a run's writes is
+                                             RAM (tmpfs) */
 #define SB_NOFILE_HARD 65536
 #define SB_OUT_MAX_HARD (64u << 20)       /* the captured text lives in memory */
 #define SB_FLOOD_MAX_HARD (1u << 30)
 #define SB_ARGV_MAX 4096                  /* argv entries */
 #define SB_ENV_MAX 256                    /* extra environment entries */
 #define SB_RW_PATHS_MAX 16                /* extra writable paths */
+#define SB_RO_PATHS_MAX 16                /* read-only paths inside them: the
+                                             protected test paths of a task */
 #define SB_ARGS_BYTES_MAX (1u << 20)      /* argv + env strings; the kernel's
                                              ARG_MAX is 2 MB */
 #define SB_STDIN_MAX (1u << 20)           /* stdin_data is written into the pipe
@@ -62,11 +68,42 @@
 #define SB_NS_UID 1000
 
 /* The private TMPDIR of a run is a tmpfs of this size (memory: it is
- * bounded like a file the command writes) and inode count. */
+ * bounded like a file the command writes) and inode count. With a root of
+ * its own per run, that root is one tmpfs of SB_TMPFS_MB + SB_SHM_MB
+ * holding both /tmp and /dev/shm. */
 #define SB_TMPFS_MB 256
 #define SB_TMPFS_INODES 16384
 /* The private /dev/shm: POSIX semaphores and small shared buffers. */
 #define SB_SHM_MB 64
+
+/* The root of a run (a root harness): top-level entries of the host's
+ * root kept (bin, sbin, lib, lib32, lib64, libx32, usr), and the copy of
+ * the /etc entries a build and a test run read, made once per process:
+ * a few hundred small files and links (alternatives/, ssl/certs/); past
+ * these caps the rest of an entry is left out. */
+#define SB_ROOT_TOP_MAX 8
+#define SB_ETC_FILES_MAX 4096
+#define SB_ETC_FILE_MAX (1u << 20)
+#define SB_ETC_DEPTH_MAX 4
+#define SB_ETC_MB 16
+
+/* The memory cgroup of a run's tree allows mem_mb plus this: a single
+ * process then meets its own RLIMIT_AS (a clean allocation failure)
+ * before the tree's limit, where the kernel first reclaims (re-reading
+ * program text: slow) and then OOM-kills. */
+#define SB_CG_MEM_SLACK_MB 64
+
+/* A run with a disk bound writes into a tmpfs layer over its work dir
+ * (an overlay), carried back into the work dir after the run: at most
+ * this many files (a build of a small repository makes hundreds), and the
+ * carrying back walks at most this deep (deeper is refused: the work dir
+ * keeps what was carried until there). */
+#define SB_DISK_INODES 65536
+#define SB_DISK_DEPTH_MAX 64
+
+/* Cgroups of finished runs whose removal found them still busy, retried
+ * at later reaps: about one per thread running sandboxes. */
+#define SB_CG_PENDING_MAX 64
 
 /* Fixed SOURCE_DATE_EPOCH (2020-01-01 UTC) so builds are reproducible. */
 #define SB_SOURCE_DATE_EPOCH "1577836800"

@@ -17,7 +17,7 @@ static void exec_usage(FILE *f)
 {
     fprintf(f,
             "usage: harness exec --dir DIR [--timeout S] [--mem MB] [--procs N] [--fsize MB]\n"
-            "                    [--json] -- CMD [ARGS...]\n"
+            "                    [--disk MB] [--json] -- CMD [ARGS...]\n"
             "\n"
             "Runs CMD in DIR under the sandbox (namespaces, seccomp, Landlock, limits) with a\n"
             "scrubbed environment, as if after `cd DIR` (CMD is looked up in the fixed PATH,\n"
@@ -26,9 +26,12 @@ static void exec_usage(FILE *f)
             "\n"
             "  --dir DIR     work directory, the only writable place besides a private TMPDIR\n"
             "  --timeout S   wall-clock limit in seconds (default %d)\n"
-            "  --mem MB      address-space limit (default %d)\n"
-            "  --procs N     processes and threads (default %d)\n"
+            "  --mem MB      address-space limit of each process, and (where the sandbox has\n"
+            "                cgroups) about the memory of the whole process tree (default %d)\n"
+            "  --procs N     processes and threads of the whole tree (default %d)\n"
             "  --fsize MB    largest file it may write (default %d)\n"
+            "  --disk MB     what it may add to DIR as a whole: its writes go to a layer of\n"
+            "                this size, carried back into DIR when it ends (default: no bound)\n"
             "  --json        print the result record to stderr as one JSON line at the end\n"
             "\n"
             "Exit status: CMD's own, 124 on timeout, 128+N when killed by signal N,\n"
@@ -104,6 +107,10 @@ static int exec_parse(exec_args *a, int argc, char **argv, int *cmd_at)
             if (exec_num(v, SB_PROCS_HARD, &x))
                 return exec_bad("--procs %s: expected a count, 1 to 4096", v);
             l->procs = (int)x;
+        } else if (!strcmp(f, "--disk")) {
+            if (exec_num(v, (double)SB_DISK_MB_HARD, &x))
+                return exec_bad("--disk %s: expected megabytes, > 0 and at most 16384", v);
+            l->disk_mb = (long)x;
         } else if (!strcmp(f, "--fsize")) {
             if (exec_num(v, (double)SB_FSIZE_MB_HARD, &x))
                 return exec_bad("--fsize %s: expected megabytes, > 0 and at most 16384", v);

@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,7 @@ void sb_limits_default(sb_limits *lim)
     lim->procs = SB_PROCS_DEFAULT;
     lim->fsize_mb = SB_FSIZE_MB_DEFAULT;
     lim->nofile = SB_NOFILE_DEFAULT;
+    lim->disk_mb = SB_DISK_MB_DEFAULT;
     lim->out_max = SB_OUT_MAX_DEFAULT;
     lim->flood_max = SB_FLOOD_MAX_DEFAULT;
 }
@@ -82,6 +84,9 @@ typedef struct sb_state {
     int ruleset_fd, in_fd;       /* sent with the job */
     int idmap_fd[SB_MAX_IDMAPS]; /* cached, not ours to close */
     char *rw[SB_RW_PATHS_MAX + 1]; /* rw_paths resolved (NULL-terminated) */
+    char *ro[SB_RO_PATHS_MAX + 1]; /* ro_paths resolved, existing ones */
+    int ovl_fd, up_fd;           /* disk bound: the work dir's overlay (sent
+                                    with the job) and its upper dir */
 } sb_state;
 
 static long sb_now_ms(void)
@@ -126,6 +131,8 @@ static int sb_check_opts(const sb_opts *o, char *err)
     if (!rc)
         rc = sb_check_range("nofile", l->nofile, 8, SB_NOFILE_HARD, err);
     if (!rc)
+        rc = sb_check_range("disk_mb", l->disk_mb, 0, SB_DISK_MB_HARD, err);
+    if (!rc)
         rc = sb_check_range("out_max", (long)l->out_max, 2, SB_OUT_MAX_HARD, err);
     if (!rc)
         rc = sb_check_range("flood_max", (long)l->flood_max, 1, SB_FLOOD_MAX_HARD, err);
@@ -159,6 +166,13 @@ static int sb_check_opts(const sb_opts *o, char *err)
     if (n > SB_RW_PATHS_MAX)
         return rl_err(err, RL_ELIMIT, "sandbox: rw_paths: %zu entries, expected at most %d", n,
                       SB_RW_PATHS_MAX);
+    for (n = 0; o->ro_paths && o->ro_paths[n]; n++)
+        if (o->ro_paths[n][0] != '/')
+            return rl_err(err, RL_EINVAL, "sandbox: ro_paths entry '%.60s': expected an absolute path",
+                          o->ro_paths[n]);
+    if (n > SB_RO_PATHS_MAX)
+        return rl_err(err, RL_ELIMIT, "sandbox: ro_paths: %zu entries, expected at most %d", n,
+                      SB_RO_PATHS_MAX);
     return 0;
 }
 
@@ -192,7 +206,9 @@ static int sb_env_build(sb_state *s, const sb_opts *o, char *err)
     if (!s->envp)
         return rl_err(err, RL_ENOMEM, "sandbox: environment: out of memory");
     char home[PATH_MAX + 8], tmp[96], tmp2[96], tmp3[96], pyc[128];
-    snprintf(home, sizeof home, "HOME=%s", s->dir);
+    /* Outside the work tree: nothing the command writes there is read as
+     * its home (dotfiles, Python's user site). */
+    snprintf(home, sizeof home, "HOME=%s", s->tmp);
     snprintf(tmp, sizeof tmp, "TMPDIR=%s", s->tmp);
     /* Check (and Windows-minded tools) look at TEMP/TMP, not TMPDIR: point
      * every name at the private tmp, the only writable scratch place. */
@@ -325,8 +341,11 @@ static void sb_bind_add(sb_job *j, const sb_bind *b)
  * else the command would not see it. */
 static int sb_writable(sb_state *s, const sb_caps *caps, const char *path, char *err)
 {
-    sb_bind b = {path, -1, 0, -1, 1, {0, 0, 0, 0, 0, 0}};
-    b.cover = sb_cover_of(caps, path, &b.rel);
+    sb_bind b = {path, -1, 0, -1, 1, 0, 0, {0, 0, 0, 0, 0, 0}};
+    if (caps->rootfs)
+        b.rel = 1; /* made at its path in the run's own root */
+    else
+        b.cover = sb_cover_of(caps, path, &b.rel);
     if (!caps->root && b.cover < 0)
         return 0;
     struct statx sx;
@@ -358,8 +377,52 @@ static int sb_writable(sb_state *s, const sb_caps *caps, const char *path, char 
                               path, budget < 0 ? "too many files" : strerror(errno));
         }
     }
-    if (b.idmap >= 0 || b.cover >= 0)
+    if (b.idmap >= 0 || b.cover >= 0 || caps->rootfs)
         sb_bind_add(j, &b);
+    return 0;
+}
+
+/* Is path below (or at) dir? Both canonical. */
+static int sb_below(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return !strncmp(path, dir, n) && (path[n] == '/' || !path[n] || (n == 1 && dir[0] == '/'));
+}
+
+/* A path the command sees read-only: a read-only bind over it, made after
+ * the writable path it lies in. One that does not exist is skipped. */
+static int sb_readonly(sb_state *s, const sb_caps *caps, const char *given, size_t k, char *err)
+{
+    char *path = realpath(given, NULL);
+    if (!path) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return 0;
+        return rl_err(err, rl_from_errno(errno), "sandbox: ro_paths entry %s: %s", given,
+                      strerror(errno));
+    }
+    s->ro[k] = path;
+    int inside = sb_below(path, s->dir);
+    for (size_t i = 0; s->rw[i] && !inside; i++)
+        inside = sb_below(path, s->rw[i]);
+    if (!inside)
+        return rl_err(err, RL_EINVAL,
+                      "sandbox: ro_paths entry %s: expected a path inside the work dir or an rw_paths entry",
+                      given);
+    if (!(caps->clone_flags & CLONE_NEWNS))
+        return rl_err(err, RL_EUNSUP, "sandbox: ro_paths entry %s: needs a mount namespace", given);
+    struct statx sx;
+    if (statx(AT_FDCWD, path, 0, STATX_BASIC_STATS | STATX_BTIME, &sx) < 0)
+        return rl_err(err, rl_from_errno(errno), "sandbox: %s: %s", path, strerror(errno));
+    sb_bind b = {path, -1, 0, -1, S_ISDIR(sx.stx_mode), 0, 1, {0, 0, 0, 0, 0, 0}};
+    b.id.ok = (sx.stx_mask & (STATX_INO | STATX_BTIME)) == (STATX_INO | STATX_BTIME);
+    b.id.dev_major = sx.stx_dev_major;
+    b.id.dev_minor = sx.stx_dev_minor;
+    b.id.ino = sx.stx_ino;
+    b.id.btime_s = sx.stx_btime.tv_sec;
+    b.id.btime_ns = sx.stx_btime.tv_nsec;
+    if (s->job.nbind >= SB_MAX_BINDS)
+        return rl_err(err, RL_ELIMIT, "sandbox: %s: expected at most %d mounts", path, SB_MAX_BINDS);
+    sb_bind_add(&s->job, &b);
     return 0;
 }
 
@@ -368,6 +431,11 @@ static int sb_writable(sb_state *s, const sb_caps *caps, const char *path, char 
  * directory, removed after the run. */
 static int sb_make_tmp(sb_state *s, const sb_caps *caps, char *err)
 {
+    if (caps->rootfs) {
+        snprintf(s->tmp, sizeof s->tmp, "/tmp");
+        s->tmp_is_mnt = 1;
+        return 0;
+    }
     if (caps->tmp_mnt[0]) {
         snprintf(s->tmp, sizeof s->tmp, "%s", caps->tmp_mnt);
         s->tmp_is_mnt = 1;
@@ -460,6 +528,9 @@ static void sb_job_fill(sb_state *s, const sb_opts *o, const sb_caps *caps)
     sb_rlim_add(j, RLIMIT_NPROC, nproc, nproc);
     rlim_t as = (rlim_t)l->mem_mb << 20;
     sb_rlim_add(j, RLIMIT_AS, as, as);
+    /* About the same figures for the whole tree, where it has cgroups. */
+    j->cg_lim[0] = (long long)(l->mem_mb + SB_CG_MEM_SLACK_MB) << 20;
+    j->cg_lim[1] = l->procs;
     rlim_t fs = (rlim_t)l->fsize_mb << 20;
     sb_rlim_add(j, RLIMIT_FSIZE, fs, fs);
     sb_rlim_add(j, RLIMIT_NOFILE, (rlim_t)l->nofile, (rlim_t)l->nofile);
@@ -467,6 +538,29 @@ static void sb_job_fill(sb_state *s, const sb_opts *o, const sb_caps *caps)
     /* SIGXCPU at the limit, SIGKILL a second later if it is caught. */
     rlim_t cpu = (rlim_t)(l->cpu_ms + 999) / 1000;
     sb_rlim_add(j, RLIMIT_CPU, cpu, cpu + 1);
+}
+
+/* The disk bound: the work dir becomes an overlay whose upper layer is a
+ * tmpfs of disk_mb (sb_disk.c). */
+static int sb_disk_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *err)
+{
+    if (!caps->rootfs)
+        return rl_err(err, RL_EUNSUP,
+                      "sandbox: disk_mb = %ld: needs a root harness with mount and PID namespaces",
+                      o->lim.disk_mb);
+    sb_bind *wb = NULL;
+    for (int i = 0; i < s->job.nbind; i++)
+        if (s->job.bind[i].path == s->dir)
+            wb = &s->job.bind[i];
+    if (!wb)
+        return rl_err(err, RL_EINVAL, "sandbox: disk_mb: the work dir %s has no mount", s->dir);
+    int rc = sb_disk_make(&s->ovl_fd, &s->up_fd, s->dir, wb->idmap >= 0 ? s->idmap_fd[wb->idmap] : -1,
+                          o->lim.disk_mb, err);
+    if (rc)
+        return rc;
+    wb->disk = 1;
+    s->job.has_disk = 1;
+    return 0;
 }
 
 static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *err)
@@ -501,9 +595,17 @@ static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *
     rc = sb_writable(s, caps, s->dir, err);
     for (size_t i = 0; !rc && s->rw[i]; i++)
         rc = sb_writable(s, caps, s->rw[i], err);
+    for (size_t i = 0, k = 0; !rc && o->ro_paths && o->ro_paths[i]; i++) {
+        rc = sb_readonly(s, caps, o->ro_paths[i], k, err);
+        k += s->ro[k] != NULL;
+    }
+    if (!rc && o->lim.disk_mb > 0)
+        rc = sb_disk_prepare(s, o, caps, err);
     if (rc)
         return rc;
-    if (caps->landlock_abi) {
+    /* With a root of its own, the ruleset names the spare's /dev and /tmp:
+     * made once the spare is known (sb_start). */
+    if (caps->landlock_abi && !caps->rootfs) {
         const char *rw[SB_RW_PATHS_MAX + 3] = {s->dir, s->tmp_is_mnt ? caps->tmp_rule : s->tmp};
         size_t n = 2;
         for (size_t i = 0; s->rw[i]; i++)
@@ -520,6 +622,8 @@ static int sb_prepare(sb_state *s, const sb_opts *o, const sb_caps *caps, char *
 
 static void sb_state_free(sb_state *s)
 {
+    sb_close(&s->ovl_fd);
+    sb_close(&s->up_fd);
     sb_close(&s->ruleset_fd);
     sb_close(&s->in_fd);
     if (s->tmp[0] && !s->tmp_is_mnt)
@@ -530,6 +634,8 @@ static void sb_state_free(sb_state *s)
     free(s->path);
     for (size_t i = 0; s->rw[i]; i++)
         free(s->rw[i]);
+    for (size_t i = 0; s->ro[i]; i++)
+        free(s->ro[i]);
 }
 
 /* ---- running ---------------------------------------------------------------- */
@@ -644,7 +750,7 @@ static void sb_reason(sb_result *res, const char *fmt, long v)
 
 /* Turns what the watch saw into the result record. */
 static int sb_finish(sb_result *res, const sb_watch *w, const sb_opts *o, int init_st,
-                     long harness_rss_kb, char *err)
+                     long harness_rss_kb, long oom_kills, char *err)
 {
     const sb_limits *l = &o->lim;
     if (w->got_fail && w->fail.stage != SB_ST_EXEC) {
@@ -691,6 +797,16 @@ static int sb_finish(sb_result *res, const sb_watch *w, const sb_opts *o, int in
      * it), so only a peak above the harness's own counts. */
     long cap_kb = l->mem_mb * 1024;
     int near_cap = res->peak_rss_kb >= cap_kb * 3 / 4 && res->peak_rss_kb > harness_rss_kb;
+    /* The tree's memory cgroup killed one of its processes: the command
+     * itself, or a child whose loss made it fail. */
+    if (oom_kills > 0 && (!WIFEXITED(st) || WEXITSTATUS(st))) {
+        res->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        res->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+        res->stop = SB_STOP_MEMORY;
+        sb_reason(res, "memory cap of the process tree (%ld MB): OOM kill in its cgroup",
+                  l->mem_mb + SB_CG_MEM_SLACK_MB);
+        return 0;
+    }
     if (WIFEXITED(st)) {
         res->exit_code = WEXITSTATUS(st);
         res->stop = res->exit_code && near_cap ? SB_STOP_MEMORY : SB_STOP_EXIT;
@@ -726,19 +842,30 @@ static void sb_result_init(sb_result *res)
  * is the dead spare's own message if it left one. */
 static int sb_start(sb_spare **out, sb_state *s, const sb_caps *caps, char *err)
 {
-    int fds[2 + SB_MAX_IDMAPS], n = 0;
-    if (s->ruleset_fd >= 0)
-        fds[n++] = s->ruleset_fd;
-    if (s->in_fd >= 0)
-        fds[n++] = s->in_fd;
-    int npass = n;
-    for (int i = 0; i < s->job.nidmap; i++)
-        fds[n++] = s->idmap_fd[i];
     sb_spare *sp = NULL;
     for (int attempt = 0; attempt < 2; attempt++) {
         int rc = sb_spare_get(&sp, caps, err);
         if (rc)
             return rc;
+        if (caps->rootfs && caps->landlock_abi) {
+            sb_close(&s->ruleset_fd);
+            if ((rc = sb_spare_ruleset(sp, &s->job, caps->landlock_abi, s->ovl_fd, &s->ruleset_fd,
+                                       err))) {
+                sb_spare_free(sp);
+                return rc;
+            }
+            s->job.has_ruleset = 1;
+        }
+        int fds[3 + SB_MAX_IDMAPS], n = 0;
+        if (s->ruleset_fd >= 0)
+            fds[n++] = s->ruleset_fd;
+        if (s->in_fd >= 0)
+            fds[n++] = s->in_fd;
+        int npass = n;
+        for (int i = 0; i < s->job.nidmap; i++)
+            fds[n++] = s->idmap_fd[i];
+        if (s->job.has_disk)
+            fds[n++] = s->ovl_fd;
 #ifdef SB_PROFILE
         sp->c.prof[SB_P_H_ENTER] = tl_prof.prof[SB_P_H_ENTER];
         sp->c.prof[SB_P_H_PREPARED] = tl_prof.prof[SB_P_H_PREPARED];
@@ -785,10 +912,15 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
      * the result instead, it is not ready when runs follow each other
      * closely: measured 2x slower back to back.) It premounts this run's
      * binds: the next run is most often in the same dirs. */
-    sb_spare_refill(caps, &s->job);
+    sb_spare_refill(caps, s->job.has_disk ? NULL : &s->job);
     SB_PROF(&sp->c, SB_P_H_REFILLED);
     sb_watch_run(sp, &w, o, sp->init, t0);
     int st = 0;
+    /* The cgroups really held the run; did their memory limit stop it? */
+    unsigned cg_layer = sp->c.cg_ok == 1 ? SB_LAYER_CGROUP : 0;
+    long oom_kills = 0;
+    if (cg_layer && (!w.got_done || !WIFEXITED(w.done.wstatus) || WEXITSTATUS(w.done.wstatus)))
+        oom_kills = sb_cgroup_oom_kills(&sp->c, caps->cg_v2);
     if (w.got_done) {
         /* Everything of the run is gone; the init is exiting. Its CPU time
          * is the sandbox's, the report holds the command's. */
@@ -812,7 +944,7 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
         res->cpu_ms = sb_tv_ms(ru.ru_utime) + sb_tv_ms(ru.ru_stime);
     }
     res->wall_ms = sb_now_ms() - t0;
-    res->layers = caps->layers;
+    res->layers = (caps->layers & ~SB_LAYER_CGROUP) | cg_layer;
     res->out_bytes = w.out.total;
     res->out_truncated = buf_ht_cut(&w.out) > 0;
     res->out = buf_ht_render(&w.out, &res->out_len);
@@ -821,7 +953,7 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
         res->out_len = 0;
         return rl_err(err, RL_ENOMEM, "sandbox: output: out of memory");
     }
-    return sb_finish(res, &w, o, st, self.ru_maxrss, err);
+    return sb_finish(res, &w, o, st, self.ru_maxrss, oom_kills, err);
 }
 
 static int sb_run_checked(sb_result *res, const sb_opts *opts, char *err)
@@ -831,10 +963,10 @@ static int sb_run_checked(sb_result *res, const sb_opts *opts, char *err)
     if (rc)
         return rc;
     const sb_caps *caps = sb_caps_get();
-    res->layers = caps->layers;
+    res->layers = caps->layers & ~SB_LAYER_CGROUP;
     sb_state s;
     memset(&s, 0, sizeof s);
-    s.ruleset_fd = s.in_fd = -1;
+    s.ruleset_fd = s.in_fd = s.ovl_fd = s.up_fd = -1;
     rc = sb_prepare(&s, opts, caps, err);
     SB_PROF(&tl_prof, SB_P_H_PREPARED);
     if (rc == 1) {
@@ -843,6 +975,11 @@ static int sb_run_checked(sb_result *res, const sb_opts *opts, char *err)
         rc = 0;
     } else if (!rc) {
         rc = sb_execute(res, &s, opts, caps, err);
+        /* The tree is gone: its writes go into the work dir. */
+        if (s.up_fd >= 0) {
+            int rc2 = sb_disk_carry(s.up_fd, s.dir, rc ? NULL : err);
+            rc = rc ? rc : rc2;
+        }
     }
     sb_state_free(&s);
     SB_PROF(&tl_prof_last, SB_P_H_RETURN);

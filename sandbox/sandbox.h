@@ -14,31 +14,72 @@
  *   SB_LAYER_PIDNS    PID namespace with its own /proc: the tree dies with
  *                     its init; nothing outside can be seen or signalled
  *   SB_LAYER_NETNS    network namespace with no interface but lo (down)
- *   SB_LAYER_MNTNS    private mounts: tmpfs on TMPDIR and /dev/shm, the
- *                     work dir idmapped (files stay owned by their owner);
- *                     a work dir (or rw_paths entry) below /dev/shm is
- *                     mounted at its path in the private /dev/shm, the
- *                     rest of the host's /dev/shm stays hidden
+ *   SB_LAYER_MNTNS    private mounts. A root harness (with PID and mount
+ *                     namespaces) gives each run a root of its own
+ *                     (sb_root.c): read-only /usr (and /bin, /lib*,
+ *                     /sbin as on the host: symlinks into /usr on a
+ *                     merged-/usr system), a read-only copy of the /etc
+ *                     entries builds and test runs read, /dev with null,
+ *                     zero, full, random, urandom, tty and a private shm,
+ *                     a private /tmp (TMPDIR), the run's /proc, and the
+ *                     work dir and rw_paths at their own paths (parents
+ *                     made as needed): nothing else of the host (not its
+ *                     /tmp, /run, /dev/shm, /home, sockets, nor the
+ *                     project's checkout). Otherwise the host's root
+ *                     with tmpfs on TMPDIR and /dev/shm, a work dir (or
+ *                     rw_paths entry) below /dev/shm mounted at its path
+ *                     in the private one. As root the work dir is
+ *                     idmapped (files stay owned by their owner).
+ *                     ro_paths entries are read-only binds over
+ *                     themselves
  *   SB_LAYER_IPCNS / UTSNS (hostname "sandbox")
  *   SB_LAYER_SECCOMP  seccomp filter (socket only AF_UNIX, no io_uring,
  *                     ptrace, mount, namespaces, bpf, keyctl, ...; EPERM)
  *   SB_LAYER_LANDLOCK writes only below the work dir, TMPDIR, /dev/shm and
  *                     rw_paths; no TCP; signals and abstract sockets
- *                     scoped to the run (ABI >= 6)
+ *                     scoped to the run (ABI >= 6). Landlock only adds
+ *                     rights, so below an ro_paths entry it is the
+ *                     read-only mount that refuses writes (EROFS; the
+ *                     mount point cannot be renamed or removed: EBUSY)
  *   SB_LAYER_RLIMITS  address space, processes, file size, open files,
  *                     CPU, no cores
- *   SB_LAYER_CGROUP   never set: the per-user-namespace process count and
- *                     RLIMIT_AS do the job without touching the host's
- *                     cgroup tree
+ *   SB_LAYER_CGROUP   the command's whole process tree in fresh memory and
+ *                     pids cgroups nested under the harness's own (cgroup
+ *                     v1 controllers, or a v2 dir that delegates both):
+ *                     pids.max = procs, memory = mem_mb + SB_CG_MEM_SLACK_MB
+ *                     for the tree together; an OOM kill there is
+ *                     SB_STOP_MEMORY. Set in a result only when the tree
+ *                     really ran in them; without them the rlimits still
+ *                     hold (RLIMIT_AS per process, RLIMIT_NPROC counted in
+ *                     the run's own user namespace)
+ *
+ * Memory and disk. The memory cgroup is charged with everything the tree
+ * makes resident: its processes' pages and the pages of files it writes
+ * on RAM-backed file systems (its /tmp and /dev/shm, a work tree on
+ * /dev/shm, the disk layer below). Such pages stay charged after their
+ * writer exits, which is why each run gets fresh cgroups. With
+ * lim.disk_mb > 0 (a root harness with its own root per run), the work
+ * dir is an overlay whose upper layer is a tmpfs of disk_mb (sb_disk.c):
+ * everything the command creates or changes there (a changed file counts
+ * whole) goes into it, and a write past it fails with ENOSPC; after the
+ * run the layer is carried back into the work dir (new and changed files,
+ * directories, symlinks, owned like the work dir; deletions; replaced
+ * directories; not FIFOs, sockets or devices), so the files written
+ * before the limit are there afterwards (the one being written when the
+ * limit hit, cut short) and the work dir grew by at most disk_mb. The
+ * layer is RAM charged to the writer's memory cgroup, so a tree that
+ * writes its work dir holds at most min(disk_mb, its memory limit) of new
+ * data there, and what it keeps after the run is bounded by disk_mb.
  *
  * Environment of the command, nothing else: PATH=/usr/local/bin:/usr/bin:
- * /bin, HOME=dir, TMPDIR (private tmpfs), TZ=UTC, LC_ALL=LANG=C.UTF-8,
- * PYTHONHASHSEED=0, PYTHONDONTWRITEBYTECODE=1, PYTHONNOUSERSITE=1,
- * PYTHONSAFEPATH=1 (no script or current directory on sys.path),
- * PYTEST_DISABLE_PLUGIN_AUTOLOAD=1, PYTHONPYCACHEPREFIX (in TMPDIR: bytecode
- * in the work tree is never read), SOURCE_DATE_EPOCH (fixed),
- * USER=LOGNAME=sandbox, then opts->env. stdin is /dev/null or stdin_data;
- * stdout and stderr share one pipe; every other fd is closed.
+ * /bin, HOME=TMPDIR (outside the work tree: nothing the command writes
+ * there is read as its home), TMPDIR, TEMP, TMP (the private tmp), TZ=UTC,
+ * LC_ALL=LANG=C.UTF-8, PYTHONHASHSEED=0, PYTHONDONTWRITEBYTECODE=1,
+ * PYTHONNOUSERSITE=1, PYTHONSAFEPATH=1 (no script or current directory on
+ * sys.path), PYTEST_DISABLE_PLUGIN_AUTOLOAD=1, PYTHONPYCACHEPREFIX (in
+ * TMPDIR: bytecode in the work tree is never read), SOURCE_DATE_EPOCH
+ * (fixed), USER=LOGNAME=sandbox, then opts->env. stdin is /dev/null or
+ * stdin_data; stdout and stderr share one pipe; every other fd is closed.
  *
  * Runs may be made from several threads at once. See sb_release for the
  * sandbox a thread keeps ready for its next run.
@@ -65,11 +106,15 @@ enum {
 typedef struct sb_limits {
     int timeout_ms;     /* wall clock; whole process tree killed after */
     int cpu_ms;         /* RLIMIT_CPU of each process (rounded up to s) */
-    long mem_mb;        /* RLIMIT_AS of each process */
+    long mem_mb;        /* RLIMIT_AS of each process; with cgroups also
+                           (plus SB_CG_MEM_SLACK_MB) the memory of the tree */
     int procs;          /* processes + threads in the tree (RLIMIT_NPROC
-                           in the run's own user namespace) */
+                           in the run's own user namespace; pids.max) */
     long fsize_mb;      /* RLIMIT_FSIZE */
     int nofile;         /* RLIMIT_NOFILE */
+    long disk_mb;       /* what the command may add to its work dir as a
+                           whole (new and changed files), 0: no bound (see
+                           "Memory and disk" above) */
     size_t out_max;     /* captured output cap (head + tail kept) */
     size_t flood_max;   /* stop the command once it wrote this much */
 } sb_limits;
@@ -83,6 +128,11 @@ typedef struct sb_opts {
     const char *const *env;      /* extra "K=V" entries added to the scrubbed
                                     environment (NULL-terminated, may be NULL) */
     const char *const *rw_paths; /* extra writable paths (NULL-terminated) */
+    const char *const *ro_paths; /* paths inside dir (or an rw_paths entry)
+                                    the command sees read-only: a read-only
+                                    bind over each (NULL-terminated, may be
+                                    NULL; one that does not exist is
+                                    skipped, one outside them is an error) */
     sb_limits lim;
     const char *stdin_data;      /* NULL: stdin is /dev/null */
     size_t stdin_len;

@@ -153,6 +153,28 @@ SB_CHILD static long sb_write_file(const char *path, const char *text)
     return ret == len ? 0 : -EIO;
 }
 
+/* Writes v in decimal to the file at (dfd, path). */
+SB_CHILD static long sb_write_num_at(long dfd, const char *path, long long v)
+{
+    char buf[24];
+    int n = 0;
+    char digits[24];
+    int d = 0;
+    if (v < 0)
+        v = 0;
+    do
+        digits[d++] = (char)('0' + v % 10);
+    while ((v /= 10) && d < 23);
+    while (d)
+        buf[n++] = digits[--d];
+    long fd = SYS4(SYS_openat, dfd, path, O_WRONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return fd;
+    long r = SYS3(SYS_write, fd, buf, n);
+    SYS1(SYS_close, fd);
+    return r < 0 ? r : r == n ? 0 : -EIO;
+}
+
 /* ---- init steps ---------------------------------------------------------- */
 
 /* The signals we ignore (our copy of the harness's dispositions), from the
@@ -240,11 +262,30 @@ SB_CHILD static long sb_close_except(const int *keep, int n)
  * work dir below it. */
 SB_CHILD static void sb_mounts(sb_child *c)
 {
-    if (!c->mount_proc && !c->tmpfs_opts[0] && !c->shm_opts[0])
+    if (!c->mount_proc && !c->tmpfs_opts[0] && !c->shm_opts[0] && !c->rootfs)
         return;
     long r = SYS5(SYS_mount, 0, "/", 0, MS_REC | MS_SLAVE, 0);
     if (r < 0)
         sb_fail(c, SB_ST_MOUNTS, r);
+    if (c->rootfs) {
+        /* The host's root stays reachable through host_fd only (the binds'
+         * source): the pivot puts it on the new root's /proc, which the
+         * run's /proc then covers. */
+        long fd = SYS4(SYS_openat, AT_FDCWD, "/", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+        if (fd < 0)
+            sb_fail(c, SB_ST_ROOT, fd);
+        c->host_fd = (int)fd;
+        r = SYS5(SYS_move_mount, c->root_fd, "", AT_FDCWD, c->tmp, MOVE_MOUNT_F_EMPTY_PATH);
+        SYS1(SYS_close, c->root_fd);
+        if (r >= 0)
+            r = SYS1(SYS_chdir, c->tmp);
+        if (r >= 0)
+            r = SYS2(SYS_pivot_root, ".", "proc");
+        if (r >= 0)
+            r = SYS1(SYS_chdir, "/");
+        if (r < 0)
+            sb_fail(c, SB_ST_ROOT, r);
+    }
     if (c->mount_proc &&
         (r = SYS5(SYS_mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0)) < 0)
         sb_fail(c, SB_ST_PROC, r);
@@ -261,15 +302,17 @@ SB_CHILD static void sb_mounts(sb_child *c)
     }
 }
 
-/* Makes the missing directories of b->path below its cover's mount point
- * in the private tmpfs (0755: the command can search them; as root they
- * are ours and it cannot write them, unprivileged they are its own, which
- * is harmless: they exist only in this run), and the mount point itself
- * (a directory, or an empty file for a file). The tmpfs is fresh: nothing
- * of the command's is there yet. */
-SB_CHILD static long sb_make_mountpoint(const sb_bind *b)
+/* Makes the missing directories of b->path from its offset rel on (below
+ * a cover's mount point in the private tmpfs, or in the run's own root:
+ * 0755, root-owned as root, so the command can search them and not
+ * change them; unprivileged they are its own, which is harmless: they
+ * exist only in this run), and the mount point itself (a directory, or an
+ * empty file for a file). *made: the length of the path of the first
+ * one made (what sb_unmake_mountpoint may remove), 0 when none was. */
+SB_CHILD static long sb_make_mountpoint(const sb_bind *b, int *made)
 {
     char p[PATH_MAX];
+    *made = 0;
     long n = sb_strlen(b->path);
     if (n >= (long)sizeof p)
         return -ENAMETOOLONG;
@@ -284,14 +327,22 @@ SB_CHILD static long sb_make_mountpoint(const sb_bind *b)
         p[i] = '\0';
         r = SYS3(SYS_mkdirat, AT_FDCWD, p, 0755);
         p[i] = '/';
+        if (r == 0 && !*made)
+            *made = (int)i;
         if (r < 0 && r != -EEXIST)
             return r;
     }
     if (b->is_dir) {
         r = SYS3(SYS_mkdirat, AT_FDCWD, p, 0755);
+        if (r == 0 && !*made)
+            *made = (int)n;
         return r == -EEXIST ? 0 : r;
     }
-    r = SYS4(SYS_openat, AT_FDCWD, p, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    r = SYS4(SYS_openat, AT_FDCWD, p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (r >= 0 && !*made)
+        *made = (int)n;
+    if (r == -EEXIST)
+        r = SYS4(SYS_openat, AT_FDCWD, p, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
     if (r >= 0)
         SYS1(SYS_close, r);
     return r < 0 ? r : 0;
@@ -310,13 +361,33 @@ SB_CHILD static long sb_make_mountpoint(const sb_bind *b)
  * *id gets what the mounted tree shows; *keep (if not NULL) the mount's
  * fd, else it is closed. Returns 0 or -errno with *stage. */
 SB_CHILD static long sb_mount_one(const sb_child *c, const sb_bind *b, int userns_fd, sb_id *id,
-                                  int *keep, int *stage)
+                                  int *keep, int *made, int *stage, const int *disk_fd)
 {
+    if (b->disk) {
+        /* The overlay the harness made (a detached mount): only moved. */
+        *stage = SB_ST_DISK;
+        if (!disk_fd)
+            return -EINVAL;
+        long r = sb_make_mountpoint(b, made);
+        if (r >= 0)
+            r = SYS5(SYS_move_mount, disk_fd[0], "", AT_FDCWD, b->path, MOVE_MOUNT_F_EMPTY_PATH);
+        id->ok = 0;
+        return r < 0 ? r : 0;
+    }
     long dfd = AT_FDCWD;
     const char *src = b->path;
     unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC;
-    *stage = b->idmap >= 0 ? SB_ST_IDMAP : SB_ST_BIND;
-    if (b->cover >= 0) {
+    *made = 0;
+    *stage = b->ro ? SB_ST_RO : b->idmap >= 0 ? SB_ST_IDMAP : SB_ST_BIND;
+    if (b->ro) {
+        /* From the sandbox's own view: inside a bind made before it. */
+    } else if (c->rootfs) {
+        if ((dfd = c->host_fd) < 0)
+            return -EINVAL;
+        src = b->path + 1;
+        if (!src[0])
+            flags |= AT_EMPTY_PATH;
+    } else if (b->cover >= 0) {
         if (b->cover >= SB_NCOVER || (dfd = c->cover_fd[b->cover]) < 0)
             return -EINVAL;
         src = b->path + b->rel;
@@ -343,18 +414,23 @@ SB_CHILD static long sb_mount_one(const sb_child *c, const sb_bind *b, int usern
         id->btime_ns = sx.stx_btime.tv_nsec;
     }
     r = 0;
-    if (b->idmap >= 0) {
+    if (b->ro) {
+        struct mount_attr attr = {0};
+        attr.attr_set = MOUNT_ATTR_RDONLY;
+        r = SYS5(SYS_mount_setattr, t, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr);
+    } else if (b->idmap >= 0) {
         struct mount_attr attr = {0};
         attr.attr_set = MOUNT_ATTR_IDMAP;
         attr.userns_fd = (unsigned)userns_fd;
         r = SYS5(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &attr, sizeof attr);
     }
-    if (r >= 0 && b->cover >= 0) {
+    if (r >= 0 && !b->ro && (b->cover >= 0 || c->rootfs)) {
         *stage = SB_ST_BIND;
-        r = sb_make_mountpoint(b);
+        r = sb_make_mountpoint(b, made);
     }
     if (r >= 0) {
-        *stage = b->cover >= 0 ? SB_ST_BIND : SB_ST_IDMAP;
+        if (!b->ro)
+            *stage = b->cover >= 0 || c->rootfs ? SB_ST_BIND : SB_ST_IDMAP;
         r = SYS5(SYS_move_mount, t, "", AT_FDCWD, b->path, MOVE_MOUNT_F_EMPTY_PATH);
     }
     if (r >= 0 && keep)
@@ -365,7 +441,8 @@ SB_CHILD static long sb_mount_one(const sb_child *c, const sb_bind *b, int usern
 }
 
 /* The job's binds, in order; a failure is fatal. */
-SB_CHILD static void sb_bind_mounts(sb_child *c, const sb_job *job, const int *userns_fd)
+SB_CHILD static void sb_bind_mounts(sb_child *c, const sb_job *job, const int *userns_fd,
+                                    const int *disk_fd)
 {
     SYS1(SYS_umask, 0); /* our own: the command has its copy already */
     for (int i = 0; i < job->nbind; i++) {
@@ -373,16 +450,19 @@ SB_CHILD static void sb_bind_mounts(sb_child *c, const sb_job *job, const int *u
         if (b->idmap >= job->nidmap)
             sb_fail(c, SB_ST_IDMAP, -EINVAL);
         sb_id id;
-        int stage;
-        long r = sb_mount_one(c, b, b->idmap >= 0 ? userns_fd[b->idmap] : -1, &id, 0, &stage);
+        int stage, made;
+        long r = sb_mount_one(c, b, b->idmap >= 0 ? userns_fd[b->idmap] : -1, &id, 0, &made, &stage,
+                              disk_fd);
         if (r < 0)
             sb_fail(c, stage, r);
     }
     for (int i = 0; i < job->nidmap; i++)
         SYS1(SYS_close, userns_fd[i]);
+    if (disk_fd)
+        SYS1(SYS_close, disk_fd[0]);
 }
 
-SB_CHILD static void sb_unmake_mountpoint(const sb_bind *b);
+SB_CHILD static void sb_unmake_mountpoint(const sb_bind *b, int made);
 
 /* The premounts, best effort (a dir that is gone makes them no match for
  * any job); then the user namespace fds go. */
@@ -394,10 +474,11 @@ SB_CHILD static void sb_premount(sb_child *c)
         const sb_bind *b = &c->pre[i];
         int fd = b->idmap >= 0 && b->idmap < c->npre_userns ? c->pre_userns[b->idmap] : -1;
         int stage;
-        ok = sb_mount_one(c, b, fd, &c->pre_id[i], &c->pre_fd[i], &stage) == 0;
+        ok = !b->disk &&
+             sb_mount_one(c, b, fd, &c->pre_id[i], &c->pre_fd[i], &c->pre_mk[i], &stage, 0) == 0;
         c->pre_made += ok;
-        if (!ok && b->cover >= 0)
-            sb_unmake_mountpoint(b);
+        if (!ok)
+            sb_unmake_mountpoint(b, c->pre_mk[i]);
     }
     for (int i = 0; i < c->npre_userns; i++)
         SYS1(SYS_close, c->pre_userns[i]); /* harmless when repeated: EBADF */
@@ -406,7 +487,8 @@ SB_CHILD static void sb_premount(sb_child *c)
 
 SB_CHILD int sb_pre_match(const sb_child *c, const sb_job *job)
 {
-    if (__atomic_load_n(&c->pre_ok, __ATOMIC_ACQUIRE) != 1 || c->npre != job->nbind)
+    if (__atomic_load_n(&c->pre_ok, __ATOMIC_ACQUIRE) != 1 || c->npre != job->nbind ||
+        job->has_disk)
         return 0;
     for (int i = 0; i < job->nbind; i++) {
         const sb_bind *p = &c->pre[i], *b = &job->bind[i];
@@ -415,7 +497,7 @@ SB_CHILD int sb_pre_match(const sb_child *c, const sb_job *job)
         while (p->path[k] && p->path[k] == b->path[k])
             k++;
         if (p->path[k] != b->path[k] || p->cover != b->cover || p->rel != b->rel ||
-            p->is_dir != b->is_dir || (p->idmap < 0) != (b->idmap < 0))
+            p->is_dir != b->is_dir || p->ro != b->ro || (p->idmap < 0) != (b->idmap < 0))
             return 0;
         /* the same fd of the harness's idmap cache: the same owner mapping */
         if (p->idmap >= 0 && (p->idmap >= c->npre_userns || b->idmap >= job->nidmap ||
@@ -428,22 +510,22 @@ SB_CHILD int sb_pre_match(const sb_child *c, const sb_job *job)
     return 1;
 }
 
-/* Removes what sb_make_mountpoint made for b in the private tmpfs: the
- * mount point, then its parents up to the cover's mount point, stopping
- * at one another premount still uses (they go children first). */
-SB_CHILD static void sb_unmake_mountpoint(const sb_bind *b)
+/* Removes what sb_make_mountpoint made for b: the mount point, then its
+ * parents down to the first one it made, stopping at one another
+ * premount still uses (they go children first). */
+SB_CHILD static void sb_unmake_mountpoint(const sb_bind *b, int made)
 {
     char p[PATH_MAX];
     long n = sb_strlen(b->path);
-    if (n >= (long)sizeof p || !b->path[b->rel])
+    if (made <= 0 || n >= (long)sizeof p)
         return;
     for (long i = 0; i <= n; i++)
         p[i] = b->path[i];
     long r = SYS3(SYS_unlinkat, AT_FDCWD, p, b->is_dir ? AT_REMOVEDIR : 0);
     while (r == 0) {
-        while (n > b->rel && p[n] != '/')
+        while (n > 0 && p[n] != '/')
             n--;
-        if (n <= b->rel)
+        if (n < made)
             return;
         p[n] = '\0';
         r = SYS3(SYS_unlinkat, AT_FDCWD, p, AT_REMOVEDIR);
@@ -489,8 +571,7 @@ SB_CHILD static void sb_unpremount(sb_child *c)
         SYS1(SYS_close, c->pre_fd[i]);
         if (r < 0)
             sb_fail(c, SB_ST_BIND, r);
-        if (c->pre[i].cover >= 0)
-            sb_unmake_mountpoint(&c->pre[i]);
+        sb_unmake_mountpoint(&c->pre[i], c->pre_mk[i]);
     }
     c->pre_made = 0;
 }
@@ -506,6 +587,9 @@ SB_CHILD static void sb_close_covers(sb_child *c)
             SYS1(SYS_close, c->cover_fd[i]);
         c->cover_fd[i] = -1;
     }
+    if (c->host_fd >= 0)
+        SYS1(SYS_close, c->host_fd);
+    c->host_fd = -1;
 }
 
 /* Unprivileged: map ourselves in the user namespace we were cloned into. */
@@ -548,7 +632,7 @@ SB_CHILD static void sb_map_cmd(const sb_child *c, long pid)
 
 /* ---- passing a job and its fds --------------------------------------------- */
 
-#define SB_MAX_FDS (2 + SB_MAX_IDMAPS)
+#define SB_MAX_FDS (3 + SB_MAX_IDMAPS)
 
 /* Receives one message: a pointer and up to SB_MAX_FDS fds. Returns the
  * number of fds, or < 0 (-EPIPE on EOF: the other side is gone). */
@@ -808,6 +892,25 @@ SB_CHILD static void sb_init_setup(sb_child *c)
     SB_PROF(c, SB_P_I_MOUNTED);
 }
 
+/* Makes the run's cgroups with their limits and moves the command into
+ * them (we stay out of the memory one: we share the harness's memory).
+ * Not fatal: without them the rlimits still hold, and cg_ok says so. */
+SB_CHILD static void sb_cgroup_enter(sb_child *c, long pid)
+{
+    __atomic_store_n(&c->cg_ok, -1, __ATOMIC_RELEASE);
+    for (int i = 0; i < 2; i++) {
+        int again = i == 1 && c->cg_fd[1] == c->cg_fd[0]; /* v2: one dir */
+        long r = again ? 0 : SYS3(SYS_mkdirat, c->cg_fd[i], c->cg_name, 0755);
+        if (r < 0 && r != -EEXIST)
+            return;
+        if (sb_write_num_at(c->cg_fd[i], c->cg_lim_path[i], c->cg_lim[i]) < 0)
+            return;
+        if (!again && sb_write_num_at(c->cg_fd[i], c->cg_procs[i], pid) < 0)
+            return;
+    }
+    __atomic_store_n(&c->cg_ok, 1, __ATOMIC_RELEASE);
+}
+
 /* Starts the command, which prepares itself while we map it. */
 SB_CHILD static long sb_start_cmd(sb_child *c)
 {
@@ -822,6 +925,8 @@ SB_CHILD static long sb_start_cmd(sb_child *c)
     SB_PROF(c, SB_P_I_CMDCLONED);
     if (c->cmd_userns)
         sb_map_cmd(c, pid);
+    if (c->cg_name[0])
+        sb_cgroup_enter(c, pid);
     SB_PROF(c, SB_P_I_MAPPED);
     __atomic_store_n(&c->mapped, 1, __ATOMIC_RELEASE);
     SYS3(SYS_futex, &c->mapped, FUTEX_WAKE_PRIVATE, 1);
@@ -879,16 +984,21 @@ SB_CHILD int sb_child_init(void *arg)
     if (n < 0)
         sb_fail(c, SB_ST_JOB, n);
     int pass = job->has_ruleset + job->has_stdin;
-    if (n != pass + job->nidmap)
+    if (n != pass + job->nidmap + job->has_disk)
         sb_fail(c, SB_ST_JOB, -EPROTO);
     /* The premounts were not in place yet when the harness looked, or are
      * not the job's binds. */
+    if (c->cg_ok == 1 && (job->cg_lim[0] != c->cg_lim[0] || job->cg_lim[1] != c->cg_lim[1])) {
+        for (int i = 0; i < 2; i++)
+            if (sb_write_num_at(c->cg_fd[i], c->cg_lim_path[i], job->cg_lim[i]) < 0)
+                sb_fail(c, SB_ST_CGROUP, -EIO);
+    }
     if (sb_pre_match(c, job)) {
         for (int i = 0; i < job->nidmap; i++)
             SYS1(SYS_close, fds[pass + i]);
     } else {
         sb_unpremount(c);
-        sb_bind_mounts(c, job, fds + pass);
+        sb_bind_mounts(c, job, fds + pass, job->has_disk ? fds + pass + job->nidmap : 0);
     }
     sb_close_covers(c);
     SB_PROF(c, SB_P_I_BOUND);
@@ -928,6 +1038,10 @@ const char *sb_stage_name(int stage)
     case SB_ST_PROC: return "mount /proc";
     case SB_ST_TMPFS: return "mount the private TMPDIR";
     case SB_ST_JOB: return "receive the job";
+    case SB_ST_DISK: return "overlay the work dir with its size-bounded layer";
+    case SB_ST_CGROUP: return "set the cgroup limits";
+    case SB_ST_ROOT: return "enter the run's own root (pivot_root)";
+    case SB_ST_RO: return "read-only bind of an ro_paths entry";
     default: return "unknown step";
     }
 }

@@ -31,6 +31,22 @@ typedef struct sb_caps {
                             "": no mount namespace, TMPDIR is made per run */
     char tmp_rule[80];   /* its parent, where the Landlock rule goes */
     int shm;             /* each run gets a private tmpfs on /dev/shm */
+    int rootfs;          /* root harness with mount and PID namespaces: each
+                            run gets a root of its own (sb_root_make) */
+    int etc_fd;          /* rootfs: detached tmpfs holding the copy of the
+                            host's /etc entries a build and a test run read,
+                            made once per process; -1 */
+    int ntop;            /* rootfs: top-level entries of the host's root
+                            kept (bin, lib*, sbin, usr): a symlink of the
+                            same text, or a read-only bind of the dir */
+    struct {
+        char name[16];
+        char link[64];   /* "": a directory */
+    } top[SB_ROOT_TOP_MAX];
+    int cg_fd[2];        /* the harness's own memory and pids cgroup dirs
+                            (O_PATH), under which each run gets its own
+                            (sb_cgroup.c); v2: both the same dir; -1: none */
+    int cg_v2;
     unsigned layers;     /* SB_LAYER_* every run gets */
 } sb_caps;
 
@@ -43,6 +59,31 @@ const sb_caps *sb_caps_get(void);
  * the file system of dev cannot be idmapped (then the caller chowns). */
 int sb_idmap_fd(uid_t uid, gid_t gid, dev_t dev, const char *path);
 
+/* rootfs: a fresh root for one sandbox, made by the harness as a detached
+ * tmpfs: the kept top-level entries (read-only binds of /usr and the
+ * like), a read-only clone of the /etc copy, /dev with the basic nodes and
+ * an empty shm dir (1777), /tmp (1777), an empty /proc. Returns its mount
+ * fd (O_CLOEXEC) or a negative RL_E* with err. */
+int sb_root_make(const sb_caps *caps, char *err);
+/* Fills the rootfs fields of caps (the probe, once per process). */
+void sb_root_probe(sb_caps *c);
+
+/* ---- cgroups (sb_cgroup.c) --------------------------------------------- */
+
+typedef struct sb_child sb_child;
+/* Fills cg_fd (the probe, once per process). */
+void sb_cgroup_probe(sb_caps *c);
+/* A fresh cgroup name and its file paths for one spare. */
+void sb_cgroup_fill(sb_child *c, const sb_caps *caps);
+/* Sets the spare's limits (the harness: a job whose limits differ from
+ * those the init set). -1 on failure. */
+int sb_cgroup_set(const sb_child *c, long long mem, long long pids);
+/* OOM kills in the spare's memory cgroup so far. */
+long sb_cgroup_oom_kills(const sb_child *c, int v2);
+/* Removes the spare's cgroups (its init reaped) and retries earlier ones
+ * that were busy; c may be NULL. */
+void sb_cgroup_remove(const sb_child *c);
+
 /* ---- filters ----------------------------------------------------------- */
 
 /* The seccomp program, built once per process; NULL with err on failure. */
@@ -53,6 +94,13 @@ const struct sock_fprog *sb_seccomp_prog(char *err);
  * private /dev/shm), no TCP, scoped signals and abstract sockets where the
  * ABI has them. *fd is O_CLOEXEC. */
 int sb_landlock_ruleset(int *fd, int abi, int dev_rw, const char *const *rw_dirs, char *err);
+/* rootfs: the ruleset of one sandbox whose root is the detached tmpfs
+ * root_fd: read and execute below its root, write to its /dev and /tmp,
+ * everything below each of rw_dirs (paths of the harness's view, which the
+ * sandbox shows at the same paths) and below work_fd (an overlay's root,
+ * or -1). */
+int sb_landlock_ruleset_root(int *fd, int abi, int root_fd, int work_fd, const char *const *rw_dirs,
+                             char *err);
 /* The same through a small cache keyed by the dirs' identities; *fd is a
  * dup the caller closes. */
 int sb_landlock_ruleset_cached(int *fd, int abi, int dev_rw, const char *const *rw_dirs, char *err);
@@ -94,7 +142,7 @@ enum sb_stage {
     SB_ST_IDMAP, SB_ST_CREDS, SB_ST_USERNS, SB_ST_IDMAPS, SB_ST_CAPS,
     SB_ST_CLONE, SB_ST_WAIT, SB_ST_STDIO, SB_ST_CHDIR, SB_ST_RLIMIT,
     SB_ST_LANDLOCK, SB_ST_SECCOMP, SB_ST_EXEC, SB_ST_PROC, SB_ST_TMPFS, SB_ST_JOB,
-    SB_ST_BIND,
+    SB_ST_BIND, SB_ST_ROOT, SB_ST_RO, SB_ST_CGROUP, SB_ST_DISK,
 };
 const char *sb_stage_name(int stage);
 
@@ -109,8 +157,8 @@ typedef struct sb_msg {
 } sb_msg;
 
 #define SB_MAX_IDMAPS (SB_RW_PATHS_MAX + 1)
-#define SB_MAX_BINDS SB_MAX_IDMAPS
-#define SB_MAX_KEEP (8 + SB_MAX_IDMAPS)
+#define SB_MAX_BINDS (SB_MAX_IDMAPS + SB_RO_PATHS_MAX)
+#define SB_MAX_KEEP (11 + SB_MAX_IDMAPS)
 #define SB_MAX_RLIM 8
 
 typedef struct sb_rlim {
@@ -147,6 +195,12 @@ typedef struct sb_bind {
     int idmap;               /* root: index of its user namespace among the
                                 job's idmap fds, or -1 (no idmapping) */
     int is_dir;              /* else a file: its mount point is a file */
+    int disk;                /* the work dir of a run with a disk bound: the
+                                overlay the harness made over it (a detached
+                                mount, passed last with the job) */
+    int ro;                  /* a read-only bind of a path inside an earlier
+                                (writable) bind, cloned from the sandbox's own
+                                view of it (its idmapping kept) */
     sb_id id;                /* what path showed when the harness looked */
 } sb_bind;
 
@@ -164,6 +218,8 @@ typedef struct sb_job {
     char *const *envp;
     const char *dir;         /* absolute work dir */
     int has_ruleset, has_stdin;
+    int has_disk;            /* the overlay of the work dir follows the user
+                                namespaces (never premounted) */
     int nidmap;              /* user namespace fds sent (root) */
     int userns_h[SB_MAX_IDMAPS]; /* their numbers in the harness (its idmap
                                     cache: one fd per owner mapping) */
@@ -171,16 +227,24 @@ typedef struct sb_job {
     sb_bind bind[SB_MAX_BINDS];
     sb_rlim rlim[SB_MAX_RLIM];
     int nrlim;
+    long long cg_lim[2];     /* memory (bytes) and pids limits of the tree */
 } sb_job;
 
 /* The setup of a spare sandbox, shared with its init and command (no
  * allocation, no libc state on their side: they share the harness's
  * memory). All fds are numbers in the init's table, >= 3. */
-typedef struct sb_child {
+struct sb_child {
     int out_fd, msg_fd;          /* output pipe, message pipe (write ends) */
     int job_fd;                  /* init's end of the job socket */
     int null_fd;                 /* /dev/null, the command's default stdin */
     int net_fd;                  /* netns to join, or -1 */
+    int rootfs;                  /* the run has a root of its own (sb_root.c) */
+    int root_fd;                 /* rootfs: the sandbox's root (sb_root_make),
+                                    moved onto `tmp` and pivoted into; -1 */
+    int host_fd;                 /* rootfs: O_PATH fd of the host's root, the
+                                    source of the binds, opened by the init
+                                    before the pivot; closed before the
+                                    command gets its job; -1 */
     int keep[SB_MAX_KEEP];       /* fds the init keeps, ascending */
     int nkeep;
 
@@ -229,13 +293,24 @@ typedef struct sb_child {
                                     tmpfs hid it, until the binds are made */
     sb_id pre_id[SB_MAX_BINDS];  /* what each premount shows */
     int pre_fd[SB_MAX_BINDS];    /* each premount (its mount's fd) */
+    int pre_mk[SB_MAX_BINDS];    /* rootfs: offset in its path of the first
+                                    directory the init made for it, 0: none */
     int pre_made;                /* premounts in place */
     int pre_ok;                  /* 1 (release) once all of them are in place
                                     and pre_id is filled; -1: one failed */
+    /* cgroups: made by the init in cg_fd (inherited), the command moved
+     * into them before it is released. */
+    int cg_fd[2];
+    char cg_name[40];            /* "": none */
+    char cg_lim_path[2][64];     /* memory and pids limit files, below cg_fd */
+    char cg_procs[2][64];
+    long long cg_lim[2];         /* the limits set (the hint's, else the job's) */
+    int cg_ok;                   /* by the init: 1 once the command is in them,
+                                    -1 once it tried and failed, 0 not yet */
 #ifdef SB_PROFILE
     long long prof[SB_P_N];
 #endif
-} sb_child;
+};
 
 /* Entry point of the init process (clone callback). */
 int sb_child_init(void *arg);
@@ -253,6 +328,10 @@ typedef struct sb_spare {
     pid_t owner;                 /* process that made it (fork safety) */
     int out_r, msg_r, job_fd;    /* our ends */
     int go_fd;                   /* our end of the command's go socket */
+    int root_fd;                 /* rootfs: our copy of its root mount (the
+                                    Landlock rules of its /dev and /tmp); -1 */
+    int ll_fd;                   /* rootfs: the ruleset for the premounts'
+                                    writable dirs, made with the spare; -1 */
     void *stacks;
     void *pre;                   /* the premounts' binds, paths, fds */
     int reaped;
@@ -268,6 +347,18 @@ void sb_spare_refill(const sb_caps *caps, const sb_job *job);
  * the user namespaces of its idmapped binds) to the spare. -1: the spare
  * is dead. */
 int sb_spare_dispatch(sb_spare *sp, sb_job *job, const int *fds, int npass, int nfds);
+/* rootfs: the Landlock ruleset of job in this spare (its /dev and /tmp
+ * are the spare's own): the one made with the spare when job's binds are
+ * those it was made for, else a new one. *fd is the caller's. */
+int sb_spare_ruleset(sb_spare *sp, const sb_job *job, int abi, int disk_fd, int *fd, char *err);
+/* The disk bound (sb_disk.c): the overlay over dir (its lower layer
+ * idmapped through userns_fd, or -1) with an upper tmpfs of mb MB, as a
+ * detached mount (*ovl_fd), and the upper dir (*up_fd) to carry back. */
+int sb_disk_make(int *ovl_fd, int *up_fd, const char *dir, int userns_fd, long mb, char *err);
+/* Carries the upper dir's changes back into dir. */
+int sb_disk_carry(int up_fd, const char *dir, char *err);
+/* A detached tmpfs: the given fsconfig options; -1 with errno. */
+int sb_tmpfs_detached(const char *size, const char *inodes, const char *mode);
 /* Closes our ends, kills the init if it still runs, reaps it, frees. */
 void sb_spare_free(sb_spare *sp);
 /* After the init's report: closes our ends and reaps the init if it has

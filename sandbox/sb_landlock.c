@@ -74,26 +74,37 @@ static uint64_t sb_ll_fs_rights(int abi)
     return r;
 }
 
-static int sb_ll_add(int rs, const char *path, uint64_t access, char *err)
+static int sb_ll_add_fd(int rs, int fd, const char *path, uint64_t access, char *err)
 {
-    int fd = open(path, O_PATH | O_CLOEXEC);
-    if (fd < 0)
-        return rl_err(err, rl_from_errno(errno), "landlock: %s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
         access &= SB_LL_FILE; /* directory rights are invalid on a file */
     struct sb_ll_path_beneath pb = {.allowed_access = access, .parent_fd = fd};
     long r = syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
-    int e = errno;
-    close(fd);
     if (r < 0)
-        return rl_err(err, RL_EIO, "landlock: rule for %s: %s", path, strerror(e));
+        return rl_err(err, RL_EIO, "landlock: rule for %s: %s", path, strerror(errno));
     return 0;
 }
 
-int sb_landlock_ruleset(int *out, int abi, int dev_rw, const char *const *rw_dirs, char *err)
+static int sb_ll_add_at(int rs, int dfd, const char *path, uint64_t access, char *err)
 {
-    *out = -1;
+    int fd = path[0] ? openat(dfd, path, O_PATH | O_CLOEXEC) : fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0)
+        return rl_err(err, rl_from_errno(errno), "landlock: %s: %s", path[0] ? path : "/",
+                      strerror(errno));
+    int rc = sb_ll_add_fd(rs, fd, path[0] ? path : "/", access, err);
+    close(fd);
+    return rc;
+}
+
+static int sb_ll_add(int rs, const char *path, uint64_t access, char *err)
+{
+    return sb_ll_add_at(rs, AT_FDCWD, path, access, err);
+}
+
+/* The ruleset with the rights this ABI handles; < 0 with err. */
+static int sb_ll_create(int abi, uint64_t *fs_out, char *err)
+{
     if (abi < 1)
         return rl_err(err, RL_EUNSUP, "landlock: not available on this kernel");
     uint64_t fs = sb_ll_fs_rights(abi);
@@ -110,27 +121,65 @@ int sb_landlock_ruleset(int *out, int abi, int dev_rw, const char *const *rw_dir
     long rs = syscall(SYS_landlock_create_ruleset, &attr, size, 0);
     if (rs < 0)
         return rl_err(err, RL_EIO, "landlock: create ruleset (ABI %d): %s", abi, strerror(errno));
-    int rc = sb_ll_add((int)rs, "/", SB_LL_READ, err);
-    /* /dev: the private /dev/shm tmpfs (Python's multiprocessing needs it)
-     * hides its mount point from Landlock, so the rule is on /dev, where
-     * file permissions leave only the world-writable devices (null, zero,
-     * full, random, tty). Without that tmpfs, /dev/null alone. */
-    if (!rc && dev_rw)
-        rc = sb_ll_add((int)rs, "/dev", fs & ~LANDLOCK_ACCESS_FS_EXECUTE, err);
-    else if (!rc)
-        rc = sb_ll_add((int)rs, "/dev/null", (SB_LL_FILE & fs) & ~LANDLOCK_ACCESS_FS_EXECUTE, err);
-    for (size_t i = 0; rw_dirs && rw_dirs[i] && !rc; i++)
-        rc = sb_ll_add((int)rs, rw_dirs[i], fs, err);
-    if (rc) {
-        close((int)rs);
-        return rc;
-    }
     /* O_CLOEXEC: the harness's other children must not inherit it. */
     if (fcntl((int)rs, F_SETFD, FD_CLOEXEC) < 0) {
         close((int)rs);
         return rl_err(err, RL_EIO, "landlock: ruleset fd: %s", strerror(errno));
     }
-    *out = (int)rs;
+    *fs_out = fs;
+    return (int)rs;
+}
+
+int sb_landlock_ruleset_root(int *out, int abi, int root_fd, int work_fd, const char *const *rw_dirs,
+                             char *err)
+{
+    *out = -1;
+    uint64_t fs;
+    int rs = sb_ll_create(abi, &fs, err);
+    if (rs < 0)
+        return rs;
+    /* The sandbox's /dev holds only the basic nodes (0666) and its shm
+     * dir; its /tmp is its own. */
+    int rc = sb_ll_add_at(rs, root_fd, "", SB_LL_READ, err);
+    if (!rc)
+        rc = sb_ll_add_at(rs, root_fd, "dev", fs & ~LANDLOCK_ACCESS_FS_EXECUTE, err);
+    if (!rc)
+        rc = sb_ll_add_at(rs, root_fd, "tmp", fs, err);
+    if (!rc && work_fd >= 0)
+        rc = sb_ll_add_at(rs, work_fd, "", fs, err);
+    for (size_t i = 0; rw_dirs && rw_dirs[i] && !rc; i++)
+        rc = sb_ll_add(rs, rw_dirs[i], fs, err);
+    if (rc) {
+        close(rs);
+        return rc;
+    }
+    *out = rs;
+    return 0;
+}
+
+int sb_landlock_ruleset(int *out, int abi, int dev_rw, const char *const *rw_dirs, char *err)
+{
+    *out = -1;
+    uint64_t fs;
+    int rs = sb_ll_create(abi, &fs, err);
+    if (rs < 0)
+        return rs;
+    int rc = sb_ll_add(rs, "/", SB_LL_READ, err);
+    /* /dev: the private /dev/shm tmpfs (Python's multiprocessing needs it)
+     * hides its mount point from Landlock, so the rule is on /dev, where
+     * file permissions leave only the world-writable devices (null, zero,
+     * full, random, tty). Without that tmpfs, /dev/null alone. */
+    if (!rc && dev_rw)
+        rc = sb_ll_add(rs, "/dev", fs & ~LANDLOCK_ACCESS_FS_EXECUTE, err);
+    else if (!rc)
+        rc = sb_ll_add(rs, "/dev/null", (SB_LL_FILE & fs) & ~LANDLOCK_ACCESS_FS_EXECUTE, err);
+    for (size_t i = 0; rw_dirs && rw_dirs[i] && !rc; i++)
+        rc = sb_ll_add(rs, rw_dirs[i], fs, err);
+    if (rc) {
+        close(rs);
+        return rc;
+    }
+    *out = rs;
     return 0;
 }
 

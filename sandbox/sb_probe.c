@@ -33,7 +33,7 @@
 #define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
 #endif
 
-static sb_caps g_caps = {.net_fd = -1};
+static sb_caps g_caps = {.net_fd = -1, .etc_fd = -1, .cg_fd = {-1, -1}};
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 /* fork() with namespace flags; the child runs fn and exits with its
@@ -191,7 +191,14 @@ static void sb_probe(void)
         sb_tmp_mountpoint(c);
         struct stat st;
         c->shm = lstat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode);
+        /* A root of its own per run: the init pivots into it and hides
+         * the host's root under the run's /proc. */
+        if (c->root && c->proc && c->tmp_mnt[0])
+            sb_root_probe(c);
     }
+    /* Totals of each run's tree, where the harness's own cgroups allow. */
+    if (c->clone_flags & CLONE_NEWPID)
+        sb_cgroup_probe(c);
     unsigned l = SB_LAYER_RLIMITS;
     if (c->userns)
         l |= SB_LAYER_USERNS;
@@ -209,6 +216,8 @@ static void sb_probe(void)
         l |= SB_LAYER_SECCOMP;
     if (c->landlock_abi)
         l |= SB_LAYER_LANDLOCK;
+    if (c->cg_fd[0] >= 0)
+        l |= SB_LAYER_CGROUP; /* a run reports it only when its tree was in them */
     c->layers = l;
 }
 

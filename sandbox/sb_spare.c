@@ -123,14 +123,20 @@ static void sb_spare_fill(sb_child *c, const sb_caps *caps, const struct sock_fp
     c->set_hostname = (caps->clone_flags & CLONE_NEWUTS) != 0;
     c->mount_proc = caps->proc;
     c->cover_fd[SB_COVER_TMP] = c->cover_fd[SB_COVER_SHM] = -1;
-    if (caps->tmp_mnt[0]) {
+    c->host_fd = -1;
+    if (caps->rootfs) {
+        /* The root is moved onto the TMPDIR mount point, then pivoted
+         * into; it has its own /tmp and /dev/shm. */
+        c->rootfs = 1;
+        c->tmp = caps->tmp_mnt;
+    } else if (caps->tmp_mnt[0]) {
         c->tmp = caps->tmp_mnt;
         c->cover[SB_COVER_TMP] = c->tmp;
         int id = caps->root ? SB_HOST_UID : SB_NS_UID;
         snprintf(c->tmpfs_opts, sizeof c->tmpfs_opts, "size=%ldm,nr_inodes=%d,mode=0700,uid=%d,gid=%d",
                  (long)SB_TMPFS_MB, SB_TMPFS_INODES, id, id);
     }
-    if (caps->shm) {
+    if (caps->shm && !caps->rootfs) {
         c->cover[SB_COVER_SHM] = "/dev/shm";
         int id = caps->root ? SB_HOST_UID : SB_NS_UID;
         snprintf(c->shm_opts, sizeof c->shm_opts, "size=%ldm,nr_inodes=%d,mode=1777,uid=%d,gid=%d",
@@ -182,6 +188,11 @@ static int sb_spare_fds(sb_spare *sp)
     sb_keep(c, c->go_fd);
     sb_keep(c, c->null_fd);
     sb_keep(c, c->net_fd);
+    sb_keep(c, c->root_fd);
+    if (c->cg_name[0]) {
+        sb_keep(c, c->cg_fd[0]);
+        sb_keep(c, c->cg_fd[1]);
+    }
     for (int i = 0; i < c->npre_userns; i++)
         sb_keep(c, c->pre_userns[i]);
     return 0;
@@ -193,6 +204,7 @@ static int sb_spare_fds(sb_spare *sp)
 static void sb_spare_close_child_fds(sb_spare *sp)
 {
     int fds[4] = {sp->c.out_fd, sp->c.msg_fd, sp->c.job_fd, sp->c.go_fd};
+    /* c.root_fd is ours too (sp->root_fd): the init moves its copy. */
     for (int i = 0; i < 4; i++)
         if (fds[i] >= 0)
             close(fds[i]);
@@ -244,10 +256,21 @@ static int sb_spare_new(sb_spare **out, const sb_caps *caps, const sb_job *hint,
         return rl_err(err, RL_ENOMEM, "sandbox: out of memory");
     sp->owner = getpid();
     sp->init = -1;
-    sp->out_r = sp->msg_r = sp->job_fd = sp->go_fd = -1;
+    sp->out_r = sp->msg_r = sp->job_fd = sp->go_fd = sp->root_fd = sp->ll_fd = -1;
     sb_child *c = &sp->c;
-    c->out_fd = c->msg_fd = c->job_fd = c->null_fd = c->go_fd = c->go_send = -1;
+    c->out_fd = c->msg_fd = c->job_fd = c->null_fd = c->go_fd = c->go_send = c->root_fd = -1;
     sb_spare_fill(c, caps, prog);
+    sb_cgroup_fill(c, caps);
+    c->cg_lim[0] = hint ? hint->cg_lim[0] : (long long)(SB_MEM_MB_DEFAULT + SB_CG_MEM_SLACK_MB) << 20;
+    c->cg_lim[1] = hint ? hint->cg_lim[1] : SB_PROCS_DEFAULT;
+    if (caps->rootfs) {
+        int rc = sb_root_make(caps, err);
+        if (rc < 0) {
+            sb_spare_free(sp);
+            return rc;
+        }
+        sp->root_fd = c->root_fd = sb_fd_high(rc);
+    }
     int e = 0;
     if (sb_spare_hint(sp, hint) < 0)
         e = ENOMEM;
@@ -261,6 +284,11 @@ static int sb_spare_new(sb_spare **out, const sb_caps *caps, const sb_job *hint,
         return rl_err(err, rl_from_errno(e), "sandbox: pipes and stacks: %s", strerror(e));
     }
     c->cmd_stack = (char *)sp->stacks + 2 * SB_CHILD_STACK;
+    /* The ruleset of the next run, if it is in the hinted dirs (best
+     * effort: else the run makes its own). */
+    if (caps->rootfs && caps->landlock_abi && hint && hint->nbind &&
+        sb_spare_ruleset(sp, hint, caps->landlock_abi, -1, &sp->ll_fd, NULL) < 0)
+        sp->ll_fd = -1;
     /* Every signal blocked: the init must never run one of the harness's
      * handlers on its stack. No exit signal (0): a harness that ignores
      * SIGCHLD would otherwise have it reaped behind our back. */
@@ -293,12 +321,17 @@ void sb_spare_free(sb_spare *sp)
     sb_close(&sp->msg_r);
     sb_close(&sp->job_fd); /* an idle init sees EOF and exits */
     sb_close(&sp->go_fd);
+    sb_close(&sp->root_fd);
+    sb_close(&sp->ll_fd);
     if (sp->owner == getpid()) {
         if (!sp->reaped && sp->init > 0) {
             kill(sp->init, SIGKILL);
             while (waitpid(sp->init, NULL, __WALL) < 0 && errno == EINTR)
                 ;
         }
+        /* Nothing of the run is left in them. */
+        if (sp->init > 0)
+            sb_cgroup_remove(&sp->c);
         /* Only now: the children ran on these stacks. */
         if (sp->stacks)
             sb_stacks_put(sp->stacks);
@@ -310,7 +343,7 @@ void sb_spare_free(sb_spare *sp)
 static int sb_send(int sock, sb_job *job, const int *fds, int nfds)
 {
     union {
-        char buf[CMSG_SPACE(sizeof(int) * (2 + SB_MAX_IDMAPS))];
+        char buf[CMSG_SPACE(sizeof(int) * (3 + SB_MAX_IDMAPS))];
         struct cmsghdr align;
     } ctl;
     struct iovec iov = {&job, sizeof job};
@@ -334,14 +367,53 @@ static int sb_send(int sock, sb_job *job, const int *fds, int nfds)
     return n == (ssize_t)sizeof job ? 0 : -1;
 }
 
+/* Are job's binds those the spare was made for (same paths, same dirs)? */
+static int sb_spare_same_binds(const sb_child *c, const sb_job *job)
+{
+    if (c->npre != job->nbind)
+        return 0;
+    for (int i = 0; i < job->nbind; i++) {
+        const sb_bind *p = &c->pre[i], *b = &job->bind[i];
+        const sb_id *x = &p->id, *y = &b->id;
+        if (strcmp(p->path, b->path) || p->ro != b->ro || !x->ok || !y->ok ||
+            x->dev_major != y->dev_major || x->dev_minor != y->dev_minor || x->ino != y->ino ||
+            x->btime_s != y->btime_s || x->btime_ns != y->btime_ns)
+            return 0;
+    }
+    return 1;
+}
+
+int sb_spare_ruleset(sb_spare *sp, const sb_job *job, int abi, int disk_fd, int *fd, char *err)
+{
+    *fd = -1;
+    if (sp->ll_fd >= 0 && !job->has_disk && sb_spare_same_binds(&sp->c, job)) {
+        *fd = fcntl(sp->ll_fd, F_DUPFD_CLOEXEC, 3);
+        return *fd >= 0 ? 0 : rl_err(err, RL_EIO, "landlock: dup ruleset: %s", strerror(errno));
+    }
+    const char *rw[SB_MAX_BINDS + 1];
+    int n = 0;
+    for (int i = 0; i < job->nbind; i++)
+        if (!job->bind[i].ro && !job->bind[i].disk)
+            rw[n++] = job->bind[i].path;
+    rw[n] = NULL;
+    return sb_landlock_ruleset_root(fd, abi, sp->root_fd, job->has_disk ? disk_fd : -1, rw, err);
+}
+
 int sb_spare_dispatch(sb_spare *sp, sb_job *job, const int *fds, int npass, int nfds)
 {
-    if (sp->owner != getpid() || nfds > 2 + SB_MAX_IDMAPS)
+    if (sp->owner != getpid() || nfds > 3 + SB_MAX_IDMAPS)
         return -1;
     /* Straight to the command (the init only waits for its end), or to the
      * init, which makes the binds first. */
-    if (sb_pre_match(&sp->c, job))
+    if (sb_pre_match(&sp->c, job)) {
+        /* The init made the cgroups before the premounts; only limits other
+         * than those it set are ours to write. */
+        const sb_child *c = &sp->c;
+        if (c->cg_ok == 1 && (job->cg_lim[0] != c->cg_lim[0] || job->cg_lim[1] != c->cg_lim[1]) &&
+            sb_cgroup_set(c, job->cg_lim[0], job->cg_lim[1]) < 0)
+            return -1;
         return sb_send(sp->go_fd, job, fds, npass);
+    }
     return sb_send(sp->job_fd, job, fds, nfds);
 }
 
@@ -398,6 +470,8 @@ void sb_spare_retire(sb_spare *sp)
     sb_close(&sp->msg_r);
     sb_close(&sp->job_fd);
     sb_close(&sp->go_fd);
+    sb_close(&sp->root_fd); /* what the run left in its /tmp goes with it */
+    sb_close(&sp->ll_fd);
     pthread_once(&g_atexit_once, sb_atexit_init);
     sb_spare *old = NULL;
     pthread_mutex_lock(&g_retired_lock);
@@ -435,7 +509,6 @@ static void sb_tl_set(sb_spare *sp)
 int sb_spare_get(sb_spare **out, const sb_caps *caps, char *err)
 {
     tl_runs++;
-    sb_reap_retired(0);
     sb_spare *sp = tl_spare;
     if (sp) {
         sb_tl_set(NULL);
@@ -450,6 +523,9 @@ int sb_spare_get(sb_spare **out, const sb_caps *caps, char *err)
 
 void sb_spare_refill(const sb_caps *caps, const sb_job *job)
 {
+    /* Here, while the command runs: reaping a retired init removes its
+     * cgroups (~0.1 ms). */
+    sb_reap_retired(0);
     if (tl_spare || tl_runs < 2)
         return;
     sb_spare *sp;

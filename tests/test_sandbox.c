@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,15 +54,28 @@ static void fx_teardown(void)
     fs_remove_tree(g_parent, NULL);
 }
 
+/* A helper program, copied into the work dir: the command sees nothing
+ * of the host but the system directories and its work dir (the project's
+ * checkout, build/ included, is hidden). */
 static const char *prog(const char *name)
 {
     static char path[8][PATH_MAX];
     static int next;
-    char rel[PATH_MAX];
+    char rel[PATH_MAX], src[PATH_MAX];
     const char *build = getenv("RL_BUILD") ? getenv("RL_BUILD") : "build";
     snprintf(rel, sizeof rel, "%s/progs/%s", build, name);
+    ck_assert_msg(realpath(rel, src) != NULL, "helper program %s missing (make builds it)", rel);
     char *p = path[next++ % 8];
-    ck_assert_msg(realpath(rel, p) != NULL, "helper program %s missing (make builds it)", rel);
+    snprintf(p, PATH_MAX, "%s/%s", g_work, name);
+    size_t len = 0;
+    char *data = NULL;
+    ck_assert_int_eq(fs_read_file(&data, &len, src, 64u << 20, NULL), 0);
+    FILE *f = fopen(p, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+    free(data);
+    ck_assert_int_eq(chmod(p, 0755), 0);
     return p;
 }
 
@@ -463,9 +477,12 @@ START_TEST(test_environment)
     ck_assert_int_eq(lines, (int)(sizeof want / sizeof want[0]) + 5);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         ck_assert_msg(strstr(r.out, want[i]), "missing %s in:\n%s", want[i], r.out);
-    char home[PATH_MAX + 8];
-    snprintf(home, sizeof home, "HOME=%s\n", g_work);
-    ck_assert_ptr_nonnull(strstr(r.out, home));
+    /* HOME is the private TMPDIR, outside the work tree. */
+    ck_assert_ptr_nonnull(strstr(r.out, "HOME=/"));
+    ck_assert_ptr_null(strstr(r.out, "HOME=/tmp/rl-sbt"));
+    const char *h = strstr(r.out, "HOME="), *t = strstr(r.out, "TMPDIR=");
+    ck_assert(h && t && strcspn(h + 5, "\n") == strcspn(t + 7, "\n") &&
+              !strncmp(h + 5, t + 7, strcspn(t + 7, "\n")));
     ck_assert_ptr_nonnull(strstr(r.out, "TMPDIR=/"));
     ck_assert_ptr_nonnull(strstr(r.out, "TEMP=/"));
     ck_assert_ptr_nonnull(strstr(r.out, "TMP=/"));
@@ -479,8 +496,10 @@ END_TEST
 START_TEST(test_cwd_tmp_hostname)
 {
     sb_result r;
+    /* (The work dir lies below the host's /tmp: its path is made in the
+     * private one, which holds nothing else of the host's.) */
     run_sh(&r, NULL,
-           "pwd; hostname; touch \"$TMPDIR/t\" && echo tmp-ok; ls -A \"$TMPDIR\"; "
+           "pwd; hostname; touch \"$TMPDIR/t\" && echo tmp-ok; ls -A \"$TMPDIR\" | grep -v '^rl-sbt-'; "
            "echo data > made.txt && echo work-ok; echo shm > /dev/shm/s && cat /dev/shm/s");
     char want[PATH_MAX + 64];
     snprintf(want, sizeof want, "%s\nsandbox\ntmp-ok\nt\nwork-ok\nshm\n", g_work);
@@ -494,7 +513,7 @@ START_TEST(test_cwd_tmp_hostname)
     ck_assert_int_eq(stat(path, &st), 0);
     ck_assert_int_eq(stat(g_work, &dir), 0);
     ck_assert_int_eq(st.st_uid, dir.st_uid);
-    run_sh(&r, NULL, "ls -A \"$TMPDIR\" | wc -l");
+    run_sh(&r, NULL, "ls -A \"$TMPDIR\" | grep -v '^rl-sbt-' | wc -l");
     ck_assert_str_eq(r.out, "0\n");
     sb_result_free(&r);
 }
@@ -1005,6 +1024,27 @@ START_TEST(test_cli)
                          "--", "sh", "-c", "ulimit -v; ulimit -f", NULL};
     ck_assert_int_eq(cli(out, sizeof out, er, sizeof er, mem), 0);
     ck_assert_str_eq(out, "65536\n2048\n");
+    /* --disk: 40 files of 1 MB under --fsize 1 --disk 8 stop past ~8 MB;
+     * those written stay in the work dir */
+    const char *baddisk[] = {"harness", "exec", "--dir", g_work, "--disk", "0", "--", "true", NULL};
+    ck_assert_int_eq(cli(out, sizeof out, er, sizeof er, baddisk), 2);
+    if (geteuid() != 0)
+        return;
+    const char *disk[] = {"harness", "exec", "--dir", g_work, "--fsize", "1", "--disk", "8", "--",
+                          "sh", "-c",
+                          "for i in $(seq 1 40); do head -c 1048576 /dev/zero > f$i 2>/dev/null || "
+                          "{ echo failed; break; }; done; ls | grep -c '^f'",
+                          NULL};
+    ck_assert_int_eq(cli(out, sizeof out, er, sizeof er, disk), 0);
+    int n = 0;
+    ck_assert_msg(sscanf(out, "failed\n%d", &n) == 1, "%s", out);
+    ck_assert_int_ge(n, 7);
+    ck_assert_int_le(n, 9);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/f7", g_work);
+    ck_assert(path_exists(path));
+    snprintf(path, sizeof path, "%s/f10", g_work);
+    ck_assert(!path_exists(path));
 }
 END_TEST
 
@@ -1343,6 +1383,399 @@ START_TEST(test_adv_namespaces_and_mount)
 }
 END_TEST
 
+/* ---- the run's own root, read-only paths, totals of the tree ------------ */
+
+/* A root harness with mount and PID namespaces gives each run a root of
+ * its own (the view sb_root.c describes). */
+static int has_own_root(void)
+{
+    unsigned l = sb_layers_available();
+    return geteuid() == 0 && (l & SB_LAYER_MNTNS) && (l & SB_LAYER_PIDNS);
+}
+
+/* The host's secrets a command could look for: a file in the host's /tmp
+ * next to the work dir's parent, one in the project's checkout (our own
+ * cwd: the tasks' gold patches live there), one in the host's /dev/shm
+ * beside the work trees. None can be read, listed or even seen. */
+START_TEST(test_root_hides_host)
+{
+    if (!has_own_root())
+        return;
+    char tmp_secret[64], shm_secret[64], cwd_secret[PATH_MAX + 64], cwd[PATH_MAX];
+    snprintf(tmp_secret, sizeof tmp_secret, "/tmp/rl-sbt-secret-XXXXXX");
+    int fd = mkstemp(tmp_secret);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "gold\n", 5), 5);
+    fchmod(fd, 0644);
+    close(fd);
+    snprintf(shm_secret, sizeof shm_secret, "/dev/shm/rl-sbt-secret-XXXXXX");
+    fd = mkstemp(shm_secret);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "gold\n", 5), 5);
+    fchmod(fd, 0644);
+    close(fd);
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    snprintf(cwd_secret, sizeof cwd_secret, "%s/rl-sbt-secret-%d", cwd, (int)getpid());
+    fd = open(cwd_secret, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "gold\n", 5), 5);
+    close(fd);
+    /* Make sure a plain process can read all three. */
+    ck_assert(access(tmp_secret, R_OK) == 0 && access(shm_secret, R_OK) == 0 &&
+              access(cwd_secret, R_OK) == 0);
+    char script[4 * PATH_MAX];
+    snprintf(script, sizeof script,
+             "for f in %s %s %s; do cat \"$f\" 2>/dev/null || echo hidden; done; "
+             "ls %s 2>/dev/null || echo no-checkout; ls -A /dev/shm | grep -c rl-sbt-secret; "
+             "ls -A /tmp | grep -c rl-sbt-secret; ls /run /home /root /work 2>/dev/null | wc -l",
+             tmp_secret, shm_secret, cwd_secret, cwd);
+    sb_result r;
+    run_sh(&r, NULL, script);
+    ck_assert_msg(!strcmp(r.out, "hidden\nhidden\nhidden\nno-checkout\n0\n0\n0\n"), "%s", r.out);
+    ck_assert_ptr_null(strstr(r.out, "gold"));
+    sb_result_free(&r);
+    unlink(tmp_secret);
+    unlink(shm_secret);
+    unlink(cwd_secret);
+}
+END_TEST
+
+/* `ls /` shows the kept system entries, /dev, /etc, /proc, /tmp, and the
+ * top of the work dir's path (here /tmp, already there); /dev the basic
+ * nodes; /etc no secrets; /proc only the run's processes. */
+START_TEST(test_root_listing)
+{
+    if (!has_own_root())
+        return;
+    char want[256] = "";
+    const char *top[] = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin",
+                         "tmp", "usr"};
+    for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) {
+        char p[32];
+        snprintf(p, sizeof p, "/%s", top[i]);
+        if (path_exists(p)) {
+            strcat(want, top[i]);
+            strcat(want, "\n");
+        }
+    }
+    sb_result r;
+    run_sh(&r, NULL, "ls -A /");
+    ck_assert_str_eq(r.out, want);
+    sb_result_free(&r);
+    run_sh(&r, NULL, "ls -A /dev | tr '\\n' ' '");
+    ck_assert_str_eq(r.out, "fd full null random shm stderr stdin stdout tty urandom zero ");
+    sb_result_free(&r);
+    run_sh(&r, NULL,
+           "exec 2>/dev/null; ls /etc/shadow /etc/ssh /etc/sudoers | wc -l; test -s /etc/ld.so.cache && "
+           "echo ldcache; readlink /etc/alternatives/cc >/dev/null && echo alt; "
+           "ls /proc | grep -c '^[0-9]'; echo x > /etc/x 2>/dev/null || echo etc-ro; "
+           "echo x > /usr/x 2>/dev/null || echo usr-ro; echo x > /x 2>/dev/null || echo root-ro; "
+           "echo y > /dev/null && echo devnull");
+    /* /proc: sh, ls, grep (and the init, not in the command's view: the
+     * command's /proc is the init's PID namespace: pid 1 is the init). */
+    ck_assert_msg(strstr(r.out, "0\nldcache\nalt\n") == r.out, "%s", r.out);
+    ck_assert_msg(strstr(r.out, "etc-ro\nusr-ro\nroot-ro\ndevnull\n"), "%s", r.out);
+    int nproc = atoi(strchr(strstr(r.out, "alt\n"), '\n') + 1);
+    ck_assert_int_ge(nproc, 3);
+    ck_assert_int_le(nproc, 5);
+    sb_result_free(&r);
+}
+END_TEST
+
+/* A UNIX socket bound in the host's /tmp cannot be reached: its path does
+ * not exist in the run's root. */
+START_TEST(test_root_host_socket)
+{
+    if (!has_own_root())
+        return;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/rl-sbt-sock-%d", (int)getpid());
+    unlink(path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(chmod(path, 0777), 0);
+    ck_assert_int_eq(listen(fd, 4), 0);
+    char script[512];
+    snprintf(script, sizeof script,
+             "python3 -c \"import socket,sys\n"
+             "s=socket.socket(socket.AF_UNIX)\n"
+             "try:\n s.connect('%s'); print('connected')\n"
+             "except OSError as e: print('refused', e.errno)\"",
+             path);
+    sb_result r;
+    run_sh(&r, NULL, script);
+    ck_assert_msg(!strcmp(r.out, "refused 2\n"), "%s", r.out); /* ENOENT */
+    sb_result_free(&r);
+    ck_assert_int_lt(accept(fd, NULL, NULL), 0);
+    ck_assert_int_eq(errno, EAGAIN);
+    close(fd);
+    unlink(path);
+}
+END_TEST
+
+/* What builds and test runs need is there: cc compiles and links a
+ * program that runs, python3 starts and imports its standard library;
+ * HOME is outside the work tree (Python finds no user site there). */
+START_TEST(test_root_builds)
+{
+    sb_limits l;
+    lim_tight(&l);
+    l.timeout_ms = 30000;
+    l.cpu_ms = 30000;
+    l.mem_mb = 2048;
+    l.procs = 64;
+    l.fsize_mb = 64;
+    sb_result r;
+    run_sh(&r, &l,
+           "printf '#include <stdio.h>\\nint main(void){puts(\"built\");return 0;}\\n' > h.c && "
+           "cc -o h h.c && ./h; python3 -c 'import json, sqlite3, site, os; "
+           "print(json.dumps(os.environ[\"HOME\"] != os.getcwd()), site.getusersitepackages().startswith(os.getcwd()))'");
+    ck_assert_msg(!strcmp(r.out, "built\ntrue False\n"), "%s", r.out);
+    ck_assert_int_eq(r.stop, SB_STOP_EXIT);
+    sb_result_free(&r);
+}
+END_TEST
+
+/* ro_paths: the protected paths of a task, read-only for the command
+ * (a read-only bind over each), whatever it tries; the rest of the work
+ * dir stays writable; a missing entry is skipped; one outside the work
+ * dir is refused. Three runs: the first makes its sandbox, the second
+ * gets one made ahead with the same mounts, the third (no ro_paths) one
+ * whose mounts must be redone. */
+START_TEST(test_ro_paths)
+{
+    if (!(sb_layers_available() & SB_LAYER_MNTNS))
+        return;
+    char tests[PATH_MAX], mk[PATH_MAX], t1[PATH_MAX], missing[PATH_MAX];
+    snprintf(tests, sizeof tests, "%s/tests", g_work);
+    snprintf(mk, sizeof mk, "%s/Makefile", g_work);
+    snprintf(t1, sizeof t1, "%s/tests/t.c", g_work);
+    snprintf(missing, sizeof missing, "%s/nope", g_work);
+    ck_assert_int_eq(mkdir(tests, 0755), 0);
+    FILE *f = fopen(mk, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("all:\n", f);
+    fclose(f);
+    f = fopen(t1, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("int t;\n", f);
+    fclose(f);
+    const char *ro[] = {tests, mk, missing, NULL};
+    const char *script =
+        "exec 2>/dev/null; echo x >> tests/t.c || echo t-ro; echo x > tests/new.c 2>/dev/null || echo new-ro; "
+        "rm -f tests/t.c 2>/dev/null; test -f tests/t.c && echo rm-ro; "
+        "mv tests gone 2>/dev/null || echo mv-ro; echo x >> Makefile 2>/dev/null || echo mk-ro; "
+        "rm -f Makefile 2>/dev/null; test -f Makefile && echo mk-stays; "
+        "echo x > src.c && echo src-rw";
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    for (int i = 0; i < 3; i++) {
+        sb_opts o;
+        sb_opts_default(&o);
+        o.argv = argv;
+        o.dir = g_work;
+        o.ro_paths = i < 2 ? ro : NULL;
+        sb_result r;
+        char err[RL_ERR_MAX];
+        ck_assert_msg(sb_run(&r, &o, err) == 0, "%s", err);
+        if (i < 2)
+            ck_assert_msg(!strcmp(r.out, "t-ro\nnew-ro\nrm-ro\nmv-ro\nmk-ro\nmk-stays\nsrc-rw\n"),
+                          "run %d: %s", i, r.out);
+        else
+            ck_assert_msg(strstr(r.out, "src-rw") && !strstr(r.out, "t-ro"), "%s", r.out);
+        sb_result_free(&r);
+        if (i < 2) {
+            char *text = NULL;
+            size_t len = 0;
+            ck_assert_int_eq(fs_read_file(&text, &len, t1, 1024, NULL), 0);
+            ck_assert_str_eq(text, "int t;\n");
+            free(text);
+            ck_assert_int_eq(fs_read_file(&text, &len, mk, 1024, NULL), 0);
+            ck_assert_str_eq(text, "all:\n");
+            free(text);
+        }
+    }
+    /* the third run could write them again */
+    ck_assert(path_exists(mk) == 0 || 1);
+    sb_opts o;
+    sb_opts_default(&o);
+    const char *outside[] = {"/etc", NULL};
+    o.argv = argv;
+    o.dir = g_work;
+    o.ro_paths = outside;
+    sb_result r;
+    char err[RL_ERR_MAX];
+    ck_assert_int_eq(sb_run(&r, &o, err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "ro_paths entry /etc"));
+    sb_result_free(&r);
+}
+END_TEST
+
+/* Memory of the whole tree: 8 children each holding 24 MB fit under
+ * 512 MB, not under 64 MB (each alone would: RLIMIT_AS is per process);
+ * the cgroup's OOM kill is reported as a memory stop. */
+START_TEST(test_cgroup_tree_memory)
+{
+    if (!(sb_layers_available() & SB_LAYER_CGROUP))
+        return;
+    sb_limits l;
+    lim_tight(&l);
+    l.timeout_ms = 30000;
+    l.cpu_ms = 30000;
+    l.mem_mb = 512;
+    sb_result r;
+    const char *argv[] = {prog("memhold"), "8", "24", NULL};
+    run_in(&r, g_work, &l, argv);
+    ck_assert_msg(!strcmp(r.out, "held 8 of 8\n"), "%s", r.out);
+    ck_assert(r.layers & SB_LAYER_CGROUP);
+    sb_result_free(&r);
+    l.mem_mb = 64;
+    run_in(&r, g_work, &l, argv);
+    int held = -1;
+    ck_assert_msg(sscanf(r.out, "held %d of 8", &held) == 1, "%s", r.out);
+    ck_assert_int_le(held, 5); /* (64 + slack) MB hold at most 5 of them */
+    ck_assert_int_eq(r.stop, SB_STOP_MEMORY);
+    ck_assert(r.layers & SB_LAYER_CGROUP);
+    ck_assert_ptr_nonnull(strstr(r.reason, "cgroup"));
+    sb_result_free(&r);
+    ck_assert_int_eq(stray_children(0), 0);
+}
+END_TEST
+
+/* Number of cgroups of ours left below the pids hierarchy. */
+static int our_cgroups(void)
+{
+    DIR *d = opendir("/sys/fs/cgroup/pids");
+    if (!d)
+        return 0;
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "rl-sb-%d-", (int)getpid());
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += !strncmp(e->d_name, prefix, strlen(prefix));
+    closedir(d);
+    return n;
+}
+
+/* Processes of the whole tree: a shell starting 12 sleepers under procs
+ * = 8 cannot; the cgroups go once the runs are over, after a timeout too. */
+START_TEST(test_cgroup_tree_procs)
+{
+    if (!(sb_layers_available() & SB_LAYER_CGROUP))
+        return;
+    sb_limits l;
+    lim_tight(&l);
+    l.procs = 8;
+    sb_result r;
+    run_sh(&r, &l, "n=0; for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 1 & n=$((n+1)); done; wait; echo started $n");
+    ck_assert_ptr_null(strstr(r.out, "started 12"));
+    ck_assert(r.layers & SB_LAYER_CGROUP);
+    sb_result_free(&r);
+    l.timeout_ms = 300;
+    run_sh(&r, &l, "sleep 5 & sleep 5");
+    ck_assert_int_eq(r.stop, SB_STOP_TIMEOUT);
+    sb_result_free(&r);
+    sb_release();
+    if (access("/sys/fs/cgroup/pids", F_OK) == 0)
+        ck_assert_int_eq(our_cgroups(), 0);
+}
+END_TEST
+
+/* The disk bound: 40 files of 1 MB under disk_mb = 8 (and fsize 1, which
+ * each of them passes): writing fails past ~8 MB; what was written before
+ * is in the work dir afterwards, as are a changed file, a deletion and a
+ * replaced directory; the work dir grew by at most 8 MB. The work dir
+ * here is RAM-backed (/dev/shm), the case that needs the bound. */
+START_TEST(test_disk_bound)
+{
+    if (!has_own_root())
+        return;
+    char top[64], work[96], path[PATH_MAX];
+    snprintf(top, sizeof top, "/dev/shm/rl-sbt-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(top));
+    ck_assert_int_eq(chmod(top, 0755), 0);
+    snprintf(work, sizeof work, "%s/work", top);
+    ck_assert_int_eq(mkdir(work, 0755), 0);
+    snprintf(path, sizeof path, "%s/sub", work);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    const char *seed[][2] = {{"keep", "k\n"}, {"change", "old\n"}, {"gone", "g\n"}, {"sub/old", "o\n"}};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", work, seed[i][0]);
+        FILE *f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(seed[i][1], f);
+        fclose(f);
+    }
+    sb_opts o;
+    sb_opts_default(&o);
+    lim_tight(&o.lim);
+    o.lim.fsize_mb = 1;
+    o.lim.disk_mb = 8;
+    o.lim.timeout_ms = 20000;
+    const char *argv[] = {"/bin/sh", "-c",
+                          "echo new > change; rm gone; rm -r sub; mkdir sub; echo n > sub/new; "
+                          "for i in $(seq 1 40); do head -c 1048576 /dev/zero > f$i 2>/dev/null || "
+                          "{ echo failed at $i; break; }; done",
+                          NULL};
+    o.argv = argv;
+    o.dir = work;
+    sb_result r;
+    char err[RL_ERR_MAX];
+    ck_assert_msg(sb_run(&r, &o, err) == 0, "%s", err);
+    int at = 0;
+    ck_assert_msg(sscanf(r.out, "failed at %d", &at) == 1, "%s", r.out);
+    ck_assert_int_ge(at, 7);
+    ck_assert_int_le(at, 9);
+    sb_result_free(&r);
+    long total = 0;
+    int files = 0;
+    for (int i = 1; i <= 40; i++) {
+        struct stat st;
+        snprintf(path, sizeof path, "%s/f%d", work, i);
+        if (stat(path, &st) == 0) {
+            files++;
+            total += st.st_size;
+            ck_assert_int_le(i, at);
+        }
+    }
+    ck_assert_int_ge(files, at - 1);
+    ck_assert_int_ge(total, (long)(at - 1) << 20);
+    ck_assert_int_le(total, 8L << 20);
+    char *text = NULL;
+    size_t len;
+    snprintf(path, sizeof path, "%s/change", work);
+    ck_assert_int_eq(fs_read_file(&text, &len, path, 64, NULL), 0);
+    ck_assert_str_eq(text, "new\n");
+    free(text);
+    snprintf(path, sizeof path, "%s/keep", work);
+    ck_assert(path_exists(path));
+    snprintf(path, sizeof path, "%s/gone", work);
+    ck_assert(!path_exists(path));
+    snprintf(path, sizeof path, "%s/sub/old", work);
+    ck_assert(!path_exists(path));
+    snprintf(path, sizeof path, "%s/sub/new", work);
+    ck_assert(path_exists(path));
+    /* owned like the work dir */
+    struct stat st, dir;
+    snprintf(path, sizeof path, "%s/f1", work);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(stat(work, &dir), 0);
+    ck_assert_int_eq(st.st_uid, dir.st_uid);
+    /* without the bound the same command writes all 40 (fsize alone is per
+     * file) */
+    o.lim.disk_mb = 0;
+    ck_assert_int_eq(sb_run(&r, &o, err), 0);
+    ck_assert_msg(!strstr(r.out, "failed"), "%s", r.out);
+    sb_result_free(&r);
+    snprintf(path, sizeof path, "%s/f40", work);
+    ck_assert(path_exists(path));
+    fs_remove_tree(top, NULL);
+}
+END_TEST
+
 Suite *sandbox_suite(void)
 {
     Suite *s = suite_create("sandbox");
@@ -1370,6 +1803,9 @@ Suite *sandbox_suite(void)
     tcase_add_test(unit, test_spare_premounts);
     tcase_add_test(unit, test_signals_reset);
     tcase_add_test(unit, test_cli);
+    tcase_add_test(unit, test_root_listing);
+    tcase_add_test(unit, test_root_builds);
+    tcase_add_test(unit, test_ro_paths);
     suite_add_tcase(s, unit);
 
     /* Hostile programs under tight limits; Check's timeout is the outer
@@ -1391,6 +1827,11 @@ Suite *sandbox_suite(void)
     tcase_add_test(adv, test_adv_secrets);
     tcase_add_test(adv, test_adv_inherited_fds);
     tcase_add_test(adv, test_adv_namespaces_and_mount);
+    tcase_add_test(adv, test_root_hides_host);
+    tcase_add_test(adv, test_root_host_socket);
+    tcase_add_test(adv, test_cgroup_tree_memory);
+    tcase_add_test(adv, test_cgroup_tree_procs);
+    tcase_add_test(adv, test_disk_bound);
     suite_add_tcase(s, adv);
     return s;
 }
