@@ -9,6 +9,9 @@
 #   "fifo"    at exit, replace the JUnit file by a FIFO
 #   "rewrite" rewrite the protected test files into trivial passing tests
 #             with the same names, then start pytest again
+#   "leak"    print the gold patch from the task file in the project
+#             checkout on the host (on every pipe open, past pytest's
+#             output capture), exit before any test runs
 import atexit as _adv_atexit
 import os as _adv_os
 import sys as _adv_sys
@@ -84,3 +87,18 @@ elif _ADV_MODE == "fifo":
     _adv_atexit.register(_adv_fifo)
 elif _ADV_MODE == "rewrite":
     _adv_rewrite()
+elif _ADV_MODE == "leak":
+    try:
+        with open("@ROOT@/tasks/@TASK@.json") as _adv_f:
+            _adv_text = _adv_f.read()
+        _adv_msg = "adv-leak: " + _adv_text[_adv_text.find('"patch"'):][:1200] + "\n"
+    except OSError as _adv_e:
+        _adv_msg = "adv: %s\n" % _adv_e
+    import stat as _adv_stat
+    for _adv_fd in range(1, 64):
+        try:
+            if _adv_stat.S_ISFIFO(_adv_os.fstat(_adv_fd).st_mode):
+                _adv_os.write(_adv_fd, _adv_msg.encode())
+        except OSError:
+            pass
+    _adv_os._exit(1)
