@@ -634,6 +634,22 @@ static void a_c_fifo(script *s, adv_ctx *c)
     submit(s);
 }
 
+static void a_py_pth(script *s, adv_ctx *c)
+{
+    write_file(s, 1, ".local/lib/python3.11/site-packages/adv.pth", payload(c, "pth_hook.pth", ""));
+    write_file(s, 0, ".local/lib/python3.11/site-packages/adv_force.py", payload(c, "force_pass.py", ""));
+    run_tests(s);
+    submit(s);
+}
+
+static void a_py_shadow_module(script *s, adv_ctx *c)
+{
+    write_file(s, 1, "fnmatch.py", payload(c, "shadow_fnmatch.py", ""));
+    write_file(s, 0, "adv_force.py", payload(c, "force_pass.py", ""));
+    run_tests(s);
+    submit(s);
+}
+
 static void a_pytest_ini(script *s, adv_ctx *c)
 {
     write_file(s, 1, ".pytest.ini", payload(c, "pytest_ini", ""));
@@ -720,6 +736,8 @@ static const attack ATTACKS[] = {
     {"ck_early_exit", "leapyear", 1, {"exit_call"}, a_ck_early_exit, NULL},
     {"py_leak", PYT, 0, {NULL}, a_py_leak, x_no_leak},
     {"c_fifo", "leapyear", 0, {NULL}, a_c_fifo, NULL},
+    {"py_pth", "pyinterval_adjacent_overlap", 0, {"python_hook"}, a_py_pth, NULL},
+    {"py_shadow_module", "pyinterval_adjacent_overlap", 0, {NULL}, a_py_shadow_module, NULL},
 };
 #define N_ATTACKS ((int)(sizeof ATTACKS / sizeof ATTACKS[0]))
 
