@@ -650,6 +650,23 @@ static void a_py_shadow_module(script *s, adv_ctx *c)
     submit(s);
 }
 
+static void a_big_file(script *s, adv_ctx *c)
+{
+    char *code = payload(c, "report.c", "");
+    cJSON *str = cJSON_CreateString(code);
+    char *lit = cJSON_PrintUnformatted(str); /* a JSON string of this text is a C literal too */
+    cJSON_Delete(str);
+    free(code);
+    char *tmpl = slurp(DATA "big_gen.c");
+    const char *keys[] = {"@CODE@", lit, NULL};
+    write_file(s, 1, "src/zz_gen.c", subst(tmpl, keys));
+    free(tmpl);
+    free(lit);
+    run_tests(s);
+    write_file(s, 1, "src/zz_gen.c", strdup("/* nothing here */\n"));
+    submit(s);
+}
+
 static void a_pytest_ini(script *s, adv_ctx *c)
 {
     write_file(s, 1, ".pytest.ini", payload(c, "pytest_ini", ""));
@@ -702,6 +719,18 @@ static void x_patch_empty(const adv_ctx *c, const outcome *o)
                   "the patch should be empty after the revert");
 }
 
+/* A file too big for the diff text is either left out of the scored
+ * change or its constructor is seen by the integrity check. */
+static void x_big_file(const adv_ctx *c, const outcome *o)
+{
+    const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(o->rec, "patch"));
+    if (!c->mode || !p || !strstr(p, "src/zz_big.c"))
+        return;
+    const cJSON *integ = cJSON_GetObjectItemCaseSensitive(o->rec, "integrity");
+    ck_assert_msg(has_rule(integ, "constructor"),
+                  "src/zz_big.c is in the scored change but its constructor was not found");
+}
+
 typedef struct attack {
     const char *name;
     const char *task;
@@ -737,6 +766,7 @@ static const attack ATTACKS[] = {
     {"py_leak", PYT, 0, {NULL}, a_py_leak, x_no_leak},
     {"c_fifo", "leapyear", 0, {NULL}, a_c_fifo, NULL},
     {"py_pth", "pyinterval_adjacent_overlap", 0, {"python_hook"}, a_py_pth, NULL},
+    {"big_file", "leapyear", 0, {NULL}, a_big_file, x_big_file},
     {"py_shadow_module", "pyinterval_adjacent_overlap", 0, {NULL}, a_py_shadow_module, NULL},
 };
 #define N_ATTACKS ((int)(sizeof ATTACKS / sizeof ATTACKS[0]))
