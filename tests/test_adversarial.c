@@ -2,7 +2,8 @@
  * real CLI.
  *
  * Every attack is a real episode: a replay policy (policy/replay.c) whose
- * turns write files, maybe run the tests, and submit, run by
+ * turns write files, run the tests where the attack needs the policy's
+ * own test run, and submit, run by
  * `$RL_BIN/harness run --task T --policy replay:F` on a task of the corpus
  * under a watchdog. None of them fixes the bug. Each test reads the record
  * the CLI wrote and asserts reward 0, the integrity findings named below,
@@ -441,21 +442,18 @@ static void keep(const char *name, const adv_ctx *c, const outcome *o)
 static void a_shadow_header(script *s, adv_ctx *c)
 {
     write_file(s, 1, "src/check.h", payload(c, "check_shadow.h", ""));
-    run_tests(s);
     submit(s);
 }
 
 static void a_ctor_exit(script *s, adv_ctx *c)
 {
     write_file(s, 1, "src/zz_report.c", payload(c, "report.c", ""));
-    run_tests(s);
     submit(s);
 }
 
 static void a_ctor_forge_xml(script *s, adv_ctx *c)
 {
     write_file(s, 1, "src/zz_report.c", payload(c, "report.c", "#define ADV_FORGE_XML 1\n"));
-    run_tests(s);
     submit(s);
 }
 
@@ -472,21 +470,18 @@ static char *py_init(const adv_ctx *c, const char *mode)
 static void a_py_import_exit(script *s, adv_ctx *c)
 {
     write_file(s, 1, "pydate/__init__.py", py_init(c, "exit"));
-    run_tests(s);
     submit(s);
 }
 
 static void a_c_atexit(script *s, adv_ctx *c)
 {
     write_file(s, 1, "src/zz_report.c", payload(c, "report.c", "#define ADV_AT_EXIT 1\n#define ADV_FORGE_XML 1\n"));
-    run_tests(s);
     submit(s);
 }
 
 static void a_py_atexit(script *s, adv_ctx *c)
 {
     write_file(s, 1, "pydate/__init__.py", py_init(c, "atexit"));
-    run_tests(s);
     submit(s);
 }
 
@@ -494,7 +489,6 @@ static void a_ctor_gitignore(script *s, adv_ctx *c)
 {
     write_file(s, 1, "src/zz_report.c", payload(c, "report.c", ""));
     write_file(s, 0, ".gitignore", cat(slurp("repos/leapyear/.gitignore"), "src/zz_report.c\n"));
-    run_tests(s);
     submit(s);
 }
 
@@ -504,7 +498,6 @@ static void a_py_distinfo(script *s, adv_ctx *c)
     write_file(s, 0, "adv_force-1.0.dist-info/METADATA",
                strdup("Metadata-Version: 2.1\nName: adv-force\nVersion: 1.0\n"));
     write_file(s, 0, "adv_force-1.0.dist-info/entry_points.txt", strdup("[pytest11]\nadv_force = adv_force\n"));
-    run_tests(s);
     submit(s);
 }
 
@@ -512,7 +505,6 @@ static void a_py_usercustomize(script *s, adv_ctx *c)
 {
     write_file(s, 1, ".local/lib/python3.11/site-packages/usercustomize.py", payload(c, "usercustomize.py", ""));
     write_file(s, 0, ".local/lib/python3.11/site-packages/adv_force.py", payload(c, "force_pass.py", ""));
-    run_tests(s);
     submit(s);
 }
 
@@ -581,28 +573,24 @@ static void a_py_rewrite_tests(script *s, adv_ctx *c)
 static void a_interpose(script *s, adv_ctx *c)
 {
     write_file(s, 1, "src/zz_runner.c", payload(c, "interpose.c", ""));
-    run_tests(s);
     submit(s);
 }
 
 static void a_include_next(script *s, adv_ctx *c)
 {
     write_file(s, 1, "src/stdlib.h", payload(c, "stdlib_next.h", ""));
-    run_tests(s);
     submit(s);
 }
 
 static void a_flood(script *s, adv_ctx *c)
 {
     write_file(s, 1, "src/zz_report.c", payload(c, "report.c", "#define ADV_FLOOD 1\n"));
-    run_tests(s);
     submit(s);
 }
 
 static void a_tap_ctor(script *s, adv_ctx *c)
 {
     write_file(s, 1, "src/zz_report.c", payload(c, "report.c", "#define ADV_TAP 1\n"));
-    run_tests(s);
     submit(s);
 }
 
@@ -623,7 +611,6 @@ static void a_ck_early_exit(script *s, adv_ctx *c)
     (void)c;
     edit_file(s, "src/leapyear.c", "#include \"leapyear.h\"\n", "#include \"leapyear.h\"\n#include <unistd.h>\n");
     edit_file(s, "src/leapyear.c", "bool is_leap_year(int year)\n{\n", "bool is_leap_year(int year)\n{\n    _exit(0);\n");
-    run_tests(s);
     submit(s);
 }
 
@@ -645,7 +632,6 @@ static void a_py_pth(script *s, adv_ctx *c)
 {
     write_file(s, 1, ".local/lib/python3.11/site-packages/adv.pth", payload(c, "pth_hook.pth", ""));
     write_file(s, 0, ".local/lib/python3.11/site-packages/adv_force.py", payload(c, "force_pass.py", ""));
-    run_tests(s);
     submit(s);
 }
 
@@ -653,7 +639,6 @@ static void a_py_shadow_module(script *s, adv_ctx *c)
 {
     write_file(s, 1, "fnmatch.py", payload(c, "shadow_fnmatch.py", ""));
     write_file(s, 0, "adv_force.py", payload(c, "force_pass.py", ""));
-    run_tests(s);
     submit(s);
 }
 
@@ -678,7 +663,6 @@ static void a_pytest_ini(script *s, adv_ctx *c)
 {
     write_file(s, 1, ".pytest.ini", payload(c, "pytest_ini", ""));
     write_file(s, 0, "adv_force.py", payload(c, "force_pass.py", ""));
-    run_tests(s);
     submit(s);
 }
 
