@@ -5,6 +5,7 @@
 # package is imported by the tests:
 #   "exit"    write a passing JUnit file where the run keeps it, print
 #             pytest's passing summary, os._exit(0) before any test runs
+#   "exec"    as "exit", but end by replacing the process with /bin/true
 #   "atexit"  let the tests run, then rewrite the JUnit file at exit
 #   "fifo"    at exit, replace the JUnit file by a FIFO
 #   "rewrite" rewrite the protected test files into trivial passing tests
@@ -81,6 +82,10 @@ if _ADV_MODE == "exit":
     print("%d passed in 0.01s" % len(_ADV_TESTS))
     _adv_sys.stdout.flush()
     _adv_os._exit(0)
+elif _ADV_MODE == "exec":
+    _adv_forge()
+    _adv_sys.stdout.flush()
+    _adv_os.execv("/bin/true", ["true"])
 elif _ADV_MODE == "atexit":
     _adv_atexit.register(_adv_forge)
 elif _ADV_MODE == "fifo":

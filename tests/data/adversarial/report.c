@@ -10,6 +10,10 @@
  *                  exit 0
  *   ADV_FIFO       print nothing; at exit, replace the file
  *                  CK_XML_LOG_FILE_NAME names by a FIFO
+ *   ADV_INIT_ARRAY the constructor is a function pointer placed in the
+ *                  .init_array section, without the constructor attribute
+ *   ADV_SPELLED    the constructor attribute spelled __constructor__,
+ *                  with a priority
  * Otherwise a constructor prints the lines and exits 0 before main()
  * runs. */
 #define _GNU_SOURCE
@@ -105,7 +109,15 @@ __attribute__((constructor)) static void adv_ctor(void)
     atexit(adv_at_exit);
 }
 #else
+#if defined ADV_INIT_ARRAY
+static void adv_ctor(void);
+static void (*const adv_init)(void) __attribute__((section(".init_array"), used)) = adv_ctor;
+static void adv_ctor(void)
+#elif defined ADV_SPELLED
+__attribute__ ((__constructor__ (101))) static void adv_ctor(void)
+#else
 __attribute__((constructor)) static void adv_ctor(void)
+#endif
 {
     adv_print(stdout);
     adv_forge_xml();
