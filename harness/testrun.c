@@ -81,8 +81,22 @@ static int parse_output(testrun *r, const task *t, const char *dir, const char *
 {
     const char *out = r->sb.out ? r->sb.out : "";
     char perr[RL_ERR_MAX];
-    if (t->test_format == TASK_FMT_TAP) /* no structured channel: stdout */
-        return tr_parse_tap(&r->report, out, r->sb.out_len, perr) == 0;
+    if (t->test_format == TASK_FMT_TAP) {
+        /* The stream the runner wrote to RL_RESULT_FILE (the corpus's TAP
+         * harness does, judged by its parent process); else stdout. */
+        char *tap = NULL;
+        size_t len = 0;
+        int rc = fs_read_file_ex(&tap, &len, result_path, RL_TESTRUN_RESULT_MAX, FS_NOFOLLOW, perr);
+        if (rc == RL_ENOENT)
+            return tr_parse_tap(&r->report, out, r->sb.out_len, perr) == 0;
+        if (rc < 0) {
+            tr_report_set_integrity(&r->report, "result file: %s", perr);
+            return 0;
+        }
+        rc = tr_parse_tap(&r->report, tap, len, perr);
+        free(tap);
+        return rc == 0;
+    }
     if (t->test_format == TASK_FMT_JUNIT) {
         char legacy[4096];
         if (t->test_result_file) { /* the task names the file: the weaker legacy channel */
@@ -131,9 +145,23 @@ static void strict_checks(testrun *r, const task *t)
         tr_report_fail_all(rep);
 }
 
-int testrun_run(testrun *out, const task *t, const char *dir, char *err)
+/* testrun_run, with the paths of ro (relative to dir, as protected_paths
+ * are written) read-only for the command. */
+static int run_tests(testrun *out, const task *t, const char *dir, const task_strs *ro, char *err)
 {
     memset(out, 0, sizeof *out);
+    char ro_abs[SB_RO_PATHS_MAX][4096];
+    const char *ro_v[SB_RO_PATHS_MAX + 1] = {NULL};
+    size_t nro = 0;
+    for (size_t i = 0; ro && i < ro->n; i++) {
+        if (nro == SB_RO_PATHS_MAX)
+            return rl_err(err, RL_ELIMIT, "%s: more than %d protected paths", t->instance_id, SB_RO_PATHS_MAX);
+        size_t l = strlen(ro->v[i]);
+        snprintf(ro_abs[nro], sizeof ro_abs[nro], "%s/%.*s", dir, (int)(l && ro->v[i][l - 1] == '/' ? l - 1 : l),
+                 ro->v[i]);
+        ro_v[nro] = ro_abs[nro];
+        nro++;
+    }
     if (t->test_format == TASK_FMT_JUNIT && t->test_result_file) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, t->test_result_file);
@@ -144,7 +172,7 @@ int testrun_run(testrun *out, const task *t, const char *dir, char *err)
     char env_file[4300], env_ck[4300], env_py[4300];
     const char *env[4] = {NULL};
     const char *rw[2] = {NULL};
-    if (t->test_format != TASK_FMT_TAP) {
+    {
         int rc = result_dir_make(rdir, sizeof rdir, dir, err);
         if (rc < 0)
             return rc;
@@ -154,7 +182,8 @@ int testrun_run(testrun *out, const task *t, const char *dir, char *err)
         snprintf(env_py, sizeof env_py, "PYTEST_ADDOPTS=--junitxml=%s", rpath);
         size_t ne = 0;
         env[ne++] = env_file;
-        env[ne++] = t->test_format == TASK_FMT_CHECK ? env_ck : env_py;
+        if (t->test_format != TASK_FMT_TAP)
+            env[ne++] = t->test_format == TASK_FMT_CHECK ? env_ck : env_py;
         rw[0] = rdir;
     }
     const char *argv[] = {"/bin/sh", "-c", t->test_cmd, NULL};
@@ -164,6 +193,7 @@ int testrun_run(testrun *out, const task *t, const char *dir, char *err)
     o.dir = dir;
     o.env = env;
     o.rw_paths = rw[0] ? rw : NULL;
+    o.ro_paths = nro ? ro_v : NULL;
     o.lim.timeout_ms = t->timeout_s * 1000;
     o.lim.cpu_ms = t->timeout_s * 1000;
     int rc = sb_run(&out->sb, &o, err);
@@ -180,6 +210,11 @@ int testrun_run(testrun *out, const task *t, const char *dir, char *err)
     }
     strict_checks(out, t);
     return 0;
+}
+
+int testrun_run(testrun *out, const task *t, const char *dir, char *err)
+{
+    return run_tests(out, t, dir, NULL, err);
 }
 
 void testrun_free(testrun *r)
@@ -232,7 +267,7 @@ int testrun_fresh(testrun *out, char **patch, const task *t, struct ws_tree *ws,
     if (!rc && protect)
         rc = ws_restore_paths(run, prot, np, err);
     if (!rc)
-        rc = testrun_run(out, t, ws_path(run), err);
+        rc = run_tests(out, t, ws_path(run), protect ? &t->protected_paths : NULL, err);
     if (!rc && patch)
         *patch = change;
     else

@@ -19,7 +19,9 @@
  * (pytest) and RL_RESULT_FILE (any runner that takes a path). After the
  * run the file is opened without following links and without blocking,
  * checked to be a regular file, read with a cap, and the directory is
- * removed. TAP has no such channel: its results are read from stdout.
+ * removed. TAP has no channel of its own: a TAP runner that writes its
+ * stream to RL_RESULT_FILE (the corpus's does, from its parent process)
+ * is read from there, any other from stdout.
  * A task may still name a result file in the work tree (test_result_file,
  * the weaker legacy channel for outside tasks).
  *
@@ -57,8 +59,8 @@ void testrun_free(testrun *r);
 
 /* Runs the tests on ws's change (ws_change) applied to a fresh checkout
  * of the base (ws's companion, reset first); ws itself is only read.
- * With protect, the protected paths are left out of the change and
- * restored in the checkout: the scoring run. *patch (when not NULL) gets
+ * With protect, the protected paths are left out of the change, restored
+ * in the checkout and read-only while the tests run: the scoring run. *patch (when not NULL) gets
  * the change that ran; caller frees. */
 int testrun_fresh(testrun *out, char **patch, const task *t, struct ws_tree *ws, int protect,
                   char *err);
