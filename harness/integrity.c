@@ -553,6 +553,20 @@ static int has_attr(const char *s, size_t ls, size_t le, const char *mod, const 
     return 0;
 }
 
+/* ".name" on any object, the module possibly imported under another name
+ * ("import os as o; o._exit(0)"). */
+static int has_any_attr(const char *s, size_t ls, size_t le, const char *name)
+{
+    for (long p = find_word(s, ls, le, name); p >= 0; p = find_word(s, (size_t)p + 1, le, name)) {
+        size_t b = (size_t)p;
+        while (b > ls && (s[b - 1] == ' ' || s[b - 1] == '\t'))
+            b--;
+        if (b > ls && s[b - 1] == '.')
+            return 1;
+    }
+    return 0;
+}
+
 static int has_sub(const char *s, size_t ls, size_t le, const char *sub)
 {
     size_t m = strlen(sub);
@@ -937,6 +951,12 @@ static void py_line(line_ctx *c)
              has_attr(ns, ls, le, "signal", "pthread_kill") || has_call(ns, ls, le, "exit") ||
              has_call(ns, ls, le, "quit") || has_call(ns, ls, le, "SystemExit") ||
              has_call(ns, ls, le, "KeyboardInterrupt");
+    /* Names no other object carries: the os module's, under any alias. A
+     * process replaced by exec ends with the status its new image picks. */
+    static const char *const OS_ONLY[] = {"_exit", "execv", "execve", "execvp", "execvpe", "execl", "execle",
+                                          "execlp", "execlpe", "posix_spawn", "posix_spawnp", "killpg", NULL};
+    for (int k = 0; !ex && OS_ONLY[k]; k++)
+        ex = has_any_attr(ns, ls, le, OS_ONLY[k]);
     for (long p = find_word(ns, ls, le, "raise"); !ex && p >= 0; p = find_word(ns, (size_t)p + 1, le, "raise")) {
         size_t a = skip_ws(ns, (size_t)p + 5, le);
         ex = find_word(ns, a, le, "KeyboardInterrupt") == (long)a || find_word(ns, a, le, "SystemExit") == (long)a;
