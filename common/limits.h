@@ -285,6 +285,11 @@
  * is not trusted rather than parsed. */
 #define RL_TESTRUN_RESULT_MAX (8u << 20)
 
+/* The largest memory bound an episode config may ask for one test run's
+ * process tree: far above what a test suite of the corpus needs (tens of
+ * MB), below what a 2-core, 24 GB machine running several workers has. */
+#define RL_TESTRUN_MEM_MB_MAX (16L << 10)
+
 /* The test summary the agent sees: enough for every failing test of a
  * small repository with its message, before the observation budget. */
 #define RL_TESTRUN_SUMMARY_MAX (256u << 10)

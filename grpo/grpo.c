@@ -1041,6 +1041,9 @@ static void episode_config(grpo_trainer *t)
     e->think = c->think;
     e->edit_hints = c->edit_hints;
     e->integrity_flag_only = c->integrity_flag_only;
+    e->test_limits.mem_mb = c->test_mem_mb;
+    e->test_limits.procs = c->test_procs;
+    e->test_limits.disk_mb = c->test_disk_mb;
     e->history_keep = c->history_keep;
     e->max_turns = c->max_turns;
     e->max_context_tokens = c->max_context_tokens;

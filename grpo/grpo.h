@@ -78,6 +78,8 @@ typedef struct grpo_config {
     int edit_hints;                  /* episode.edit_hints (default true) */
     int integrity_flag_only;         /* episode.integrity: "enforce" (0, default)
                                         or "flag" (1) */
+    long test_mem_mb, test_disk_mb;  /* episode.test_mem_mb, test_disk_mb (0: default) */
+    int test_procs;                  /* episode.test_procs (0: default) */
     long obs_budget;
     double temperature, top_p;
     ep_shaping shaping;              /* reward.shaped: off = 0/1 tests */

@@ -2,6 +2,7 @@
 #include "harness/cliopt.h"
 
 #include "common/err.h"
+#include "common/limits.h"
 #include "harness/episode.h"
 
 #include <errno.h>
@@ -49,7 +50,10 @@ const char *cliopt_config_help(void)
            "  --obs-budget BYTES    cut tool observations over this size (head + tail)\n"
            "  --reward-config FILE  shaped rewards (off by default: reward = tests pass)\n"
            "  --integrity enforce|flag  a diff the integrity check flags scores 0 (enforce, the\n"
-           "                        default) or is only recorded (flag)\n";
+           "                        default) or is only recorded (flag)\n"
+           "  --test-mem MB         memory of each test run's whole process tree (0: default)\n"
+           "  --test-procs N        processes of each test run's tree (0: default)\n"
+           "  --test-disk MB        what a test run may add to the work tree (0: unbounded)\n";
 }
 
 static int bad(const char *cmd, const char *flag, const char *want, const char *got)
@@ -63,7 +67,8 @@ int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd)
     const char *f = argv[*i];
     static const char *flags[] = {"--policy", "--prompt", "--max-turns", "--think", "--history", "--seed",
                                   "--temperature", "--top-p", "--max-context-tokens", "--max-wall",
-                                  "--obs-budget", "--reward-config", "--edit-hints", "--integrity", NULL};
+                                  "--obs-budget", "--reward-config", "--edit-hints", "--integrity", "--test-mem", "--test-procs",
+                                  "--test-disk", NULL};
     int known = 0;
     for (int k = 0; flags[k]; k++)
         known |= !strcmp(f, flags[k]);
@@ -97,6 +102,17 @@ int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd)
         if (strcmp(v, "enforce") && strcmp(v, "flag"))
             return bad(cmd, f, "enforce or flag", v);
         c->integrity_flag_only = !strcmp(v, "flag");
+    } else if (!strcmp(f, "--test-mem") || !strcmp(f, "--test-disk")) {
+        if (cliopt_long(&l, v, 0, !strcmp(f, "--test-disk") ? SB_DISK_MB_HARD : RL_TESTRUN_MEM_MB_MAX) < 0)
+            return bad(cmd, f, "megabytes (0: default)", v);
+        if (!strcmp(f, "--test-mem"))
+            c->test_limits.mem_mb = l;
+        else
+            c->test_limits.disk_mb = l;
+    } else if (!strcmp(f, "--test-procs")) {
+        if (cliopt_long(&l, v, 0, 100000) < 0)
+            return bad(cmd, f, "a process count (0: default)", v);
+        c->test_limits.procs = (int)l;
     } else if (!strcmp(f, "--history")) {
         if (strcmp(v, "keep") && strcmp(v, "drop"))
             return bad(cmd, f, "keep or drop", v);

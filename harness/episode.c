@@ -139,6 +139,13 @@ static void config_json(cJSON *o, const ep_config *c, int with_seed)
         cJSON_AddFalseToObject(o, "edit_hints");
     if (c->integrity_flag_only) /* absent: enforce */
         cJSON_AddStringToObject(o, "integrity", "flag");
+    const testrun_limits *l = &c->test_limits;
+    if (l->mem_mb || l->procs || l->disk_mb) { /* absent: the sandbox's defaults */
+        cJSON *tl = cJSON_AddObjectToObject(o, "test_limits");
+        cJSON_AddNumberToObject(tl, "mem_mb", (double)l->mem_mb);
+        cJSON_AddNumberToObject(tl, "procs", l->procs);
+        cJSON_AddNumberToObject(tl, "disk_mb", (double)l->disk_mb);
+    }
     cJSON_AddStringToObject(o, "reward", c->shaping.on ? "shaped" : "binary");
     if (c->run)
         cJSON_AddStringToObject(o, "run", c->run);
@@ -268,7 +275,7 @@ static int hook_run_tests(void *user, const char *const *names, size_t n, buf_t 
 {
     ep_state *e = user;
     testrun r;
-    int rc = testrun_fresh(&r, NULL, e->t, e->ws, 0, err);
+    int rc = testrun_fresh(&r, NULL, e->t, e->ws, 0, &e->cfg.test_limits, err);
     if (rc < 0) {
         testrun_free(&r);
         return rc;
@@ -924,7 +931,7 @@ int ep_finish(char **record, ep_state *e, char *err)
         end(e, "no_tool_call");
     double t0 = now_ms();
     char derr[RL_ERR_MAX];
-    int rc = testrun_score(&e->sc, e->t, e->ws, err);
+    int rc = testrun_score(&e->sc, e->t, e->ws, &e->cfg.test_limits, err);
     e->patch = e->sc.patch;
     e->sc.patch = NULL;
     e->t_score = now_ms() - t0;

@@ -14,6 +14,7 @@
 #define RL_EPISODE_H
 
 #include "policy/policy.h"
+#include "harness/testrun.h"
 #include "tasks/task.h"
 
 #include <stddef.h>
@@ -44,6 +45,8 @@ typedef struct ep_config {
     int edit_hints;          /* 1: edit_file shows where a failed old_string's text is
                                 (tool_ctx.edit_hints); recorded only when 0 */
     int history_keep;        /* 1: keep earlier thinking; 0: drop */
+    testrun_limits test_limits; /* limits of each test run (0: the sandbox's
+                                   defaults); recorded when set */
     int integrity_flag_only; /* 0 (default): a diff the integrity check flags
                                 (harness/integrity.h) scores 0; 1: it is only
                                 recorded, the test reward stands */

@@ -12,7 +12,8 @@
 
 static const char *RUN_FIELDS[] = {"name", "tasks", "seeds", "policy", "prompt", "max_turns", "think",
                                    "history", "temperature", "top_p", "obs_budget", "max_wall_s",
-                                   "max_context_tokens", "integrity", NULL};
+                                   "max_context_tokens", "integrity", "test_mem_mb", "test_procs",
+                                   "test_disk_mb", NULL};
 
 static int field_known(const char *k, const char **fields)
 {
@@ -108,7 +109,9 @@ static int parse_run(exp_run *r, const cJSON *o, const char *path, size_t idx, c
         const char *k;
         double lo, hi;
     } nums[] = {{"temperature", 0, 10}, {"top_p", 1e-6, 1}, {"obs_budget", 256, 16 << 20},
-                {"max_wall_s", 0, 86400}, {"max_context_tokens", 0, 1e7}};
+                {"max_wall_s", 0, 86400}, {"max_context_tokens", 0, 1e7},
+                {"test_mem_mb", 0, RL_TESTRUN_MEM_MB_MAX}, {"test_procs", 0, 100000},
+                {"test_disk_mb", 0, SB_DISK_MB_HARD}};
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, nums[i].k);
         if (!v)
@@ -123,6 +126,9 @@ static int parse_run(exp_run *r, const cJSON *o, const char *path, size_t idx, c
         case 2: r->cfg.obs_budget = (size_t)d; break;
         case 3: r->cfg.max_wall_s = (int)d; break;
         case 4: r->cfg.max_context_tokens = (int)d; break;
+        case 5: r->cfg.test_limits.mem_mb = (long)d; break;
+        case 6: r->cfg.test_limits.procs = (int)d; break;
+        case 7: r->cfg.test_limits.disk_mb = (long)d; break;
         }
     }
     return 0;

@@ -147,7 +147,8 @@ static void strict_checks(testrun *r, const task *t)
 
 /* testrun_run, with the paths of ro (relative to dir, as protected_paths
  * are written) read-only for the command. */
-static int run_tests(testrun *out, const task *t, const char *dir, const task_strs *ro, char *err)
+static int run_tests(testrun *out, const task *t, const char *dir, const task_strs *ro,
+                     const testrun_limits *lim, char *err)
 {
     memset(out, 0, sizeof *out);
     char ro_abs[SB_RO_PATHS_MAX][4096];
@@ -196,6 +197,12 @@ static int run_tests(testrun *out, const task *t, const char *dir, const task_st
     o.ro_paths = nro ? ro_v : NULL;
     o.lim.timeout_ms = t->timeout_s * 1000;
     o.lim.cpu_ms = t->timeout_s * 1000;
+    if (lim && lim->mem_mb > 0)
+        o.lim.mem_mb = lim->mem_mb;
+    if (lim && lim->procs > 0)
+        o.lim.procs = lim->procs;
+    if (lim && lim->disk_mb > 0)
+        o.lim.disk_mb = lim->disk_mb;
     int rc = sb_run(&out->sb, &o, err);
     if (rc < 0) {
         if (rdir[0])
@@ -214,7 +221,7 @@ static int run_tests(testrun *out, const task *t, const char *dir, const task_st
 
 int testrun_run(testrun *out, const task *t, const char *dir, char *err)
 {
-    return run_tests(out, t, dir, NULL, err);
+    return run_tests(out, t, dir, NULL, NULL, err);
 }
 
 void testrun_free(testrun *r)
@@ -252,7 +259,7 @@ static void score_tests(score *s, const task *t)
 }
 
 int testrun_fresh(testrun *out, char **patch, const task *t, struct ws_tree *ws, int protect,
-                  char *err)
+                  const testrun_limits *lim, char *err)
 {
     memset(out, 0, sizeof *out);
     if (patch)
@@ -267,7 +274,7 @@ int testrun_fresh(testrun *out, char **patch, const task *t, struct ws_tree *ws,
     if (!rc && protect)
         rc = ws_restore_paths(run, prot, np, err);
     if (!rc)
-        rc = run_tests(out, t, ws_path(run), protect ? &t->protected_paths : NULL, err);
+        rc = run_tests(out, t, ws_path(run), protect ? &t->protected_paths : NULL, lim, err);
     if (!rc && patch)
         *patch = change;
     else
@@ -275,11 +282,11 @@ int testrun_fresh(testrun *out, char **patch, const task *t, struct ws_tree *ws,
     return rc;
 }
 
-int testrun_score(score *out, const task *t, struct ws_tree *ws, char *err)
+int testrun_score(score *out, const task *t, struct ws_tree *ws, const testrun_limits *lim, char *err)
 {
     memset(out, 0, sizeof *out);
     long t0 = now_ms();
-    int rc = testrun_fresh(&out->run, &out->patch, t, ws, 1, err);
+    int rc = testrun_fresh(&out->run, &out->patch, t, ws, 1, lim, err);
     if (rc < 0) {
         testrun_free(&out->run);
         return rc;

@@ -42,6 +42,17 @@
 
 struct ws_tree;
 
+/* Limits of one test run, over the sandbox's defaults (0 keeps a default).
+ * Memory and processes bound the whole command tree (a cgroup where the
+ * sandbox has one); disk_mb bounds what the run may add to the work tree
+ * as a whole. A RAM-backed work tree's pages count against memory as
+ * well: a run writing D MB there holds D MB of its memory bound. */
+typedef struct testrun_limits {
+    long mem_mb;
+    int procs;
+    long disk_mb;
+} testrun_limits;
+
 typedef struct testrun {
     tr_report report;     /* what the runner reported */
     sb_result sb;         /* the sandboxed run (output, timings, stop) */
@@ -63,7 +74,7 @@ void testrun_free(testrun *r);
  * in the checkout and read-only while the tests run: the scoring run. *patch (when not NULL) gets
  * the change that ran; caller frees. */
 int testrun_fresh(testrun *out, char **patch, const task *t, struct ws_tree *ws, int protect,
-                  char *err);
+                  const testrun_limits *lim, char *err);
 
 /* Per-test outcome of the scoring run. */
 typedef struct test_outcome {
@@ -85,7 +96,7 @@ typedef struct score {
 } score;
 
 /* Scores ws's change: testrun_fresh with protect, then the rule. */
-int testrun_score(score *out, const task *t, struct ws_tree *ws, char *err);
+int testrun_score(score *out, const task *t, struct ws_tree *ws, const testrun_limits *lim, char *err);
 void score_free(score *s);
 
 /* A compact per-test summary for the agent: counts, then one line per

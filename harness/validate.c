@@ -86,7 +86,7 @@ static int run_stage(const task *t, struct ws_tree *ws, int gold, int runs, doub
 {
     testrun first, again;
     double t0 = now_ms();
-    int rc = testrun_fresh(&first, NULL, t, ws, 1, err);
+    int rc = testrun_fresh(&first, NULL, t, ws, 1, NULL, err);
     if (rc < 0) {
         testrun_free(&first);
         return rc;
@@ -94,7 +94,7 @@ static int run_stage(const task *t, struct ws_tree *ws, int gold, int runs, doub
     int ok = expect(&first, t, gold, why, n);
     int done = 1;
     for (; ok && done < runs; done++) {
-        if ((rc = testrun_fresh(&again, NULL, t, ws, 1, err)) < 0) {
+        if ((rc = testrun_fresh(&again, NULL, t, ws, 1, NULL, err)) < 0) {
             testrun_free(&again);
             testrun_free(&first);
             return rc;

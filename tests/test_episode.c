@@ -175,6 +175,34 @@ START_TEST(test_no_ignore_rules_scores_the_edit)
 }
 END_TEST
 
+/* The episode's test limits reach every test run: the gold fix under a
+ * one-process bound cannot even build (reward 0, recorded), and under a
+ * roomy bound passes. */
+START_TEST(test_test_limits)
+{
+    ep_config cfg;
+    ep_config_default(&cfg);
+    cfg.test_limits.procs = 1;
+    cJSON *r = episode("leapyear", "oracle", &cfg);
+    ck_assert_double_eq(num(r, "reward"), 0);
+    const cJSON *tl = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "test_limits");
+    ck_assert_ptr_nonnull(tl);
+    ck_assert_double_eq(num(tl, "procs"), 1);
+    cJSON_Delete(r);
+    cfg.test_limits.procs = 0;
+    cfg.test_limits.mem_mb = 512;
+    cfg.test_limits.disk_mb = 16;
+    r = episode("leapyear", "oracle", &cfg);
+    ck_assert_double_eq(num(r, "reward"), 1);
+    cJSON_Delete(r);
+    /* Unset: nothing recorded, the config digest of older runs holds. */
+    ep_config_default(&cfg);
+    r = episode("leapyear", "oracle", &cfg);
+    ck_assert_ptr_null(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "test_limits"));
+    cJSON_Delete(r);
+}
+END_TEST
+
 START_TEST(test_oracle_cut_read_whole_hunk)
 {
     ep_config cfg;
@@ -821,6 +849,7 @@ Suite *episode_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_oracle_fixes_leapyear);
     tcase_add_test(tc, test_no_ignore_rules_scores_the_edit);
+    tcase_add_test(tc, test_test_limits);
     tcase_add_test(tc, test_oracle_cut_read_whole_hunk);
     tcase_add_test(tc, test_request_seeds);
     tcase_add_test(tc, test_oracle_edit_whole_words);
