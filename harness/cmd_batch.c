@@ -84,7 +84,7 @@ static void batch_usage(FILE *f)
                "                     [--progress bar|plain] [config flags]\n"
                "SELECTOR: comma-separated ids, globs, split:train|heldout, repo:NAME, kind:K, all.\n"
                "One episode per (task, seed); records go to DIR/trajectories.jsonl (default\n"
-               "results/batch/<digest of the command>), then DIR/summary.md. Running the same\n"
+               "runs/batch/<digest of the command>), then DIR/summary.md. Running the same\n"
                "command again finishes only the missing episodes.\nconfig flags:\n%s",
             cliopt_config_help());
 }
@@ -157,7 +157,7 @@ int cmd_batch(int argc, char **argv)
             h = (h ^ (unsigned char)*p) * 1099511628211ULL;
         for (const char *p = seeds; *p; p++)
             h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-        snprintf(dir, sizeof dir, "results/batch/%016llx", (unsigned long long)h);
+        snprintf(dir, sizeof dir, "runs/batch/%016llx", (unsigned long long)h);
     }
     int rc = jobs ? run_jobs(jobs, n, dir, &bo) : 1;
     free(jobs);
@@ -171,7 +171,7 @@ static void exp_usage(FILE *f)
 {
     fprintf(f, "usage: harness experiment FILE [--policy P] [--workers N] [--out DIR] [--progress bar|plain]\n"
                "Runs every run of the experiment (task set x config x seeds) into\n"
-               "results/<experiment>/ (or DIR) and writes the report there. Resumable.\n");
+               "runs/<experiment>/ (or DIR) and writes the report there. Resumable.\n");
 }
 
 int cmd_experiment(int argc, char **argv)
@@ -231,7 +231,7 @@ int cmd_experiment(int argc, char **argv)
         char dir[4096];
         snprintf(dir, sizeof dir, "%s", d.out ? d.out : "");
         if (!d.out)
-            snprintf(dir, sizeof dir, "results/%s", e->name);
+            snprintf(dir, sizeof dir, "runs/%s", e->name);
         fprintf(stderr, "experiment %s: %zu runs, %zu episodes -> %s\n", e->name, e->nruns, n, dir);
         rc = run_jobs(jobs, n, dir, &bo);
         free(jobs);

@@ -24,7 +24,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: harness run --task ID [--out FILE] [--tokenizer FILE] [--tasks-dir DIR] [--repos-dir DIR]\n"
                "                   [config flags]\n"
                "Runs one episode, prints a transcript, appends the record to FILE\n"
-               "(default results/runs/<timestamp>/trajectories.jsonl).\nconfig flags:\n%s",
+               "(default runs/<timestamp>/trajectories.jsonl).\nconfig flags:\n%s",
             cliopt_config_help());
 }
 
@@ -142,7 +142,7 @@ int cmd_run(int argc, char **argv)
         char stamp[32];
         time_t now = time(NULL);
         strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", gmtime(&now));
-        snprintf(outp, sizeof outp, "results/runs/%s-%ld/trajectories.jsonl", stamp, (long)getpid());
+        snprintf(outp, sizeof outp, "runs/%s-%ld/trajectories.jsonl", stamp, (long)getpid());
     }
     char dir[4096];
     fs_dirname(dir, sizeof dir, outp);

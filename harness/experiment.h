@@ -1,5 +1,5 @@
 /* experiment.h - experiment files: named runs, each a task set x config x
- * seeds, run as one batch into results/<experiment>/.
+ * seeds, run as one batch into runs/<experiment>/.
  *
  *   {"name": "pd-prompts", "description": "...",
  *    "runs": [{"name": "pd-v1-unlimited", "tasks": "parse_date",

@@ -16,7 +16,7 @@
 #
 # Environment: FAMILY=DIR probes a generated family (DIR/tasks, DIR/repos;
 # see scripts/family-gen.py) instead of tasks/ and repos/; OUT=DIR is the
-# batch's folder (default results/runs/grpo-probe, or DIR/probe-train).
+# batch's folder (default runs/grpo-probe, or DIR/probe-train).
 # About 20 minutes on 2 cores for two seeds of the main corpus, 23 for
 # one seed of the 1,000 tasks of results/family-l.
 set -eu
@@ -28,7 +28,7 @@ if [ -n "${FAMILY:-}" ]; then
     OUT=${OUT:-$FAMILY/probe-train}
     set -- --tasks-dir "$FAMILY/tasks" --repos-dir "$FAMILY/repos" "$@"
 fi
-OUT=${OUT:-results/runs/grpo-probe}
+OUT=${OUT:-runs/grpo-probe}
 
 make -j2 >/dev/null
 bin/harness batch --tasks split:train --policy "model:$CKPT" --seeds "$SEEDS" --temperature 0.8 \

@@ -9,7 +9,7 @@
 # rate, not a chosen seed.
 set -eu
 cd "$(dirname "$0")/.."
-OUT=${1:-results/runs/make-run}
+OUT=${1:-runs/make-run}
 rm -rf "$OUT"
 bin/harness batch --tasks leapyear --seeds 1-8 --workers 2 --out "$OUT" --progress plain
 index=$(grep -n '"reward":1[,}]' "$OUT/trajectories.jsonl" | head -n 1 | cut -d: -f1)

@@ -3,7 +3,7 @@
 # on and on held-out ones (issue 6's report; the sets of issue 7).
 #
 #   scripts/sft-eval.sh [CKPT] [OUT]   (default models/policy.safetensors,
-#                                       results/runs/sft-eval)
+#                                       runs/sft-eval)
 #
 # Episode settings are those of configs/grpo-main.json: temperature
 # 0.7, 8 turns, a 3,584-token context, 8,000-byte observations. Sets:
@@ -19,7 +19,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 CKPT=${1:-models/policy.safetensors}
-OUT=${2:-results/runs/sft-eval}
+OUT=${2:-runs/sft-eval}
 [ -f "$CKPT" ] || { echo "sft-eval: $CKPT: no such checkpoint" >&2; exit 1; }
 make -j2 >/dev/null
 
