@@ -2,20 +2,23 @@
 # Debian packages first (scripts/install-deps.sh, a no-op when all is there).
 #
 #   make            build bin/harness, bin/grpo and the test runner
-#   make test       install deps, build, run the whole Check suite
+#   make test       install deps, build, check the layers, run the whole Check suite
 #   make test SAN=1 the same under ASan + UBSan (build in build-san/)
 #   make run        install deps, build, run the main job
 #   make bench      benchmarks, one JSON object per line
+#   make layers     link each layer's library against only the layers below it
 
 CC      ?= gcc
 SAN     ?= 0
-PKGS    := libgit2 libseccomp openblas check libcjson
+PKGS    := libgit2 libseccomp openblas check libcjson libcurl libmicrohttpd
 # pkg-config name -> Debian package, for the one-line "missing" message
-DEB_libgit2    := libgit2-dev
-DEB_libseccomp := libseccomp-dev
-DEB_openblas   := libopenblas-dev
-DEB_check      := check
-DEB_libcjson   := libcjson-dev
+DEB_libgit2       := libgit2-dev
+DEB_libseccomp    := libseccomp-dev
+DEB_openblas      := libopenblas-dev
+DEB_check         := check
+DEB_libcjson      := libcjson-dev
+DEB_libcurl       := libcurl4-openssl-dev
+DEB_libmicrohttpd := libmicrohttpd-dev
 
 ifeq ($(SAN),1)
 BUILD   := build-san
@@ -26,20 +29,59 @@ SANFLAGS :=
 endif
 BIN     := $(if $(filter 1,$(SAN)),$(BUILD)/bin,bin)
 
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+pkg_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
+pkg_libs   = $(shell pkg-config --libs $(1) 2>/dev/null)
 
 CFLAGS  ?= -O2 -g
 # -Wno-psabi: gcc notes that passing 64-byte vectors changed ABI in 4.6; the
-# AVX-512 helpers of policy/model_simd.h are static inline, never passed across one.
-CFLAGS  += -std=c11 -Wall -Wextra -Werror -Wno-psabi -D_GNU_SOURCE -I. -MMD -MP $(SANFLAGS) $(PKG_CFLAGS)
+# AVX-512 helpers of model/model_simd.h are static inline, never passed across one.
+BASE_CFLAGS := -std=c11 -Wall -Wextra -Werror -Wno-psabi -D_GNU_SOURCE -MMD -MP $(SANFLAGS) \
+               $(call pkg_cflags,$(PKGS))
 LDFLAGS += $(SANFLAGS)
-LDLIBS  := $(PKG_LIBS) -lpthread -lm
 
-MAINS    := harness/main.c grpo/main.c
-LIB_SRCS := $(filter-out $(MAINS),$(wildcard common/*.c sandbox/*.c tasks/*.c harness/*.c policy/*.c grpo/*.c))
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
-LIB      := $(BUILD)/librl.a
+# ---- layers ---------------------------------------------------------------
+# Lowest first. A layer is one directory and one static library; its sources
+# see only its own headers and those of the layers it lists below (the
+# compiler's include path holds nothing else, so an upward include fails to
+# compile), and its library links against only those layers' libraries
+# (`make layers` proves it). docs/DEVELOPING.md draws the map.
+LAYERS := common sandbox corpus protocol http model policy harness grpo
+
+DEPS_common   :=
+DEPS_sandbox  := common
+DEPS_corpus   := common
+DEPS_protocol := common
+DEPS_http     := common
+DEPS_model    := common
+DEPS_policy   := model http protocol corpus common
+DEPS_harness  := policy model http protocol corpus sandbox common
+DEPS_grpo     := harness policy model http protocol corpus sandbox common
+
+# System libraries each layer itself calls.
+SYS_common   := -lm
+SYS_sandbox  := $(call pkg_libs,libseccomp libcjson)
+SYS_corpus   := $(call pkg_libs,libcjson)
+SYS_protocol := $(call pkg_libs,libcjson)
+SYS_http     := $(call pkg_libs,libcurl libmicrohttpd)
+SYS_model    := $(call pkg_libs,openblas libcjson) -lm -lpthread
+SYS_policy   := $(call pkg_libs,libcjson)
+SYS_harness  := $(call pkg_libs,libgit2 libcjson) -lpthread
+SYS_grpo     := $(call pkg_libs,libcjson) -lpthread
+
+# Program sources (main.c and the subcommands cmd_*.c) stay out of the libraries.
+layer_srcs = $(filter-out $(1)/main.c $(wildcard $(1)/cmd_*.c),$(wildcard $(1)/*.c))
+layer_lib  = $(BUILD)/lib/lib$(1).a
+# A layer's libraries then the system libraries, highest first, for the linker.
+link_libs  = $(foreach l,$(1) $(DEPS_$(1)),$(call layer_lib,$(l))) \
+             $(sort $(foreach l,$(1) $(DEPS_$(1)),$(SYS_$(l))))
+# The include view of a layer: $(BUILD)/inc/L holds links to L and DEPS_L only.
+layer_inc  = $(BUILD)/inc/$(1)/.stamp
+
+LIB_OBJS := $(foreach l,$(LAYERS),$(patsubst %.c,$(BUILD)/%.o,$(call layer_srcs,$(l))))
+LIBS     := $(foreach l,$(LAYERS),$(call layer_lib,$(l)))
+
+HARNESS_OBJS := $(patsubst %.c,$(BUILD)/%.o,harness/main.c $(wildcard harness/cmd_*.c))
+GRPO_OBJS    := $(patsubst %.c,$(BUILD)/%.o,grpo/main.c $(wildcard grpo/cmd_*.c))
 
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
@@ -47,10 +89,11 @@ PROG_SRCS := $(wildcard tests/progs/*.c)
 PROGS     := $(PROG_SRCS:tests/progs/%.c=$(BUILD)/progs/%)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCHES   := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+ALL_SYS   := $(sort $(foreach l,$(LAYERS),$(SYS_$(l))))
 
-BINS := $(BIN)/harness $(if $(wildcard grpo/main.c),$(BIN)/grpo)
+BINS := $(BIN)/harness $(BIN)/grpo
 
-.PHONY: all deps check-libs test run bench clean
+.PHONY: all deps check-libs test run bench clean layers layer-cflags
 all: check-libs $(BINS) $(BIN)/check_all $(PROGS)
 
 deps:
@@ -62,25 +105,58 @@ check-libs:
 	@ok=1; for p in $(PKGS); do \
 	  if ! pkg-config --exists $$p 2>/dev/null; then \
 	    case $$p in libgit2) d=$(DEB_libgit2);; libseccomp) d=$(DEB_libseccomp);; \
-	      openblas) d=$(DEB_openblas);; check) d=$(DEB_check);; libcjson) d=$(DEB_libcjson);; esac; \
+	      openblas) d=$(DEB_openblas);; check) d=$(DEB_check);; libcjson) d=$(DEB_libcjson);; \
+	      libcurl) d=$(DEB_libcurl);; libmicrohttpd) d=$(DEB_libmicrohttpd);; esac; \
 	    echo "missing library $$p: install the Debian package $$d (or run: make deps)" >&2; ok=0; fi; \
 	done; [ $$ok = 1 ]
 
-$(BUILD)/%.o: %.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+# The include view of each layer.
+$(BUILD)/inc/%/.stamp: Makefile
+	@rm -rf $(dir $@) && mkdir -p $(dir $@)
+	@for d in $* $(DEPS_$*); do ln -s $(CURDIR)/$$d $(dir $@)$$d; done
+	@touch $@
 
-$(LIB): $(LIB_OBJS)
-	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+define layer_rules
+$(BUILD)/$(1)/%.o: $(1)/%.c $(call layer_inc,$(1))
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) $$(BASE_CFLAGS) -I$(BUILD)/inc/$(1) -c $$< -o $$@
 
-$(BIN)/harness: $(BUILD)/harness/main.o $(LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+$(call layer_lib,$(1)): $(patsubst %.c,$(BUILD)/%.o,$(call layer_srcs,$(1)))
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach l,$(LAYERS),$(eval $(call layer_rules,$(l))))
 
-$(BIN)/grpo: $(BUILD)/grpo/main.o $(LIB)
+# The flags a layer's sources compile with (tests/test_layers.c plants an
+# upward include and compiles it with these).
+layer-cflags:
+	@$(MAKE) --no-print-directory $(call layer_inc,$(L)) >/dev/null
+	@echo $(CFLAGS) $(BASE_CFLAGS) -I$(BUILD)/inc/$(L)
+
+# Each layer's whole library linked with only the layers below it and their
+# system libraries: an unresolved symbol (an upward call) fails the link.
+$(BUILD)/layers/main.o: Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+	@echo 'int main(void) { return 0; }' | $(CC) $(CFLAGS) -x c -c - -o $@
+layers: $(LIBS) $(BUILD)/layers/main.o
+	@$(foreach l,$(LAYERS),$(CC) $(LDFLAGS) $(BUILD)/layers/main.o -Wl,--whole-archive $(call layer_lib,$(l)) -Wl,--no-whole-archive $(call link_libs,$(l)) -o $(BUILD)/layers/$(l) || { echo "layers: lib$(l).a needs a symbol from outside $(l) $(DEPS_$(l))" >&2; exit 1; };)
+	@echo "layers: $(words $(LAYERS)) libraries link against only the layers below them"
+
+$(BIN)/harness: $(HARNESS_OBJS) $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(HARNESS_OBJS) $(call link_libs,harness) -o $@
+
+$(BIN)/grpo: $(GRPO_OBJS) $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(GRPO_OBJS) $(call link_libs,grpo) -o $@
+
+# Tests, benchmarks and helper programs see every layer.
+$(BUILD)/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(BASE_CFLAGS) -I. -c $< -o $@
+$(BUILD)/bench/%.o: bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(BASE_CFLAGS) -I. -c $< -o $@
 
 # Test suites register themselves: any `Suite *NAME_suite(void)` defined in
 # tests/ sources is collected into a generated header that check_main.c includes.
@@ -92,21 +168,23 @@ $(BUILD)/tests/suites.inc: $(TEST_SRCS)
 $(BUILD)/tests/check_main.o: $(BUILD)/tests/suites.inc
 $(BUILD)/tests/check_main.o: CFLAGS += -I$(BUILD)/tests
 
-$(BIN)/check_all: $(TEST_OBJS) $(LIB)
+# The suite also calls some subcommands in-process.
+CMD_OBJS := $(filter-out %/main.o,$(HARNESS_OBJS) $(GRPO_OBJS))
+$(BIN)/check_all: $(TEST_OBJS) $(CMD_OBJS) $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+	$(CC) $(LDFLAGS) $(TEST_OBJS) $(CMD_OBJS) $(call link_libs,grpo) $(call pkg_libs,check) -o $@
 
 $(BUILD)/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $< -o $@ -lpthread
 
-$(BUILD)/bench/%: bench/%.c $(LIB)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB) -o $@ $(LDLIBS)
+	$(CC) $(LDFLAGS) $< $(call link_libs,grpo) -o $@
 
 # The whole suite. Check's summary line ends the output.
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all layers
 	@RL_BIN=$(BIN) RL_BUILD=$(BUILD) $(BIN)/check_all
 
 run: deps
@@ -126,4 +204,4 @@ bench: deps
 clean:
 	rm -rf build build-san bin
 
--include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(HARNESS_OBJS:.o=.d) $(GRPO_OBJS:.o=.d)

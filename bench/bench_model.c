@@ -26,13 +26,13 @@
  * One JSON object per line, as docs/DEVELOPING.md describes, plus
  * "speedup" = value / baseline_value for throughputs, and "blas_core", the
  * OpenBLAS kernel set both sides ran. This bench does not re-exec itself
- * (policy/blascore.h): `--blas-core` prints the set OpenBLAS picked and the
+ * (model/blascore.h): `--blas-core` prints the set OpenBLAS picked and the
  * one the binaries would ask for ("-" if none), and make bench runs the
  * bench a second time with OPENBLAS_CORETYPE set to the latter.
  */
-#include "grpo/optim.h"
-#include "policy/blascore.h"
-#include "policy/model.h"
+#include "model/optim.h"
+#include "model/blascore.h"
+#include "model/model.h"
 
 #include "common/err.h"
 

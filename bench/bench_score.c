@@ -15,7 +15,7 @@
 #include "common/err.h"
 #include "harness/testrun.h"
 #include "harness/workspace.h"
-#include "tasks/task.h"
+#include "corpus/task.h"
 
 #include <stdio.h>
 #include <stdlib.h>

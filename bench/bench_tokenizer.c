@@ -1,4 +1,4 @@
-/* bench_tokenizer.c - speed and compression of policy/tokenizer.
+/* bench_tokenizer.c - speed and compression of protocol/tokenizer.
  *
  * Corpus: C headers of this machine (the .h files of /usr/include, ~4 MB; the task
  * repositories are small), held-out text from the .h files of /usr/include/linux and
@@ -17,7 +17,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
-#include "policy/tokenizer.h"
+#include "protocol/tokenizer.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 """torch_model.py - the PyTorch baseline for bench/bench_model.c.
 
-The same architecture as policy/model.c, written plainly in PyTorch (CPU,
+The same architecture as model/model.c, written plainly in PyTorch (CPU,
 fp32): tied embeddings, per layer RMSNorm -> q/k/v projections -> per-head
 q/k RMSNorm -> rotary embeddings ("rotate half") -> causal grouped-query
 attention -> o projection -> residual; RMSNorm -> SwiGLU MLP -> residual;

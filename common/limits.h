@@ -338,7 +338,7 @@
 
 /* Seeds of one run: GRPO groups are 8-64; evaluation sets a few hundred. */
 #define RL_EXP_MAX_SEEDS 4096
-/* -- template and tool-call parser (harness/chat, harness/toolcall) -- */
+/* -- template and tool-call parser (protocol/chat, protocol/toolcall) -- */
 
 /* Largest assistant message the parser accepts (bytes of generated text).
  * A policy writing more in one turn is degenerate (a 32k-token turn is
@@ -614,7 +614,7 @@
 /* Levels followed from the failing test: 0 called by the test, 1 called
  * by those (searched in other files), 2 and 3 only within files read. */
 #define RL_SEARCH_LEVEL_MAX 3
-/* -- tokenizer (policy/tokenizer) -- */
+/* -- tokenizer (protocol/tokenizer) -- */
 
 /* Longest pre-token piece in bytes; longer runs (minified code, base64,
  * 10k spaces) are cut into pieces of this size. Bounds the per-piece BPE

@@ -14,8 +14,8 @@
  * stderr.
  */
 #include "grpo/cli.h"
-#include "policy/model.h"
-#include "policy/tokenizer.h"
+#include "model/model.h"
+#include "protocol/tokenizer.h"
 
 #include "common/err.h"
 #include "common/limits.h"

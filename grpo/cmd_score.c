@@ -17,8 +17,8 @@
  */
 #include "grpo/cli.h"
 #include "grpo/traj.h"
-#include "policy/model.h"
-#include "policy/tokenizer.h"
+#include "model/model.h"
+#include "protocol/tokenizer.h"
 
 #include "common/err.h"
 #include "common/limits.h"

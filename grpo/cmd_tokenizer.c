@@ -12,7 +12,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
-#include "policy/tokenizer.h"
+#include "protocol/tokenizer.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -837,7 +837,7 @@ int grpo_train(grpo_trainer *t, long until, char *err)
             u[k] = t->cmp_wall[k] > 0 ? t->cmp_busy[k] / t->cmp_wall[k] : 0;
             eps[k] = t->cmp_wall[k] > 0 ? t->cmp_eps[k] / t->cmp_wall[k] : 0;
         }
-        /* what the model of harness/stats predicts from the same episodes'
+        /* what the model of common/stats predicts from the same episodes'
          * durations (it ignores training time and batching effects) */
         double m1 = stats_utilization(t->durs, t->n_durs, (size_t)t->max_active, 1.0, RL_REPORT_UTIL_STEPS);
         double ml = stats_utilization(t->durs, t->n_durs, (size_t)t->max_active, t->cfg.lambda, RL_REPORT_UTIL_STEPS);

@@ -3,7 +3,7 @@
  * One step: draw tasks from the train split, run G episodes of each
  * through harness/rollout with the live policy (the weights being
  * trained), score them (the tests decide), compute group advantages
- * (harness/stats), turn the records into sequences (grpo/sample), and take
+ * (common/stats), turn the records into sequences (grpo/sample), and take
  * one AdamW step on the PPO-clip + KL objective (grpo/loss) over the
  * policy-written tokens only.
  *
@@ -31,10 +31,10 @@
 #define RL_GRPO_H
 
 #include "grpo/loss.h"
-#include "grpo/optim.h"
+#include "model/optim.h"
 #include "harness/episode.h"
-#include "harness/stats.h"
-#include "policy/model.h"
+#include "common/stats.h"
+#include "model/model.h"
 
 #include "common/limits.h"
 

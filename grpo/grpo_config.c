@@ -11,7 +11,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
-#include "tasks/task.h"
+#include "corpus/task.h"
 
 #include <math.h>
 #include <stddef.h>

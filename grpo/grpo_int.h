@@ -8,8 +8,8 @@
 #include "common/limits.h"
 #include "harness/rollout.h"
 #include "policy/policy.h"
-#include "policy/tokenizer.h"
-#include "tasks/task.h"
+#include "protocol/tokenizer.h"
+#include "corpus/task.h"
 
 #include <cJSON.h>
 #include <pthread.h>
@@ -111,7 +111,7 @@ struct grpo_trainer {
     double cmp_wall[2], cmp_busy[2];  /* per mode: step seconds, util x seconds */
     double cmp_eps[2];                /* episodes trained on */
     double *durs;                     /* every episode's duration (s), for the */
-    size_t n_durs, cap_durs;          /* utilization model of harness/stats */
+    size_t n_durs, cap_durs;          /* utilization model of common/stats */
     long cmp_steps[2];
     double t_open;
 };
@@ -205,7 +205,7 @@ typedef struct grpo_task_compare {
 
 /* Compares the passes per task, sft[i] and rl[i] of `seeds` episodes each
  * for task sel->v[i] (same seeds for both), with the paired tests of
- * harness/stats.h, and sums them by bug kind (generated tasks only).
+ * common/stats.h, and sums them by bug kind (generated tasks only).
  * Returns 0 or RL_ENOMEM. */
 int grpo_compare_by_task(grpo_task_compare *r, const task_set *sel, const size_t *sft, const size_t *rl, int seeds);
 

@@ -18,7 +18,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
-#include "harness/svg.h"
+#include "common/svg.h"
 
 #include <math.h>
 #include <stdio.h>

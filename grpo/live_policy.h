@@ -31,9 +31,9 @@
 #ifndef RL_GRPO_LIVE_POLICY_H
 #define RL_GRPO_LIVE_POLICY_H
 
-#include "policy/model.h"
+#include "model/model.h"
 #include "policy/policy.h"
-#include "policy/tokenizer.h"
+#include "protocol/tokenizer.h"
 
 typedef struct live_policy_opts {
     float temperature;  /* 0.7 */

@@ -2,7 +2,7 @@
  * (grpo/cmd_*.c). To add one: declare it in grpo/cli.h and add a row. */
 #include "common/subcmd.h"
 #include "grpo/cli.h"
-#include "policy/blascore.h"
+#include "model/blascore.h"
 
 static const subcmd COMMANDS[] = {
     {"tokenizer", cmd_tokenizer, "train the BPE tokenizer (--vocab N --out FILE)"},

@@ -5,8 +5,8 @@
 #include "common/fsutil.h"
 #include "common/limits.h"
 #include "grpo/traj.h"
-#include "policy/model_ops.h"
-#include "policy/tokenizer.h"
+#include "model/model_ops.h"
+#include "protocol/tokenizer.h"
 
 #include <cJSON.h>
 #include <math.h>

@@ -2,7 +2,7 @@
  *
  * Cross-entropy on policy-written tokens only (the loss mask of grpo/traj),
  * averaged over the tokens of a step (token mean); AdamW with warmup +
- * cosine and global-norm clipping (grpo/optim). A step takes `batch`
+ * cosine and global-norm clipping (model/optim). A step takes `batch`
  * samples from a seeded shuffle of the data (reshuffled each epoch), sorts
  * them by length and runs them as micro-batches of at most `micro_tokens`
  * padded tokens, accumulating gradients. Everything is deterministic given
@@ -34,8 +34,8 @@
 #ifndef RL_SFT_H
 #define RL_SFT_H
 
-#include "grpo/optim.h"
-#include "policy/model.h"
+#include "model/optim.h"
+#include "model/model.h"
 
 #include <stdint.h>
 #include <stdio.h>

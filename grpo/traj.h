@@ -33,7 +33,7 @@
 #ifndef RL_TRAJ_H
 #define RL_TRAJ_H
 
-#include "policy/tokenizer.h"
+#include "protocol/tokenizer.h"
 
 #include <cjson/cJSON.h>
 #include <stddef.h>

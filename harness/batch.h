@@ -12,7 +12,7 @@
 #define RL_BATCH_H
 
 #include "harness/episode.h"
-#include "tasks/task.h"
+#include "corpus/task.h"
 
 #include <stddef.h>
 

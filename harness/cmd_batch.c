@@ -7,8 +7,8 @@
 #include "harness/cliopt.h"
 #include "harness/experiment.h"
 #include "harness/report.h"
-#include "policy/tokenizer.h"
-#include "tasks/task.h"
+#include "protocol/tokenizer.h"
+#include "corpus/task.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* cmd_gen.c - `harness gen`: synthesize validated bugs by mutation.
  *
  * In the spirit of SWE-smith: every non-test source file of a repository
- * is lexed for mutation sites (tasks/mutate.h); candidates are tried in
+ * is lexed for mutation sites (corpus/mutate.h); candidates are tried in
  * the seed's order, each validated in a sandboxed work tree: the tests
  * must run, at least one must fail at the base, two base runs must agree,
  * and the gold patch (the reverse diff) must make every test pass.
@@ -22,9 +22,9 @@
 #include "harness/testrun.h"
 #include "harness/validate.h"
 #include "harness/workspace.h"
-#include "tasks/diff.h"
-#include "tasks/mutate.h"
-#include "tasks/task.h"
+#include "corpus/diff.h"
+#include "corpus/mutate.h"
+#include "corpus/task.h"
 
 #include <cJSON.h>
 #include <dirent.h>

@@ -8,7 +8,7 @@
 #include "harness/cli.h"
 
 #include "common/err.h"
-#include "tasks/task.h"
+#include "corpus/task.h"
 
 #include <cJSON.h>
 #include <stdio.h>

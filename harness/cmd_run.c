@@ -7,8 +7,8 @@
 #include "harness/episode.h"
 #include "harness/workspace.h"
 #include "policy/policy.h"
-#include "policy/tokenizer.h"
-#include "tasks/task.h"
+#include "protocol/tokenizer.h"
+#include "corpus/task.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #include "common/limits.h"
 #include "harness/cliopt.h"
 #include "harness/record.h"
-#include "policy/tokenizer.h"
+#include "protocol/tokenizer.h"
 
 #include <cJSON.h>
 #include <stdio.h>

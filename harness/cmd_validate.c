@@ -7,7 +7,7 @@
 #include "harness/pool.h"
 #include "harness/validate.h"
 #include "harness/workspace.h"
-#include "tasks/task.h"
+#include "corpus/task.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,14 +14,14 @@
 #include "common/fsutil.h"
 #include "common/limits.h"
 #include "common/utf8.h"
-#include "harness/chat.h"
+#include "protocol/chat.h"
 #include "harness/integrity.h"
 #include "harness/record.h"
 #include "harness/testrun.h"
-#include "harness/toolcall.h"
+#include "protocol/toolcall.h"
 #include "harness/tools.h"
 #include "harness/workspace.h"
-#include "policy/tokenizer.h"
+#include "protocol/tokenizer.h"
 
 #include <cJSON.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@
 
 #include "policy/policy.h"
 #include "harness/testrun.h"
-#include "tasks/task.h"
+#include "corpus/task.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -17,7 +17,7 @@
 
 #include "harness/batch.h"
 #include "harness/episode.h"
-#include "tasks/task.h"
+#include "corpus/task.h"
 
 typedef struct exp_run {
     char *name;

@@ -2,7 +2,7 @@
  * (harness/cmd_*.c). To add one: declare it in harness/cli.h and add a row. */
 #include "common/subcmd.h"
 #include "harness/cli.h"
-#include "policy/blascore.h"
+#include "model/blascore.h"
 
 static const subcmd COMMANDS[] = {
     {"run", cmd_run, "run one episode of a task with a policy, with a transcript"},

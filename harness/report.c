@@ -10,7 +10,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
-#include "harness/svg.h"
+#include "common/svg.h"
 #include "harness/tools.h"
 
 #include <cJSON.h>

@@ -7,7 +7,7 @@
 #ifndef RL_REPORT_H
 #define RL_REPORT_H
 
-#include "harness/stats.h"
+#include "common/stats.h"
 
 typedef struct report_opts {
     stats_std std_mode;     /* population (default) or unbiased */

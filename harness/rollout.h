@@ -14,7 +14,7 @@
 
 #include "harness/episode.h"
 #include "policy/policy.h"
-#include "tasks/task.h"
+#include "corpus/task.h"
 
 typedef struct rollout rollout;
 

@@ -37,8 +37,8 @@
 #define RL_TESTRUN_H
 
 #include "sandbox/sandbox.h"
-#include "tasks/task.h"
-#include "tasks/testres.h"
+#include "corpus/task.h"
+#include "corpus/testres.h"
 
 struct ws_tree;
 

@@ -20,7 +20,7 @@
 #define RL_TOOLS_H
 
 #include "common/buf.h"
-#include "harness/toolcall.h"
+#include "protocol/toolcall.h"
 
 #include <stddef.h>
 

@@ -7,8 +7,8 @@
 #ifndef RL_VALIDATE_H
 #define RL_VALIDATE_H
 
-#include "tasks/task.h"
-#include "tasks/testres.h"
+#include "corpus/task.h"
+#include "corpus/testres.h"
 
 struct ws_tree;
 

@@ -22,7 +22,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
-#include "tasks/task.h"
+#include "corpus/task.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -21,9 +21,9 @@
  */
 #include "common/err.h"
 #include "common/limits.h"
-#include "policy/model.h"
+#include "model/model.h"
 #include "policy/scripted.h"
-#include "policy/tokenizer.h"
+#include "protocol/tokenizer.h"
 
 #include <limits.h>
 #include <stdio.h>

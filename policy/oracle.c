@@ -35,7 +35,7 @@
  */
 #include "common/err.h"
 #include "policy/scripted.h"
-#include "tasks/patch.h"
+#include "corpus/patch.h"
 
 #include <cJSON.h>
 #include <stdint.h>

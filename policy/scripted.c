@@ -2,7 +2,7 @@
 #include "policy/scripted.h"
 
 #include "common/err.h"
-#include "harness/chat.h"
+#include "protocol/chat.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -58,7 +58,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/limits.h"
-#include "harness/chat.h"
+#include "protocol/chat.h"
 #include "policy/scripted.h"
 
 #include <cJSON.h>

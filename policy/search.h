@@ -11,7 +11,7 @@
  *                  read_file listings, search hits, the context itself
  *   search_code.c  a small C/Python scanner: tokens, function definitions,
  *                  names a body calls or refers to
- *   search_cand.c  candidate repairs (tasks/mutate.h sites plus a few
+ *   search_cand.c  candidate repairs (corpus/mutate.h sites plus a few
  *                  kinds of its own), their edit blocks and their ranking
  *   search.c       the policy: the state machine and the replies
  *
@@ -21,7 +21,7 @@
 #ifndef RL_SEARCH_H
 #define RL_SEARCH_H
 
-#include "tasks/mutate.h"
+#include "corpus/mutate.h"
 
 #include "common/limits.h"
 

@@ -1,7 +1,7 @@
 /* search_cand.c - candidate repairs and their ranking for the search policy.
  *
  * A small bug is usually the inverse of another small bug, so most
- * candidates are the mutation sites of tasks/mutate.h, enumerated on the
+ * candidates are the mutation sites of corpus/mutate.h, enumerated on the
  * file text the policy reconstructed from read_file output. A few kinds the
  * mutator does not make (because a bug generator has no use for them) are
  * added here: the same comparison flipped on every side of a symmetric

@@ -1,10 +1,11 @@
 #!/bin/sh
 # Installs what `make bench` needs beyond the build: Debian's PyTorch (CPU)
 # and NumPy, for the baseline in bench/torch_model.py and the safetensors
-# compatibility check. Idempotent: does nothing when both are present.
+# compatibility check, and bubblewrap, the baseline of the sandbox startup line.
+# Idempotent: does nothing when all are present.
 # Only the benchmarks use these; the build and the tests never need them.
 set -eu
-PKGS="python3-torch python3-numpy"
+PKGS="python3-torch python3-numpy bubblewrap"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

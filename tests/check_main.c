@@ -4,9 +4,9 @@
  * of tests/; the Makefile collects them into suites.inc. Set CK_RUN_SUITE or
  * CK_RUN_CASE to run a subset. Check's summary line ends the output.
  * Like bin/harness and bin/grpo, it first asks OpenBLAS for the kernels
- * the CPU supports (policy/blascore.h).
+ * the CPU supports (model/blascore.h).
  */
-#include "policy/blascore.h"
+#include "model/blascore.h"
 
 #include <check.h>
 #include <stdlib.h>

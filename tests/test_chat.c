@@ -2,7 +2,7 @@
  * exact bytes, origin segments, the keep-history prefix invariant, drop
  * mode, think off, canonical assistant text round trips. */
 #include "common/err.h"
-#include "harness/chat.h"
+#include "protocol/chat.h"
 #include "harness/tools.h"
 
 #include <check.h>

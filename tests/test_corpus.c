@@ -2,7 +2,7 @@
  * ones validate (base fails where it should, the gold patch fixes it),
  * run through the real `harness validate` under the sandbox. */
 #include "common/err.h"
-#include "tasks/task.h"
+#include "corpus/task.h"
 
 #include <check.h>
 #include <stdio.h>

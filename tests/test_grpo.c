@@ -15,9 +15,9 @@
 #include "grpo/live_policy.h"
 #include "grpo/loss.h"
 #include "grpo/sample.h"
-#include "harness/stats.h"
-#include "policy/model.h"
-#include "policy/tokenizer.h"
+#include "common/stats.h"
+#include "model/model.h"
+#include "protocol/tokenizer.h"
 
 #include "common/buf.h"
 #include "common/err.h"

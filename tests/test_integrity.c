@@ -11,7 +11,7 @@
 #include "harness/integrity.h"
 #include "harness/workspace.h"
 #include "policy/policy.h"
-#include "tasks/task.h"
+#include "corpus/task.h"
 
 #include <cJSON.h>
 #include <check.h>

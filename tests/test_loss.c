@@ -6,7 +6,7 @@
  * parameter gradient model_backward accumulates from the coefficients
  * equals finite differences of the loss of the model's logprobs. */
 #include "grpo/loss.h"
-#include "policy/model.h"
+#include "model/model.h"
 
 #include "common/err.h"
 

@@ -2,10 +2,10 @@
  * whole model against finite differences, masking, sampling vs scoring,
  * checkpoints (round trip and every kind of bad file), AdamW, and
  * `grpo generate`. */
-#include "grpo/optim.h"
-#include "policy/blascore.h"
-#include "policy/model.h"
-#include "policy/model_ops.h"
+#include "model/optim.h"
+#include "model/blascore.h"
+#include "model/model.h"
+#include "model/model_ops.h"
 
 #include "common/err.h"
 #include "common/fsutil.h"

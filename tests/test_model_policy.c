@@ -3,16 +3,16 @@
  * batched requests, honest answers to contexts past the window, tokenizer
  * checks; and, when the shipped checkpoint exists, a well-formed first
  * turn on leapyear. */
-#include "policy/model.h"
+#include "model/model.h"
 #include "policy/policy.h"
-#include "policy/tokenizer.h"
+#include "protocol/tokenizer.h"
 
 #include "common/err.h"
 #include "common/fsutil.h"
-#include "harness/chat.h"
-#include "harness/toolcall.h"
+#include "protocol/chat.h"
+#include "protocol/toolcall.h"
 #include "harness/tools.h"
-#include "tasks/task.h"
+#include "corpus/task.h"
 
 #include <check.h>
 #include <math.h>

@@ -7,8 +7,8 @@
 #include "common/fsutil.h"
 #include "common/limits.h"
 #include "common/rng.h"
-#include "tasks/diff.h"
-#include "tasks/mutate.h"
+#include "corpus/diff.h"
+#include "corpus/mutate.h"
 
 #include <check.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 #include "common/err.h"
-#include "tasks/patch.h"
+#include "corpus/patch.h"
 
 #include <check.h>
 #include <string.h>

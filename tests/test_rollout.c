@@ -3,7 +3,7 @@
 #include "common/fsutil.h"
 #include "harness/rollout.h"
 #include "policy/policy.h"
-#include "tasks/task.h"
+#include "corpus/task.h"
 
 #include <cJSON.h>
 #include <check.h>

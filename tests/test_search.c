@@ -14,14 +14,14 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
-#include "harness/chat.h"
+#include "protocol/chat.h"
 #include "harness/episode.h"
-#include "harness/toolcall.h"
+#include "protocol/toolcall.h"
 #include "harness/tools.h"
 #include "harness/workspace.h"
 #include "policy/policy.h"
 #include "policy/scripted.h"
-#include "tasks/task.h"
+#include "corpus/task.h"
 
 #include <cJSON.h>
 #include <check.h>

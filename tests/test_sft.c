@@ -2,8 +2,8 @@
  * lowers its loss, deterministically; config validation; the `grpo sft`
  * command's exit codes and one-line errors. */
 #include "grpo/sft.h"
-#include "policy/model.h"
-#include "policy/tokenizer.h"
+#include "model/model.h"
+#include "protocol/tokenizer.h"
 
 #include "common/buf.h"
 #include "common/err.h"

@@ -8,17 +8,17 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "grpo/grpo.h"
-#include "grpo/optim.h"
+#include "model/optim.h"
 #include "grpo/sft.h"
 #include "grpo/traj.h"
-#include "harness/chat.h"
+#include "protocol/chat.h"
 #include "harness/episode.h"
 #include "harness/experiment.h"
 #include "harness/report.h"
 #include "harness/workspace.h"
-#include "policy/model.h"
-#include "policy/tokenizer.h"
-#include "tasks/task.h"
+#include "model/model.h"
+#include "protocol/tokenizer.h"
+#include "corpus/task.h"
 
 #include <check.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-#include "harness/stats.h"
+#include "common/stats.h"
 
 #include <check.h>
 #include <math.h>

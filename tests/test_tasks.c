@@ -8,8 +8,8 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
-#include "tasks/task.h"
-#include "tasks/testres.h"
+#include "corpus/task.h"
+#include "corpus/testres.h"
 
 #include <cJSON.h>
 #include <check.h>

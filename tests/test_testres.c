@@ -4,7 +4,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
-#include "tasks/testres.h"
+#include "corpus/testres.h"
 
 #include <check.h>
 #include <stdint.h>

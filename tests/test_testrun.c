@@ -6,8 +6,8 @@
 #include "common/fsutil.h"
 #include "harness/testrun.h"
 #include "harness/workspace.h"
-#include "tasks/task.h"
-#include "tasks/testres.h"
+#include "corpus/task.h"
+#include "corpus/testres.h"
 
 #include <check.h>
 #include <dirent.h>

@@ -1,4 +1,4 @@
-/* test_tokenizer.c - Check suite of policy/tokenizer and `grpo tokenizer`.
+/* test_tokenizer.c - Check suite of protocol/tokenizer and `grpo tokenizer`.
  *
  * Round trips are property tests: thousands of strings from a fixed-seed
  * generator (random bytes, code-like text, special-token fragments) must
@@ -8,7 +8,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "grpo/cli.h"
-#include "policy/tokenizer.h"
+#include "protocol/tokenizer.h"
 
 #include <check.h>
 #include <pthread.h>

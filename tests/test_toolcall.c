@@ -2,7 +2,7 @@
  * and one test per malformed-output case. */
 #include "common/err.h"
 #include "common/limits.h"
-#include "harness/toolcall.h"
+#include "protocol/toolcall.h"
 #include "harness/tools.h"
 
 #include <check.h>

@@ -5,8 +5,8 @@
 #include "grpo/sample.h"
 #include "grpo/traj.h"
 #include "harness/record.h"
-#include "policy/model.h"
-#include "policy/tokenizer.h"
+#include "model/model.h"
+#include "protocol/tokenizer.h"
 
 #include "common/buf.h"
 #include "common/err.h"
