@@ -80,7 +80,7 @@ void grpo_config_default(grpo_config *c)
     c->fw_sft_lr = 1e-5;
     c->fw_rl_steps = 5;
     c->fw_rounds = 1;
-    snprintf(c->results, sizeof c->results, "results");
+    snprintf(c->results, sizeof c->results, "runs");
     snprintf(c->results_name, sizeof c->results_name, "grpo-experiment");
     c->final_seed = 1;
 }

@@ -36,7 +36,20 @@ cat <<'TAIL'
 | script | what it does |
 |---|---|
 TAIL
+# Each script's summary: the first lines of its header comment (shell) or
+# docstring (Python), up to a blank line, joined, and cut at the first
+# ". ", "? " or ": ".
 for f in scripts/*.sh scripts/*.py; do
-    what=$(sed -n '2,4p' "$f" | grep -m1 '^#\|^"""' | sed 's/^# *//; s/^""" *//; s/|/\\|/g')
+    what=$(awk 'NR == 1 && /^#!/ { next }
+        !on && /^#/ { on = "#" } !on && /^"""/ { on = "\"" }
+        on == "#" { if ($0 !~ /^#/ || $0 ~ /^# *$/) exit; sub(/^# */, "") }
+        on == "\"" { if ($0 ~ /^ *$/) exit; sub(/^""" */, ""); sub(/"""$/, "") }
+        on { t = t (t == "" ? "" : " ") $0 }
+        END {
+            n = length(t) + 1
+            split(".|?|:", ends, "|")
+            for (k in ends) { i = index(t, ends[k] " "); if (i && i < n) { n = i; c = ends[k] } }
+            print substr(t, 1, n - 1) (c == ":" ? "" : c)
+        }' "$f" | sed 's/|/\\|/g')
     echo "| \`$f\` | $what |"
 done

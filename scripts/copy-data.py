@@ -160,7 +160,7 @@ def main():
         print("copy-data: --count must be at least 1", file=sys.stderr)
         return 2
     if a.out is None:
-        a.out = "results/sft-data/%s/trajectories.jsonl" % ("copy" if a.kind == "edit" else "repeat")
+        a.out = "runs/sft-data/%s/trajectories.jsonl" % ("copy" if a.kind == "edit" else "repeat")
     rng = random.Random(a.seed)
     trees = {}
     for r in TRAIN_REPOS:

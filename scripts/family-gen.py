@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A family of small generated C repositories with mutation bugs (issue 7).
+"""A family of small generated C repositories with mutation bugs.
 
 usage: family-gen.py OUT_DIR [--repos N] [--heldout-repos M] [--seed S]
 

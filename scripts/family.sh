@@ -3,10 +3,10 @@
 # generate the family, oracle episodes per split (SFT data and eval loss),
 # SFT from the shipped checkpoint, then the SFT policy on the 240 tasks of
 # the training repositories at the GRPO experiment's episode settings.
-# About 30 min on 2 cores. Outputs in results/family/ (not committed).
+# About 30 min on 2 cores. Outputs in runs/family/ (ignored by git).
 set -eu
 cd "$(dirname "$0")/.."
-F=results/family
+F=runs/family
 W=${WORKERS:-2}
 make -j2 >/dev/null
 [ -d "$F/tasks" ] || /usr/bin/python3 scripts/family-gen.py "$F"

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The code edits of a batch of episodes, grouped by fix (issue 7).
+"""The code edits of a batch of episodes, grouped by fix.
 
 usage: fixes.py TRAJECTORIES.jsonl [TOP]
 

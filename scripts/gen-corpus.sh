@@ -1,6 +1,6 @@
 #!/bin/sh
-# Regenerates tasks/generated/: 28 validated mutation tasks per repository,
-# seed 1 (the committed corpus). Same seed, same tasks.
+# Regenerates tasks/generated/, 28 validated mutation tasks per repository
+# with seed 1 (the committed corpus). Same seed, same tasks.
 set -eu
 cd "$(dirname "$0")/.."
 COUNT=${COUNT:-28}

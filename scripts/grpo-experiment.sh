@@ -3,14 +3,15 @@
 #
 #   scripts/grpo-experiment.sh [CONFIG]     (default configs/grpo-main.json)
 #
-# Issue 7's experiment end to end (task family, SFT, probe, then this with
+# The family experiment end to end (task family, SFT, probe, then this with
 # configs/grpo-family-sk.json) is scripts/grpo-family.sh.
 #
 # Starts from the SFT checkpoint the config names (models/policy.safetensors),
 # trains GRPO on the train split, then evaluates the SFT and the RL policy on
 # the held-out bugs of the training repositories and on the held-out
-# repositories (at least 100 episodes each) and writes results/<name>.json,
-# results/<name>.md and the SVG figures. Running it again after a kill
+# repositories (at least 100 episodes each) and writes <results>/<name>.json,
+# <results>/<name>.md and the SVG figures (final.results, runs/ in the
+# committed configs, and final.name). Running it again after a kill
 # resumes the run from its last checkpoint; after the last step it only
 # rewrites the report. Budget on a 2-core machine: see the config (steps,
 # tasks_per_step x group_size episodes per step).

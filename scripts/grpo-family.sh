@@ -1,10 +1,10 @@
 #!/bin/sh
-# grpo-family.sh - issue 7's experiment on the generated task family, end to end.
+# grpo-family.sh - the GRPO experiment on a generated task family, end to end.
 #
 #   scripts/grpo-family.sh            (about 2 h 30 min on 2 cores)
-#   VARIANT=g scripts/grpo-family.sh  (an earlier recipe; list below)
+#   VARIANT=g scripts/grpo-family.sh  (another recipe; list below)
 #
-# The default, VARIANT=sk, is the committed experiment,
+# The default, VARIANT=sk, is the experiment whose report is committed as
 # results/grpo-experiment.{json,md,svg}:
 # 1. generate the family: 200 training repositories (5 train bugs and 1
 #    held-out bug each) and 12 held-out repositories (scripts/family-gen.py,
@@ -17,22 +17,22 @@
 # 4. GRPO on the flipped-comparison tasks passed in any probe seed (the
 #    config's train_tasks replaced by that list; 28 tasks, 36 steps, 51
 #    min), then SFT vs RL on held-out bugs and held-out repositories (19
-#    min). Other variants write results/grpo-family-<variant>.*.
+#    min), reported in runs/grpo-experiment.{json,md,svg}. The other
+#    variants report in runs/grpo-family-<variant>.*.
 #
 # Variants (VARIANT=sk, the default, g, r, h, hc or s):
 #   g  plain oracle demonstrations, SFT on all 1,000, one probe seed on
 #      all train tasks, GRPO on the tasks passed (configs/sft-family-l.json,
-#      configs/grpo-family-g.json), in results/family-g/: the committed
-#      experiment of sessions 14-21, now results/grpo-family-g.*;
+#      configs/grpo-family-g.json), in runs/family-g/;
 #   r  oracle:recover=50: half the demonstrations first fail an edit and
 #      repair it from edit_file's hint (policy/oracle.c); SFT masks the
 #      failed turns (configs/sft-family-r.json), configs/grpo-family-r.json,
-#      in results/family-r/;
+#      in runs/family-r/;
 #   h  g's demonstrations and SFT, but the probe, GRPO and the evaluation
 #      run with edit_file's hints on (configs/grpo-family-h.json), in
-#      results/family-h/: does the plain SFT policy, never taught to retry,
+#      runs/family-h/: does the plain SFT policy, never taught to retry,
 #      use the hint (before or after GRPO)?
-#   hc h's SFT policy and probe (shared, in results/family-h/), but GRPO
+#   hc h's SFT policy and probe (shared, in runs/family-h/), but GRPO
 #      trains on at most 2 of the probe's passed tasks per fix string
 #      (scripts/probe-cap.py): under h, GRPO learned to apply one edit,
 #      `= 1;` -> `= 0;`, to every bug (results/grpo-family-h.md).
@@ -41,22 +41,22 @@
 #      (2 seeds) and GRPO use the train tasks of fam100-fam199, whose code
 #      the SFT policy has never read. Under g the SFT policy had memorized
 #      every training file, and GRPO rewarded recalling a fix rather than
-#      reading one from the context (in results/family-s/, with configs/
+#      reading one from the context (in runs/family-s/, with configs/
 #      grpo-family-s.json).
-#   sk s's SFT policy and probe (shared, in results/family-s/), two more
+#   sk s's SFT policy and probe (shared, in runs/family-s/), two more
 #      probe seeds (3-4) on the fam100-fam199 train tasks whose bug is a
 #      flipped comparison, and GRPO on the flipped-comparison tasks passed
 #      in any of the four seeds (scripts/task-kind.py, configs/
 #      grpo-family-sk.json). Flipped comparisons are 54 of the 72 held-out-
 #      repository tasks; under s, GRPO learned the off-by-one edit `= 1;`
-#      -> `= 0;`, which repairs none of them. The default; its report is
-#      results/grpo-experiment.* (configs/grpo-family-sk.json names it).
+#      -> `= 0;`, which repairs none of them. The report is named
+#      grpo-experiment (final.name in configs/grpo-family-sk.json).
 #
 # Every stage is skipped when its output exists, so a killed run resumes.
-# The protocol is the one of results/grpo-family-l2c.md (no balancing by
-# bug kind: results/grpo-family-l3c.md did not do better with it), run on
-# the generator with guarded test arrays (results/family.md).
-# Intermediate outputs live in results/family-<variant>/ (not committed).
+# GRPO trains on the tasks the probe passed, without balancing by bug
+# kind, on a generator whose test arrays carry guard elements
+# (scripts/family-gen.py). Intermediate outputs live in
+# runs/family-<variant>/ (ignored by git).
 set -eu
 cd "$(dirname "$0")/.."
 W=${WORKERS:-2}
@@ -65,12 +65,12 @@ SPLIT=
 KIND=
 V=${VARIANT:-sk}
 case "$V" in
-g) F=results/family-g ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-g.json HINTS=off ;;
-r) F=results/family-r ORACLE=oracle:recover=50 SFT=configs/sft-family-r.json GRPO=configs/grpo-family-r.json HINTS=on ;;
-h) F=results/family-h ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-h.json HINTS=on ;;
-hc) F=results/family-h ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-hc.json HINTS=on CAP=2 ;;
-s) F=results/family-s ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-s.json HINTS=off SPLIT=1 ;;
-sk) F=results/family-s ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-sk.json HINTS=off SPLIT=1 KIND=flip_cmp ;;
+g) F=runs/family-g ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-g.json HINTS=off ;;
+r) F=runs/family-r ORACLE=oracle:recover=50 SFT=configs/sft-family-r.json GRPO=configs/grpo-family-r.json HINTS=on ;;
+h) F=runs/family-h ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-h.json HINTS=on ;;
+hc) F=runs/family-h ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-hc.json HINTS=on CAP=2 ;;
+s) F=runs/family-s ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-s.json HINTS=off SPLIT=1 ;;
+sk) F=runs/family-s ORACLE=oracle SFT=configs/sft-family-l.json GRPO=configs/grpo-family-sk.json HINTS=off SPLIT=1 KIND=flip_cmp ;;
 *) echo "grpo-family: VARIANT is '$V': expected sk, g, r, h, hc or s" >&2; exit 2 ;;
 esac
 make -j2 >/dev/null

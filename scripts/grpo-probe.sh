@@ -18,7 +18,7 @@
 # see scripts/family-gen.py) instead of tasks/ and repos/; OUT=DIR is the
 # batch's folder (default runs/grpo-probe, or DIR/probe-train).
 # About 20 minutes on 2 cores for two seeds of the main corpus, 23 for
-# one seed of the 1,000 tasks of results/family-l.
+# one seed of the 1,000 train tasks of a 200-repository family.
 set -eu
 cd "$(dirname "$0")/.."
 CKPT=${1:-models/policy.safetensors}

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Localizing demonstrations from oracle trajectories (issue 7).
+"""Localizing demonstrations from oracle trajectories.
 
 usage: local-demos.py ORACLE.jsonl OUT_DIR
 

@@ -1,12 +1,12 @@
 #!/bin/sh
-# Localizing demonstrations (issue 7): scripts/local-demos.py rewrites the
+# Localizing demonstrations: scripts/local-demos.py rewrites the
 # oracle trajectories of scripts/sft-data.sh into run_tests -> search the
 # enclosing function -> read its lines -> edit -> run_tests -> submit, and
 # each rewritten plan is run for real through the replay policy.
-# Outputs: results/sft-data/local-{train,extra,more,heldout}/trajectories.jsonl
+# Outputs: runs/sft-data/local-{train,extra,more,heldout}/trajectories.jsonl
 set -eu
 cd "$(dirname "$0")/.."
-D=results/sft-data
+D=runs/sft-data
 W=${WORKERS:-2}
 for s in train extra more heldout; do
     case $s in

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""SFT vs RL over several held-out sets pooled (issue 7).
+"""SFT vs RL over several held-out sets pooled.
 
 usage: pooled.py SFT.jsonl RL.jsonl [SFT.jsonl RL.jsonl ...]
 
 Each pair is one set's evaluation files as the GRPO report writes them
-(results/<name>-<set>-sft.jsonl and -rl.jsonl): the same tasks and seeds
+(<final.results>/<name>-<set>-sft.jsonl and -rl.jsonl): the same tasks and seeds
 under both policies. Prints one line: tasks, episodes, passes and pass
 rate of each policy over all the sets, the change, a two-sided paired
 permutation p over tasks (the signs of the per-task changes in passes

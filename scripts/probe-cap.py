@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The probe's passed tasks, at most K per fix (issue 7).
+"""The probe's passed tasks, at most K per fix.
 
 usage: probe-cap.py TRAJECTORIES.jsonl K
 

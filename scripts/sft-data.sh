@@ -1,5 +1,5 @@
 #!/bin/sh
-# SFT data for the shipped checkpoint (issue 6): oracle trajectories of the
+# SFT data for the shipped checkpoint: oracle trajectories of the
 # train split, plus oracle trajectories of extra generated bugs in the
 # training repositories, filtered by scripts/sft-filter.py (train split
 # only, no bug identical to one of the corpus or of an earlier extra set).
@@ -7,13 +7,13 @@
 # 8-10) and "more" (seed 3, MORE per repository, added for stage 11).
 # Held-out oracle trajectories go to a separate file, used only for the
 # eval loss.
-# Outputs: results/sft-data/{train,extra,more,heldout}/trajectories.jsonl
+# Outputs: runs/sft-data/{train,extra,more,heldout}/trajectories.jsonl
 set -eu
 cd "$(dirname "$0")/.."
 EXTRA=${EXTRA:-40}
 MORE=${MORE:-60}
 W=${WORKERS:-2}
-D=results/sft-data
+D=runs/sft-data
 REPOS="base64 datelib ini leapyear pydate pysemver roman strutil utf8"
 
 extra_set() { # name, seed, count per repository, earlier task dirs to dedupe against

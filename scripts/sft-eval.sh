@@ -1,6 +1,6 @@
 #!/bin/sh
 # sft-eval.sh - what an SFT checkpoint fixes, on the tasks it was trained
-# on and on held-out ones (issue 6's report; the sets of issue 7).
+# on and on held-out ones (the sets of results/sft-heldout.md).
 #
 #   scripts/sft-eval.sh [CKPT] [OUT]   (default models/policy.safetensors,
 #                                       runs/sft-eval)

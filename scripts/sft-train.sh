@@ -1,5 +1,5 @@
 #!/bin/sh
-# The SFT recipe of the shipped checkpoint (issues 6 and 7), on the data of
+# The SFT recipe of the shipped checkpoint, on the data of
 # scripts/sft-data.sh (run it first), in four stages:
 #   induction  configs/induction.json   from scratch, 1,800 steps of 8 on
 #              random words repeated once (scripts/copy-data.py --kind
@@ -17,8 +17,8 @@
 # README, Known limits), 4-5x that without.
 set -eu
 cd "$(dirname "$0")/.."
-D=results/sft-data
-R=results/sft-run
+D=runs/sft-data
+R=runs/sft-run
 mkdir -p "$R"
 [ -f "$D/train/trajectories.jsonl" ] || { echo "sft-train: run scripts/sft-data.sh first" >&2; exit 1; }
 /usr/bin/python3 scripts/copy-data.py --kind repeat --count 8000 --seed 3
@@ -37,7 +37,7 @@ for s in 9 10; do
 done
 echo "sft-train: $R/stage10.safetensors is the shipped checkpoint"
 [ "${STAGE11:-0}" = 1 ] || exit 0
-# stage 11 (STAGE11=1; tried in session 8, not shipped: held-out still 0/130
+# stage 11 (STAGE11=1; not the shipped checkpoint: held-out still 0/130
 # and 0/120, leapyear 2/8; results/sft-heldout.md): the same mix with the
 # second extra set ("more": 60 generated bugs per training repository, 236
 # kept) and the leapyear demonstration 10x

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The tasks of a list whose generated bug is of one kind (issue 7).
+"""The tasks of a list whose generated bug is of one kind.
 
 usage: task-kind.py TASKS_DIR KIND IDS
 

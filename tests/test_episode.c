@@ -304,7 +304,8 @@ START_TEST(test_oracle_recover)
 END_TEST
 
 /* edit_hints off reaches the tools and the record's config (absent when
- * on, so the digests of earlier configs stay what they were). */
+ * on, so a config with the default hints has the digest of one that does
+ * not name them). */
 START_TEST(test_edit_hints_off)
 {
     for (int on = 0; on < 2; on++) {

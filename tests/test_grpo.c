@@ -580,7 +580,7 @@ START_TEST(test_config_strict)
     ck_assert_msg(strstr(err, "train_tasks: expected at most 4095 bytes"), "%s", err);
     free(sel);
     free(doc);
-    /* the defaults of issue 7 */
+    /* the default recipe: G 8, temperature 0.7, KL 0.05, clip 0.2 / 0.28, advantage clip 2 */
     grpo_config_default(&c);
     ck_assert_int_eq(c.group_size, 8);
     ck_assert(c.temperature == 0.7 && c.loss.kl_coef == 0.05 && c.loss.eps_low == 0.2 && c.loss.eps_high == 0.28);
