@@ -317,6 +317,12 @@
  * handler. */
 #define HTTP_SERVER_BODY_MAX_DEFAULT (8u << 20)
 #define HTTP_SERVER_BODY_MAX_HARD (256u << 20)   /* held in memory */
+/* A request body over the cap is read and dropped up to this many bytes
+ * more, then answered 413: a client still sending when the connection
+ * closes would see it reset, not the answer. A larger body declared by
+ * its Content-Length is answered at once; one sent in chunks past this
+ * closes the connection unanswered. */
+#define HTTP_SERVER_DRAIN_MAX (1u << 20)
 /* Connections open at once; each has its own thread, whose stack is
  * reserved address space, touched only as deep as a handler goes. */
 #define HTTP_SERVER_CONNS_DEFAULT 128

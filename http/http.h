@@ -30,12 +30,13 @@
  * The server listens on one address, runs each connection in a thread of
  * its own and calls the handler once per request with the whole body
  * (capped at opts.body_max: a larger body gets 413 and the handler is
- * not called). The handler answers through http_reply() and
+ * not called; one sent in chunks more than HTTP_SERVER_DRAIN_MAX past the
+ * cap has its connection closed instead). The handler answers through http_reply() and
  * http_reply_header(). The server's own answers (413, and 500 when the
  * handler fails or sets nothing) are JSON in the OpenAI error shape:
  *   {"error": {"message": "...", "type": "..."}}
- * Malformed requests are answered 400 by libmicrohttpd and never reach the
- * handler. Neither side prints: messages go to opts.log when set.
+ * Malformed requests are answered 4xx, or their connection closed, by
+ * libmicrohttpd; they never reach the handler. Neither side prints: messages go to opts.log when set.
  */
 #ifndef RL_HTTP_H
 #define RL_HTTP_H

@@ -31,7 +31,9 @@ struct http_server {
 /* One request in progress. */
 typedef struct conn_state {
     buf_t body;
-    int too_large;
+    int too_large;   /* over the cap: the rest is dropped, the answer is 413 */
+    int answered;
+    size_t dropped;
 } conn_state;
 
 static void logf_(const http_server_opts *o, const char *fmt, ...)
@@ -176,7 +178,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             unsigned long long v = strtoull(cl, &end, 10);
             if (errno == 0 && end != cl && v > s->o.body_max) {
                 st->too_large = 1;
-                return answer_too_large(conn, s);
+                if (v - s->o.body_max > HTTP_SERVER_DRAIN_MAX) {
+                    st->answered = 1;
+                    return answer_too_large(conn, s);
+                }
             }
         }
         return MHD_YES;
@@ -186,19 +191,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             int rc = buf_append(&st->body, upload_data, *upload_data_size);
             if (rc == RL_ENOMEM)
                 return MHD_NO;
-            if (rc == RL_ELIMIT) {
-                /* A body without a length (chunked) passed the cap: answer
-                 * now; the connection closes after the answer. */
+            if (rc == RL_ELIMIT)
                 st->too_large = 1;
-                *upload_data_size = 0;
-                return answer_too_large(conn, s);
+        }
+        if (st->too_large) {
+            st->dropped += *upload_data_size;
+            /* libmicrohttpd cannot answer in the middle of an upload:
+             * past the drain bound the connection is closed. */
+            if (st->dropped > HTTP_SERVER_DRAIN_MAX) {
+                logf_(&s->o, "%s %s: request body over %zu bytes, connection closed", method, url,
+                      s->o.body_max + HTTP_SERVER_DRAIN_MAX);
+                return MHD_NO;
             }
         }
         *upload_data_size = 0;
         return MHD_YES;
     }
-    if (st->too_large)
-        return MHD_YES; /* answered already */
+    if (st->answered)
+        return MHD_YES;
+    if (st->too_large) {
+        st->answered = 1;
+        return answer_too_large(conn, s);
+    }
 
     http_server_req req = {
         .method = method,
