@@ -114,7 +114,8 @@ typedef struct http_server_req {
     const char *version;    /* "HTTP/1.1" */
     const char *body;       /* NUL-terminated ("" when none) */
     size_t body_len;
-    void *conn_;            /* the connection, for the lookups below */
+    void *conn_;            /* the connection, for the lookups below;
+                               every field is valid during the handler call only */
 } http_server_req;
 
 /* A request header (case-insensitive name) or NULL. */
