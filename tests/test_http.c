@@ -580,7 +580,7 @@ START_TEST(test_client_against_python)
     long t0 = now_ms();
     ck_assert_int_eq(do_req(c, &rs, "GET", url, NULL, 0, err), RL_ETIMEOUT);
     long dt = now_ms() - t0;
-    ck_assert_msg(dt >= 800 && dt < 3000, "two attempts of 400 ms took %ld ms", dt);
+    ck_assert_msg(dt >= 800 && dt < 5000, "two attempts of 400 ms took %ld ms", dt);
     ck_assert_msg(strstr(err, "no complete response within 400 ms"), "%s", err);
     ck_assert_int_eq(rs.attempts, 2);
     http_response_dispose(&rs);
@@ -681,7 +681,7 @@ START_TEST(test_server_down)
     ck_assert_ptr_null(strstr(err, "sk-"));
     ck_assert_int_eq(rs.attempts, 3);
     ck_assert_int_eq(rs.status, 0);
-    ck_assert_msg(dt >= 60 && dt < 2000, "waits of 20 + 40 ms took %ld ms", dt);
+    ck_assert_msg(dt >= 60 && dt < 3000, "waits of 20 + 40 ms took %ld ms", dt);
     http_response_dispose(&rs);
     ck_assert_int_eq(log.n, 2);
     ck_assert_int_eq(log.leaked, 0);
@@ -713,7 +713,7 @@ START_TEST(test_timeout)
     long t0 = now_ms();
     ck_assert_int_eq(do_req(c, &rs, "POST", url, "{}", 2, err), RL_ETIMEOUT);
     long dt = now_ms() - t0;
-    ck_assert_msg(dt >= 280 && dt < 1500, "a 300 ms timeout took %ld ms", dt);
+    ck_assert_msg(dt >= 280 && dt < 3000, "a 300 ms timeout took %ld ms", dt);
     ck_assert_msg(strstr(err, "/v1/completions: no complete response within 300 ms"), "%s", err);
     ck_assert_ptr_null(strstr(err, "sk-"));
     http_response_dispose(&rs);
@@ -817,7 +817,7 @@ START_TEST(test_retries)
     ck_assert_msg(do_req(c, &rs, "GET", url, NULL, 0, err) == 0, "%s", err);
     long dt = now_ms() - t0;
     ck_assert_int_eq(rs.status, 200);
-    ck_assert_msg(dt >= 1000 && dt < 3000, "Retry-After: 1 waited %ld ms", dt);
+    ck_assert_msg(dt >= 1000 && dt < 5000, "Retry-After: 1 waited %ld ms", dt);
     http_response_dispose(&rs);
     http_client_free(c);
 
