@@ -277,6 +277,71 @@
  * repositories that are not held out entirely: 20%. */
 #define RL_GEN_HELDOUT_EVERY 5
 
+/* ---- http (http/http.h) ---------------------------------------------- */
+
+/* Client. Connecting on loopback or a LAN takes milliseconds; a few
+ * seconds cover a busy remote inference server. */
+#define HTTP_CONNECT_TIMEOUT_MS_DEFAULT 5000
+/* One attempt from connect to the last byte of the response: a model
+ * server writing a few thousand tokens at 20 tokens/s needs minutes. */
+#define HTTP_TIMEOUT_MS_DEFAULT 300000
+#define HTTP_TIMEOUT_MS_HARD (3600 * 1000)   /* one hour */
+/* A response body: a completion of 8k tokens with 20 top logprobs each
+ * is about 8 MB of JSON. Past the cap the request fails, never truncates. */
+#define HTTP_RESPONSE_MAX_DEFAULT (16u << 20)
+#define HTTP_RESPONSE_MAX_HARD (256u << 20)   /* the body lives in memory */
+/* Response headers kept for lookup (request ids, Retry-After): servers
+ * send well under 4 KB; curl itself refuses one header over 100 KB. */
+#define HTTP_RESPONSE_HEADERS_MAX (64u << 10)
+/* Extra attempts after the first on 429, 5xx, refused or dropped
+ * connections and timeouts: three ride out a server restart or a burst
+ * of rate limiting without hiding a server that is down for good. */
+#define HTTP_RETRIES_DEFAULT 3
+#define HTTP_RETRIES_HARD 10
+/* Wait before the first retry; it doubles with each further one, up to
+ * the max. A Retry-After header lengthens a wait up to the max too. */
+#define HTTP_BACKOFF_MS_DEFAULT 500
+#define HTTP_BACKOFF_MAX_MS_DEFAULT 30000
+#define HTTP_BACKOFF_MAX_MS_HARD 600000      /* ten minutes */
+/* A URL: base URL plus path and a short query; browsers go to 8 KB. */
+#define HTTP_URL_MAX 8192
+/* Request headers a caller passes (authorization, content type, a few
+ * vendor headers). */
+#define HTTP_REQ_HEADERS_MAX 32
+/* One header line a caller passes or a handler sets. */
+#define HTTP_HEADER_LINE_MAX 8192
+
+/* Server. A request body: a reset or step request is a few KB; a chat
+ * request holding a 32k-token conversation and its tool schemas is well
+ * under 1 MB. Past the cap the server answers 413 without calling the
+ * handler. */
+#define HTTP_SERVER_BODY_MAX_DEFAULT (8u << 20)
+#define HTTP_SERVER_BODY_MAX_HARD (256u << 20)   /* held in memory */
+/* A request body over the cap is read and dropped up to this many bytes
+ * more, then answered 413: a client still sending when the connection
+ * closes would see it reset, not the answer. A larger body declared by
+ * its Content-Length is answered at once; one sent in chunks past this
+ * closes the connection unanswered. */
+#define HTTP_SERVER_DRAIN_MAX (1u << 20)
+/* Connections open at once; each has its own thread, whose stack is
+ * reserved address space, touched only as deep as a handler goes. */
+#define HTTP_SERVER_CONNS_DEFAULT 128
+#define HTTP_SERVER_CONNS_HARD 4096
+/* A connection that sends nothing (between requests, or in the middle of
+ * one) for this long is closed; a handler's own work does not count. */
+#define HTTP_SERVER_IDLE_TIMEOUT_S_DEFAULT 30
+#define HTTP_SERVER_IDLE_TIMEOUT_S_HARD 3600
+/* Memory per connection for the request line and headers (libmicrohttpd
+ * answers 431 past it); a bearer token and the usual headers are < 2 KB. */
+#define HTTP_SERVER_CONN_MEMORY (64u << 10)
+/* Connections the kernel queues before the server accepts them. */
+#define HTTP_SERVER_BACKLOG 128
+/* Extra headers a handler adds to one response (request id,
+ * Retry-After, WWW-Authenticate). */
+#define HTTP_SERVER_RESP_HEADERS_MAX 16
+/* A content type a handler sets. */
+#define HTTP_CONTENT_TYPE_MAX 128
+
 /* ---- harness: tools, template, episode ------------------------------- */
 
 /* A result file (JUnit XML, Check's XML log) larger than this is not a
