@@ -20,6 +20,11 @@
  * source files are far smaller; checkpoints use their own reader. */
 #define RL_FILE_MAX (256u << 20)
 
+/* Longest message rl_logf formats (on the stack): a summary line or a
+ * transcript line, whose quoted text the caller cuts to a few hundred
+ * bytes; a longer message is cut at this length. */
+#define RL_LOG_LINE_MAX 4096
+
 /* ---- sandbox --------------------------------------------------------- */
 
 /* Defaults of sb_limits (sandbox/sandbox.h). A test command (compile and

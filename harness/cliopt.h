@@ -9,9 +9,9 @@
 #include <stdint.h>
 
 /* Tries argv[*i] as an episode-config flag. Returns 1 (consumed, *i moved
- * past its value), 0 (not a config flag) or 2 (a usage error, printed as
- * one line to stderr naming the flag and what was expected). */
-int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd);
+ * past its value), 0 (not a config flag) or 2 (a usage error: err holds one
+ * line, "harness CMD: FLAG: expected ..."). */
+int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd, char *err);
 
 /* Help text for the config flags. */
 const char *cliopt_config_help(void);

@@ -54,7 +54,7 @@ typedef struct gen_ctx {
     size_t ncands;
     char **results;        /* per candidate, from the workers */
     uint64_t seed;
-    pool_progress prog;
+    cli_progress prog;
     size_t accepted, tried;
 } gen_ctx;
 
@@ -265,7 +265,7 @@ static void gen_tick(void *user, size_t done, size_t total)
     gen_ctx *g = user;
     char extra[64];
     snprintf(extra, sizeof extra, "accepted so far %zu", g->accepted);
-    pool_progress_show(&g->prog, done, total, extra);
+    cli_progress_show(&g->prog, done, total, extra);
 }
 
 static cJSON *names_json(const char *list)
@@ -420,7 +420,7 @@ int cmd_gen(int argc, char **argv)
     }
     fprintf(stderr, "gen %s: %zu source files, %zu distinct candidates, seed %ld\n", repo, g.nfiles, g.ncands, seed);
     g.results = calloc(g.ncands + 1, sizeof *g.results);
-    pool_progress_init(&g.prog, bar, "candidates");
+    cli_progress_init(&g.prog, bar, "candidates");
     /* validate in chunks; accept in candidate order so the result does
      * not depend on which worker finished first */
     size_t next = 0, chunk = (size_t)workers * 4;

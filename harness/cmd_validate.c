@@ -18,7 +18,7 @@ typedef struct vctx {
     int runs;       /* test runs per stage */
     char **lines;   /* result line per task */
     size_t failed;
-    pool_progress prog;
+    cli_progress prog;
 } vctx;
 
 static void v_run(void *user, size_t idx, int slot, buf_t *out)
@@ -64,7 +64,7 @@ static void v_tick(void *user, size_t done, size_t total)
     vctx *v = user;
     char extra[64];
     snprintf(extra, sizeof extra, "failed %zu", v->failed);
-    pool_progress_show(&v->prog, done, total, extra);
+    cli_progress_show(&v->prog, done, total, extra);
 }
 
 static void usage(FILE *f)
@@ -137,7 +137,7 @@ int cmd_validate(int argc, char **argv)
     size_t *jobs = calloc(chosen.n + 1, sizeof *jobs);
     for (size_t i = 0; i < chosen.n; i++)
         jobs[i] = i;
-    pool_progress_init(&v.prog, bar, "tasks");
+    cli_progress_init(&v.prog, bar, "tasks");
     pool_cbs cb = {v_run, v_done, v_died, v_tick, &v};
     int rc = pool_run(jobs, chosen.n, (int)workers, &cb, err);
     if (rc < 0)

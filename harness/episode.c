@@ -256,17 +256,15 @@ static double now_ms(void)
 
 static void say(const ep_state *e, const char *color, const char *label, const char *text, size_t max)
 {
-    FILE *f = e->cfg.transcript;
-    if (!f)
+    if (!e->cfg.log)
         return;
     size_t len = strlen(text);
     char *cut = len > max ? str_cut_middle(text, len, max, NULL) : NULL;
     if (e->cfg.color)
-        fprintf(f, "%s%s%s %s\n", color, label, C_OFF, cut ? cut : text);
+        rl_logf(e->cfg.log, e->cfg.log_ctx, RL_LOG_INFO, "%s%s%s %s", color, label, C_OFF, cut ? cut : text);
     else
-        fprintf(f, "%s %s\n", label, cut ? cut : text);
+        rl_logf(e->cfg.log, e->cfg.log_ctx, RL_LOG_INFO, "%s %s", label, cut ? cut : text);
     free(cut);
-    fflush(f);
 }
 
 /* ---- run_tests and submit hooks ----------------------------------------- */
@@ -1064,27 +1062,27 @@ int ep_run(char **record, const task *t, const ep_config *cfg, struct ws_tree *w
         }
     }
     rc = ep_finish(record, e, err);
-    if (rc == 0 && cfg->transcript) {
+    if (rc == 0 && cfg->log) {
         size_t policy_tokens = 0;
         cJSON *r = cJSON_Parse(*record);
         const cJSON *tk = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "tokens"), "policy");
         if (cJSON_IsNumber(tk))
             policy_tokens = (size_t)tk->valuedouble;
         cJSON_Delete(r);
-        FILE *f = cfg->transcript;
         const char *col = e->reward > 0.5 ? C_GREEN : C_RED;
-        fprintf(f, "%s%s: reward %g, %zu turns, %zu policy tokens, %.1f s (%s)%s\n", cfg->color ? col : "",
-                t->instance_id, e->reward, e->nturns, policy_tokens, (now_ms() - e->t_start) / 1000.0,
-                e->end_reason, cfg->color ? C_OFF : "");
+        rl_logf(cfg->log, cfg->log_ctx, RL_LOG_INFO, "%s%s: reward %g, %zu turns, %zu policy tokens, %.1f s (%s)%s",
+                cfg->color ? col : "", t->instance_id, e->reward, e->nturns, policy_tokens,
+                (now_ms() - e->t_start) / 1000.0, e->end_reason, cfg->color ? C_OFF : "");
         if (e->flagged) {
-            fprintf(f, "%sintegrity (%s): flagged, test reward %g%s%s\n", cfg->color ? C_RED : "",
-                    cfg->integrity_flag_only ? "flag" : "enforce", e->test_reward,
-                    e->integ_error[0] ? "; " : "", e->integ_error);
+            /* in colour the whole block is red: the reset ends its last line */
+            const char *off = cfg->color ? C_OFF : "";
+            rl_logf(cfg->log, cfg->log_ctx, RL_LOG_INFO, "%sintegrity (%s): flagged, test reward %g%s%s%s",
+                    cfg->color ? C_RED : "", cfg->integrity_flag_only ? "flag" : "enforce", e->test_reward,
+                    e->integ_error[0] ? "; " : "", e->integ_error, e->integ.n ? "" : off);
             for (size_t i = 0; i < e->integ.n; i++)
-                fprintf(f, "  %s %s:%d %s\n", e->integ.v[i].rule, e->integ.v[i].path, e->integ.v[i].line,
-                        e->integ.v[i].text);
-            if (cfg->color)
-                fputs(C_OFF, f);
+                rl_logf(cfg->log, cfg->log_ctx, RL_LOG_INFO, "  %s %s:%d %s%s", e->integ.v[i].rule,
+                        e->integ.v[i].path, e->integ.v[i].line, e->integ.v[i].text,
+                        i + 1 == e->integ.n ? off : "");
         }
     }
     ep_free(e);

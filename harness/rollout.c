@@ -43,6 +43,8 @@ void rollout_opts_default(rollout_opts *o)
     o->slot_base = 0;
     o->max_active = RL_ROLLOUT_ACTIVE;
     o->threads = 0;
+    o->log = NULL;
+    o->log_ctx = NULL;
 }
 
 int rollout_new(rollout **out, policy *pol, const rollout_opts *o, char *err)
@@ -113,11 +115,11 @@ size_t rollout_pending(const rollout *r)
 void rollout_set_version(rollout *r, long version) { r->version = version; }
 
 /* Scores a finished episode, hands its record over, frees the slot. */
-static void finish(slot *s, rollout_done_fn done, void *user)
+static void finish(const rollout *r, slot *s, rollout_done_fn done, void *user)
 {
     char err[RL_ERR_MAX], *rec = NULL;
     if (ep_finish(&rec, s->ep, err) < 0) {
-        fprintf(stderr, "rollout: episode %ld: %s\n", s->tag, err);
+        rl_logf(r->o.log, r->o.log_ctx, RL_LOG_ERROR, "rollout: episode %ld: %s", s->tag, err);
         rec = NULL;
     }
     double reward = ep_reward(s->ep);
@@ -147,13 +149,14 @@ static void start_queued(rollout *r, rollout_done_fn done, void *user)
             wo.root = r->o.ws_root;
         s->cfg = *q->cfg;
         s->cfg.seed = q->seed;
-        s->cfg.transcript = NULL;
+        s->cfg.log = NULL;
         if (!s->cfg.tok)
             s->cfg.tok = r->pol->tok;
         s->tag = q->tag;
         if (ws_open_task(&s->ws, &wo, q->t, r->o.slot_base + i, err) < 0 ||
             ep_new(&s->ep, q->t, &s->cfg, s->ws, err) < 0) {
-            fprintf(stderr, "rollout: %s seed %llu: %s\n", q->t->instance_id, (unsigned long long)q->seed, err);
+            rl_logf(r->o.log, r->o.log_ctx, RL_LOG_ERROR, "rollout: %s seed %llu: %s", q->t->instance_id,
+                    (unsigned long long)q->seed, err);
             ws_free(s->ws);
             s->ws = NULL;
             s->ep = NULL;
@@ -211,7 +214,7 @@ int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
         if (!s->ep)
             continue;
         if (!ep_request(s->ep, &s->req)) {
-            finish(s, done, user);
+            finish(r, s, done, user);
             continue;
         }
         s->req.episode = i;
@@ -253,7 +256,7 @@ int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
     for (int i = 0; i < (int)n; i++) {
         slot *s = &r->slots[i];
         if (s->ep && s->pending && ep_done(s->ep))
-            finish(s, done, user);
+            finish(r, s, done, user);
     }
     return (int)rollout_pending(r);
 }

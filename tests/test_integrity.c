@@ -664,12 +664,13 @@ START_TEST(test_mode_options)
     ck_assert_int_eq(c.integrity_flag_only, 0);
     char *argv[] = {"run", "--integrity", "flag", "--integrity", "off", NULL};
     int i = 1;
-    ck_assert_int_eq(cliopt_config(&c, &i, 5, argv, "run"), 1);
+    char path[128], err[RL_ERR_MAX] = "";
+    ck_assert_int_eq(cliopt_config(&c, &i, 5, argv, "run", err), 1);
     ck_assert_int_eq(i, 2);
     ck_assert_int_eq(c.integrity_flag_only, 1);
     i = 3;
-    ck_assert_int_eq(cliopt_config(&c, &i, 5, argv, "run"), 2);
-    char path[128], err[RL_ERR_MAX];
+    ck_assert_int_eq(cliopt_config(&c, &i, 5, argv, "run", err), 2);
+    ck_assert_str_eq(err, "harness run: --integrity: expected enforce or flag, got 'off'");
     snprintf(path, sizeof path, "%s/e.json", g_root);
     const char *good = "{\"name\": \"e\", \"runs\": [{\"name\": \"a\", \"tasks\": \"leapyear\"},"
                        " {\"name\": \"b\", \"tasks\": \"leapyear\", \"integrity\": \"flag\"}]}";
