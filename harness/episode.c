@@ -135,7 +135,7 @@ static void config_json(cJSON *o, const ep_config *c, int with_seed)
     cJSON_AddNumberToObject(o, "temperature", c->temperature);
     cJSON_AddNumberToObject(o, "top_p", c->top_p);
     cJSON_AddNumberToObject(o, "obs_budget", (double)c->obs_budget);
-    if (!c->edit_hints) /* absent: on (a record before session 17 had no hints either) */
+    if (!c->edit_hints) /* absent: on */
         cJSON_AddFalseToObject(o, "edit_hints");
     if (c->integrity_flag_only) /* absent: enforce */
         cJSON_AddStringToObject(o, "integrity", "flag");

@@ -98,10 +98,10 @@ static int parse_output(testrun *r, const task *t, const char *dir, const char *
         return rc == 0;
     }
     if (t->test_format == TASK_FMT_JUNIT) {
-        char legacy[4096];
-        if (t->test_result_file) { /* the task names the file: the weaker legacy channel */
-            snprintf(legacy, sizeof legacy, "%s/%s", dir, t->test_result_file);
-            result_path = legacy;
+        char named[4096];
+        if (t->test_result_file) { /* the task names the file: the weaker channel */
+            snprintf(named, sizeof named, "%s/%s", dir, t->test_result_file);
+            result_path = named;
         }
         return read_results(r, result_path, 0);
     }

@@ -22,8 +22,9 @@
  * removed. TAP has no channel of its own: a TAP runner that writes its
  * stream to RL_RESULT_FILE (the corpus's does, from its parent process)
  * is read from there, any other from stdout.
- * A task may still name a result file in the work tree (test_result_file,
- * the weaker legacy channel for outside tasks).
+ * A task may instead name a result file in the work tree (test_result_file,
+ * a weaker channel, for tasks brought from outside whose runner writes a
+ * fixed path).
  *
  * Strict checks (docs/scoring.md): the command exited by itself; its exit
  * status agrees with the results (0 exactly when every reported test
