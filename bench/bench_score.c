@@ -53,7 +53,7 @@ static double in_place(const task *t, ws_tree *ws)
     if (testrun_run(&r, t, ws_path(ws), err))
         die("test run", err);
     double dt = now_ms() - t0;
-    testrun_free(&r);
+    testrun_dispose(&r);
     return dt;
 }
 
@@ -66,7 +66,7 @@ static double hermetic(const task *t, ws_tree *ws, int *reward)
         die("score", err);
     double dt = now_ms() - t0;
     *reward = s.reward;
-    score_free(&s);
+    score_dispose(&s);
     return dt;
 }
 

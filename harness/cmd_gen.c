@@ -237,8 +237,8 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
     }
     free(failed);
     free(passed);
-    testrun_free(&r[0]);
-    testrun_free(&r[1]);
+    testrun_dispose(&r[0]);
+    testrun_dispose(&r[1]);
     ws_free(ws);
 done:
     free(t->instance_id);

@@ -177,7 +177,7 @@ int cmd_show(int argc, char **argv)
     char where[600];
     snprintf(where, sizeof where, "%.400s: record %ld", file, index);
     rec_walk w;
-    if (rec_walk_open(&w, rec, where, tok ? tok_vocab_size(tok) : 0, err) < 0) {
+    if (rec_walk_init(&w, rec, where, tok ? tok_vocab_size(tok) : 0, err) < 0) {
         fprintf(stderr, "harness show: %s\n", err);
         cJSON_Delete(rec);
         tok_free(tok);
@@ -241,7 +241,7 @@ int cmd_show(int argc, char **argv)
         last_gen = gt;
     }
     free(segc);
-    rec_walk_free(&w);
+    rec_walk_dispose(&w);
     if (rc < 0) {
         fprintf(stderr, "harness show: %s\n", err);
         buf_free(&out);

@@ -275,11 +275,11 @@ static int hook_run_tests(void *user, const char *const *names, size_t n, buf_t 
     testrun r;
     int rc = testrun_fresh(&r, NULL, e->t, e->ws, 0, &e->cfg.test_limits, err);
     if (rc < 0) {
-        testrun_free(&r);
+        testrun_dispose(&r);
         return rc;
     }
     char *sum = testrun_summary(&r, e->t, names, n);
-    testrun_free(&r);
+    testrun_dispose(&r);
     if (!sum)
         return rl_err(err, RL_ENOMEM, "run_tests: out of memory");
     buf_append_trunc(obs, sum, strlen(sum));
@@ -333,7 +333,7 @@ int ep_new(ep_state **out, const task *t, const ep_config *cfg, struct ws_tree *
     if (rc < 0 || (rc = chat_add_user(e->chat, t->problem_statement, err)) < 0)
         goto fail;
     tool_ctx_default(&e->tools);
-    if ((rc = tool_ctx_open(&e->tools, ws_path(ws), err)) < 0)
+    if ((rc = tool_ctx_init(&e->tools, ws_path(ws), err)) < 0)
         goto fail;
     e->tools.obs_budget = cfg->obs_budget;
     e->tools.edit_hints = cfg->edit_hints;
@@ -373,10 +373,10 @@ void ep_free(ep_state *e)
     free(e->ids);
     free(e->seg_id_end);
     chat_free(e->chat);
-    tool_ctx_close(&e->tools);
+    tool_ctx_dispose(&e->tools);
     free(e->patch);
     if (e->scored)
-        score_free(&e->sc);
+        score_dispose(&e->sc);
     integ_report_dispose(&e->integ);
     free(e);
 }
@@ -660,7 +660,7 @@ static void run_call(ep_state *e, ep_turn *cur, const tool_call *call)
     cJSON_AddItemToArray(cur->calls, c);
     e->calls_ok += r.code == 0;
     e->identical += identical;
-    tool_result_free(&r);
+    tool_result_dispose(&r);
     free(args);
 }
 
@@ -1049,14 +1049,14 @@ int ep_run(char **record, const task *t, const ep_config *cfg, struct ws_tree *w
         memset(&resp, 0, sizeof resp);
         double t0 = now_ms();
         if (pol_generate(pol, &resp, &req, 1, perr) < 0) {
-            pol_response_free(&resp);
+            pol_response_dispose(&resp);
             ep_abort(e, "policy_error", perr);
             break;
         }
         if (!resp.gen_ms)
             resp.gen_ms = (long)(now_ms() - t0);
         if ((rc = ep_feed(e, &resp, err)) < 0) {
-            pol_response_free(&resp);
+            pol_response_dispose(&resp);
             ep_free(e);
             return rc;
         }

@@ -57,7 +57,7 @@ static int grow(void **v, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
-int rec_walk_open(rec_walk *w, const cJSON *rec, const char *where, int vocab, char *err)
+int rec_walk_init(rec_walk *w, const cJSON *rec, const char *where, int vocab, char *err)
 {
     memset(w, 0, sizeof *w);
     w->where = where ? where : "record";
@@ -74,7 +74,7 @@ int rec_walk_open(rec_walk *w, const cJSON *rec, const char *where, int vocab, c
     return 0;
 }
 
-void rec_walk_free(rec_walk *w)
+void rec_walk_dispose(rec_walk *w)
 {
     free(w->text);
     free(w->segv);

@@ -83,7 +83,7 @@ void rollout_free(rollout *r)
     for (int i = 0; i < r->o.max_active; i++) {
         ep_free(r->slots[i].ep);
         ws_free(r->slots[i].ws);
-        pol_response_free(&r->slots[i].resp);
+        pol_response_dispose(&r->slots[i].resp);
     }
     free(r->slots);
     free(r->q);
@@ -190,7 +190,7 @@ static void *feed_worker(void *arg)
         char err[RL_ERR_MAX];
         if (ep_feed(s->ep, &s->resp, err) < 0)
             ep_abort(s->ep, "error", err);
-        pol_response_free(&s->resp);
+        pol_response_dispose(&s->resp);
     }
 }
 
@@ -225,7 +225,7 @@ int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
         char perr[RL_ERR_MAX];
         if (pol_generate(r->pol, resps, reqs, (size_t)nreq, perr) < 0) {
             for (int k = 0; k < nreq; k++) {
-                pol_response_free(&resps[k]);
+                pol_response_dispose(&resps[k]);
                 ep_abort(r->slots[who[k]].ep, "policy_error", perr);
             }
         } else {

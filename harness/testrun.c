@@ -224,7 +224,7 @@ int testrun_run(testrun *out, const task *t, const char *dir, char *err)
     return run_tests(out, t, dir, NULL, NULL, err);
 }
 
-void testrun_free(testrun *r)
+void testrun_dispose(testrun *r)
 {
     tr_report_free(&r->report);
     sb_result_free(&r->sb);
@@ -288,7 +288,7 @@ int testrun_score(score *out, const task *t, struct ws_tree *ws, const testrun_l
     long t0 = now_ms();
     int rc = testrun_fresh(&out->run, &out->patch, t, ws, 1, lim, err);
     if (rc < 0) {
-        testrun_free(&out->run);
+        testrun_dispose(&out->run);
         return rc;
     }
     score_tests(out, t);
@@ -299,11 +299,11 @@ int testrun_score(score *out, const task *t, struct ws_tree *ws, const testrun_l
     return 0;
 }
 
-void score_free(score *s)
+void score_dispose(score *s)
 {
     free(s->tests);
     free(s->patch);
-    testrun_free(&s->run);
+    testrun_dispose(&s->run);
     memset(s, 0, sizeof *s);
 }
 

@@ -67,7 +67,7 @@ typedef struct testrun {
  * command ran (whatever the tests said), RL_E* when the sandbox failed or
  * the result directory could not be made. */
 int testrun_run(testrun *out, const task *t, const char *dir, char *err);
-void testrun_free(testrun *r);
+void testrun_dispose(testrun *r);
 
 /* Runs the tests on ws's change (ws_change) applied to a fresh checkout
  * of the base (ws's companion, reset first); ws itself is only read.
@@ -98,7 +98,7 @@ typedef struct score {
 
 /* Scores ws's change: testrun_fresh with protect, then the rule. */
 int testrun_score(score *out, const task *t, struct ws_tree *ws, const testrun_limits *lim, char *err);
-void score_free(score *s);
+void score_dispose(score *s);
 
 /* A compact per-test summary for the agent: counts, then one line per
  * failing test with its (cut) message. `only` filters by name (NULL or

@@ -95,7 +95,7 @@ void tool_ctx_default(tool_ctx *c)
     c->search_matches_max = RL_TOOL_SEARCH_MATCHES_MAX;
 }
 
-int tool_ctx_open(tool_ctx *c, const char *root, char *err)
+int tool_ctx_init(tool_ctx *c, const char *root, char *err)
 {
     int fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
@@ -108,14 +108,14 @@ int tool_ctx_open(tool_ctx *c, const char *root, char *err)
     return 0;
 }
 
-void tool_ctx_close(tool_ctx *c)
+void tool_ctx_dispose(tool_ctx *c)
 {
     if (c->root_fd >= 0)
         close(c->root_fd);
     c->root_fd = -1;
 }
 
-void tool_result_free(tool_result *r)
+void tool_result_dispose(tool_result *r)
 {
     free(r->obs);
     memset(r, 0, sizeof *r);

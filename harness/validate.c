@@ -88,15 +88,15 @@ static int run_stage(const task *t, struct ws_tree *ws, int gold, int runs, doub
     double t0 = now_ms();
     int rc = testrun_fresh(&first, NULL, t, ws, 1, NULL, err);
     if (rc < 0) {
-        testrun_free(&first);
+        testrun_dispose(&first);
         return rc;
     }
     int ok = expect(&first, t, gold, why, n);
     int done = 1;
     for (; ok && done < runs; done++) {
         if ((rc = testrun_fresh(&again, NULL, t, ws, 1, NULL, err)) < 0) {
-            testrun_free(&again);
-            testrun_free(&first);
+            testrun_dispose(&again);
+            testrun_dispose(&first);
             return rc;
         }
         if (!val_same_outcome(&first.report, &again.report)) {
@@ -104,10 +104,10 @@ static int run_stage(const task *t, struct ws_tree *ws, int gold, int runs, doub
             snprintf(why, n, "%s: run %d of %d disagrees with run 1 (flaky)", gold ? "with the gold patch" : "at the base",
                      done + 1, runs);
         }
-        testrun_free(&again);
+        testrun_dispose(&again);
     }
     *mean_ms = (now_ms() - t0) / done;
-    testrun_free(&first);
+    testrun_dispose(&first);
     return ok;
 }
 

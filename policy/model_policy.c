@@ -229,7 +229,7 @@ static int mpol_generate(policy *p, pol_response *resp, const pol_request *req, 
     long ms = (long)(now_ms() - t0);
     for (size_t i = 0; i < n; i++) {
         if (rc < 0)
-            pol_response_free(&resp[i]);
+            pol_response_dispose(&resp[i]);
         else
             resp[i].gen_ms = ms > 0 ? ms : 1;
     }

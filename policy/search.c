@@ -260,7 +260,7 @@ static int cand_copy(sr_cand *dst, const sr_cand *src)
     dst->new_block = strdup(src->new_block);
     dst->desc = strdup(src->desc);
     if (!dst->old_block || !dst->new_block || !dst->desc) {
-        sr_cand_free(dst);
+        sr_cand_dispose(dst);
         return -1;
     }
     return 0;
@@ -283,7 +283,7 @@ static void state_clear(search *s)
 {
     free(s->problem);
     buf_free(&s->hints);
-    sr_result_free(&s->best);
+    sr_result_dispose(&s->best);
     for (size_t i = 0; i < s->ntests; i++) {
         free(s->tests[i].name);
         free(s->tests[i].msg);
@@ -292,26 +292,26 @@ static void state_clear(search *s)
     for (size_t i = 0; i < s->nhelpers; i++)
         free(s->helpers[i].refs);
     for (size_t i = 0; i < RL_SEARCH_FILES_MAX; i++) {
-        sr_file_free(&s->files[i]);
+        sr_file_dispose(&s->files[i]);
         free(s->defs[i]);
     }
     for (size_t i = 0; i < s->nloc; i++)
         free(s->loc_path[i]);
     for (size_t i = 0; i < s->ncands; i++)
-        sr_cand_free(&s->cands[i]);
+        sr_cand_dispose(&s->cands[i]);
     free(s->cands);
     free(s->tried);
-    sr_cand_free(&s->applied);
+    sr_cand_dispose(&s->applied);
     for (int i = 0; i < s->nrevert; i++)
-        sr_cand_free(&s->revert[i]);
+        sr_cand_dispose(&s->revert[i]);
     for (int i = 0; i < s->nkept; i++) {
-        sr_cand_free(&s->kept_stack[i].cand);
-        sr_result_free(&s->kept_stack[i].prev);
+        sr_cand_dispose(&s->kept_stack[i].cand);
+        sr_result_dispose(&s->kept_stack[i].prev);
     }
     for (size_t i = 0; i < s->nhot; i++)
         free(s->hot_path[i]);
-    sr_cand_free(&s->partial);
-    sr_result_free(&s->partial_res);
+    sr_cand_dispose(&s->partial);
+    sr_result_dispose(&s->partial_res);
     uint64_t seed = s->seed;
     double temperature = s->temperature;
     memset(s, 0, sizeof *s);
@@ -1017,8 +1017,8 @@ static void backtrack(search *s)
         s->dead_from[s->ndead] = result_sig(&s->kept_stack[k].prev);
         s->dead_to[s->ndead++] = result_sig(&s->best);
     }
-    sr_cand_free(&s->kept_stack[k].cand);
-    sr_result_free(&s->best);
+    sr_cand_dispose(&s->kept_stack[k].cand);
+    sr_result_dispose(&s->best);
     s->best = s->kept_stack[k].prev;
     if (s->kept_stack[k].tried_mark < s->ntried)
         s->ntried = s->kept_stack[k].tried_mark;
@@ -1044,20 +1044,20 @@ static void on_run(search *s, const char *obs)
         return;
     }
     if (!s->eval) {
-        sr_result_free(&r);
+        sr_result_dispose(&r);
         return;
     }
     s->eval = 0;
     char fl[300];
     if (!s->applied_ok) {
         snprintf(s->last_note, sizeof s->last_note, "The edit (%s) did not apply.", s->applied.desc);
-        sr_result_free(&r);
+        sr_result_dispose(&r);
         return;
     }
     if (all_pass(&s->best, &r)) {
         snprintf(s->last_note, sizeof s->last_note, "After %s all %ld tests pass.", s->applied.desc,
                  r.passed);
-        sr_result_free(&s->best);
+        sr_result_dispose(&s->best);
         s->best = r;
         s->done = 1;
         s->kept++;
@@ -1067,7 +1067,7 @@ static void on_run(search *s, const char *obs)
         snprintf(s->last_note, sizeof s->last_note,
                  "%s leads to the same failures as an edit I already abandoned; I revert it.", s->applied.desc);
         revert_push(s, &s->applied);
-        sr_result_free(&r);
+        sr_result_dispose(&r);
         if (s->have_partial) {
             if (++s->since_partial >= RL_SEARCH_LOOKAHEAD)
                 s->need_commit = 1;
@@ -1088,16 +1088,16 @@ static void on_run(search *s, const char *obs)
         if (s->npartial_keys <= RL_SEARCH_LOOKAHEAD)
             s->partial_keys[s->npartial_keys++] = s->applied.key;
         if (better) {
-            sr_cand_free(&s->partial);
-            sr_result_free(&s->partial_res);
+            sr_cand_dispose(&s->partial);
+            sr_result_dispose(&s->partial_res);
             if (cand_copy(&s->partial, &s->applied) == 0) {
                 s->partial_res = r;
                 s->have_partial = 1;
             } else {
-                sr_result_free(&r);
+                sr_result_dispose(&r);
             }
         } else {
-            sr_result_free(&r);
+            sr_result_dispose(&r);
         }
         if (s->have_partial && ++s->since_partial >= RL_SEARCH_LOOKAHEAD)
             s->need_commit = 1;
@@ -1115,7 +1115,7 @@ static void on_run(search *s, const char *obs)
         snprintf(s->last_note, sizeof s->last_note, "%s did not help (%ld failing); I revert it.",
                  s->applied.desc, r.failed);
     revert_push(s, &s->applied);
-    sr_result_free(&r);
+    sr_result_dispose(&r);
     if (s->have_partial) {
         if (++s->since_partial >= RL_SEARCH_LOOKAHEAD)
             s->need_commit = 1;
@@ -1432,7 +1432,7 @@ static void rank(search *s)
     want w[8];
     analyze(s, w, 8);
     for (size_t i = 0; i < s->ncands; i++)
-        sr_cand_free(&s->cands[i]);
+        sr_cand_dispose(&s->cands[i]);
     s->ncands = 0;
     sr_cmp *cmps = NULL;
     size_t ncmps = 0, ccap = 0;
@@ -1479,7 +1479,7 @@ static void flush_revert(search *s, reply *r)
         /* The next candidate is ranked on the reverted text: apply the
          * revert to our copy now; a failed revert marks the file stale. */
         local_edit(s, c->file, c->new_block, c->old_block);
-        sr_cand_free(c);
+        sr_cand_dispose(c);
     }
     s->nrevert = 0;
 }
@@ -1518,11 +1518,11 @@ static void commit_partial(search *s, reply *r)
         s->kept_stack[s->nkept].tried_mark = s->ntried;
         s->nkept++;
     } else {
-        sr_result_free(&s->best);
+        sr_result_dispose(&s->best);
     }
     s->best = s->partial_res;
     memset(&s->partial_res, 0, sizeof s->partial_res);
-    sr_cand_free(&s->partial);
+    sr_cand_dispose(&s->partial);
     s->have_partial = s->since_partial = s->need_commit = 0;
     s->kept++;
     s->since_keep = 0;
@@ -1582,7 +1582,7 @@ static void decide_verify(search *s, reply *r, int turn)
         submit(s, r);
         return;
     }
-    sr_cand_free(&s->applied);
+    sr_cand_dispose(&s->applied);
     if (cand_copy(&s->applied, c) < 0) {
         submit(s, r);
         return;
@@ -1611,7 +1611,7 @@ static void decide_blind(search *s, reply *r, int turn)
         submit(s, r);
         return;
     }
-    sr_cand_free(&s->applied);
+    sr_cand_dispose(&s->applied);
     if (cand_copy(&s->applied, c) < 0) {
         submit(s, r);
         return;
@@ -1700,7 +1700,7 @@ static int search_generate(policy *p, pol_response *resp, const pol_request *req
         int rc = search_one(p->impl, &resp[i], &req[i], err);
         if (rc < 0) {
             for (size_t j = 0; j < i; j++)
-                pol_response_free(&resp[j]);
+                pol_response_dispose(&resp[j]);
             return rc;
         }
     }

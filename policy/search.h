@@ -46,7 +46,7 @@ typedef struct sr_result {
     size_t nfail;
 } sr_result;
 
-void sr_result_free(sr_result *r);
+void sr_result_dispose(sr_result *r);
 /* Parses a run_tests observation (never fails: an unreadable one gives
  * parsed = 0). */
 void sr_parse_tests(sr_result *out, const char *obs);
@@ -79,7 +79,7 @@ char *sr_file_text(const sr_file *f, size_t *len);
 int sr_file_gap(const sr_file *f, size_t *from, size_t *to);
 /* Replaces the file's lines with those of text (after a confirmed edit). */
 int sr_file_set_text(sr_file *f, const char *text, size_t len);
-void sr_file_free(sr_file *f);
+void sr_file_dispose(sr_file *f);
 
 /* One search hit: "path:line: text". */
 typedef struct sr_hit {
@@ -166,7 +166,7 @@ typedef struct sr_cand {
     uint64_t fn;         /* identity of the enclosing function */
 } sr_cand;
 
-void sr_cand_free(sr_cand *c);
+void sr_cand_dispose(sr_cand *c);
 
 /* An ordering comparison, oriented "operand OP bound" (a literal on the
  * left is moved to the right and the operator mirrored): what the ranking

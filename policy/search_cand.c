@@ -52,7 +52,7 @@ uint64_t sr_hash(const void *p, size_t n, uint64_t h)
     return h;
 }
 
-void sr_cand_free(sr_cand *c)
+void sr_cand_dispose(sr_cand *c)
 {
     free(c->old_block);
     free(c->new_block);
@@ -405,14 +405,14 @@ static void add_cand_x(cands *C, const cand_in *ci, const rep *r, size_t nr, int
     c.desc = strdup(desc);
     free(nt);
     if (!c.old_block || !c.new_block || !c.desc) {
-        sr_cand_free(&c);
+        sr_cand_dispose(&c);
         return;
     }
     if (C->n == *C->cap) {
         size_t ncap = *C->cap ? *C->cap * 2 : 128;
         sr_cand *nv = realloc(*C->v, ncap * sizeof *nv);
         if (!nv) {
-            sr_cand_free(&c);
+            sr_cand_dispose(&c);
             return;
         }
         *C->v = nv;

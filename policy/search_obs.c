@@ -117,7 +117,7 @@ int sr_prompt_wants_verify(const char *prompt)
 
 /* ---- run_tests ------------------------------------------------------------ */
 
-void sr_result_free(sr_result *r)
+void sr_result_dispose(sr_result *r)
 {
     for (size_t i = 0; i < r->nfail; i++) {
         free(r->fail[i].name);
@@ -258,7 +258,7 @@ void sr_parse_tests(sr_result *out, const char *obs)
 
 /* ---- read_file ------------------------------------------------------------ */
 
-void sr_file_free(sr_file *f)
+void sr_file_dispose(sr_file *f)
 {
     if (!f)
         return;

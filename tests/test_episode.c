@@ -681,7 +681,7 @@ START_TEST(test_record_is_what_policy_saw)
             cJSON *r = episode_of("leapyear", &pol, NULL, &cfg);
             ck_assert_int_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "schema")), REC_SCHEMA);
             rec_walk w;
-            ck_assert_int_eq(rec_walk_open(&w, r, "record", tok_vocab_size(tok), err), 0);
+            ck_assert_int_eq(rec_walk_init(&w, r, "record", tok_vocab_size(tok), err), 0);
             int k = 0, rc;
             while ((rc = rec_walk_next(&w, err)) == 1) {
                 ck_assert_int_lt(k, c.n);
@@ -697,7 +697,7 @@ START_TEST(test_record_is_what_policy_saw)
             ck_assert_msg(rc == 0, "%s", err);
             ck_assert_int_eq(k, c.n);
             ck_assert_int_ge(k, 5);
-            rec_walk_free(&w);
+            rec_walk_dispose(&w);
             ck_assert_double_eq(num(r, "reward"), 1);
             cJSON_Delete(r);
             for (int i = 0; i < c.n; i++) {

@@ -57,25 +57,25 @@ START_TEST(test_parse_tests_summary)
     ck_assert(!r.cut);
     ck_assert(sr_result_has(&r, "test_b"));
     ck_assert(!sr_result_has(&r, "test_z"));
-    sr_result_free(&r);
+    sr_result_dispose(&r);
 
     /* A build error: no test ran. */
     sr_parse_tests(&r, "0 passed, 0 failed\nexit status 2; output:\nsrc/a.c:3: error: expected ';'\n");
     ck_assert(r.parsed);
     ck_assert(!r.ran);
-    sr_result_free(&r);
+    sr_result_dispose(&r);
 
     /* The observation budget cut names away: the result says so. */
     sr_parse_tests(&r, "1 passed, 4 failed\nfail t1: x\n[... 900 bytes (12 lines) cut ...]\nfail t4: y\n");
     ck_assert(r.cut);
     ck_assert_uint_eq(r.nfail, 2);
-    sr_result_free(&r);
+    sr_result_dispose(&r);
 
     /* Not a summary at all. */
     sr_parse_tests(&r, "error: run_tests: sandbox unavailable");
     ck_assert(!r.parsed);
     ck_assert(!r.ran);
-    sr_result_free(&r);
+    sr_result_dispose(&r);
 }
 END_TEST
 
@@ -103,7 +103,7 @@ START_TEST(test_parse_read_listing)
     ck_assert_int_lt(sr_parse_read(&f, "error: src/a.c: no such file"), 0);
     ck_assert_int_lt(sr_parse_read(&f, "src/a.c: lines 1-99999999 of 99999999\n1| x\n"), 0);
     ck_assert(sr_file_complete(&f));
-    sr_file_free(&f);
+    sr_file_dispose(&f);
 
     /* Lines next to the budget's cut marker may be partial: dropped. */
     sr_file g = {0};
@@ -115,7 +115,7 @@ START_TEST(test_parse_read_listing)
     ck_assert_ptr_null(g.line[3]);
     ck_assert_ptr_null(g.line[4]);
     ck_assert_str_eq(g.line[5], "f = 6");
-    sr_file_free(&g);
+    sr_file_dispose(&g);
 }
 END_TEST
 
@@ -191,7 +191,7 @@ static size_t leap_cands(sr_cand **v, uint64_t seed, int level_leap, double temp
     size_t n = sr_cands_for_file(v, 0, &cap, 1000, 0, &f, defs, nd, &in);
     sr_cands_sort(*v, n);
     free(defs);
-    sr_file_free(&f);
+    sr_file_dispose(&f);
     return n;
 }
 
@@ -215,7 +215,7 @@ START_TEST(test_candidates_hold_the_fix)
      * on a line holding a number the problem mentions. */
     ck_assert_int_lt(found, 8);
     for (size_t i = 0; i < n; i++)
-        sr_cand_free(&v[i]);
+        sr_cand_dispose(&v[i]);
     free(v);
 }
 END_TEST
@@ -237,9 +237,9 @@ START_TEST(test_candidates_seed_order)
     for (size_t i = 0; i < na; i++)
         ck_assert(a[i].key == c[i].key);
     for (size_t i = 0; i < na; i++) {
-        sr_cand_free(&a[i]);
-        sr_cand_free(&b[i]);
-        sr_cand_free(&c[i]);
+        sr_cand_dispose(&a[i]);
+        sr_cand_dispose(&b[i]);
+        sr_cand_dispose(&c[i]);
     }
     free(a);
     free(b);
@@ -256,9 +256,9 @@ START_TEST(test_candidates_seed_order)
     }
     ck_assert(scores_differ);
     for (size_t i = 0; i < na; i++) {
-        sr_cand_free(&a[i]);
-        sr_cand_free(&b[i]);
-        sr_cand_free(&c[i]);
+        sr_cand_dispose(&a[i]);
+        sr_cand_dispose(&b[i]);
+        sr_cand_dispose(&c[i]);
     }
     free(a);
     free(b);
@@ -532,7 +532,7 @@ static void play_odd(const char *prompt_name, int think, uint64_t seed)
             ck_assert_int_eq(chat_add_tool(c, p.calls[i].id, p.calls[i].name, obs, err), 0);
         }
         tc_parsed_free(&p);
-        pol_response_free(&resp);
+        pol_response_dispose(&resp);
         tpl_text_free(&ctx);
     }
     ck_assert_msg(ended, "no submit after %d turns", turns);
@@ -580,7 +580,7 @@ START_TEST(test_direct_contexts)
         ck_assert_msg(tc_parse(&p, resp.text, resp.text_len, specs, nspecs, NULL, err) == 0, "%zu: %s", i, err);
         ck_assert_uint_ge(p.ncalls, 1);
         tc_parsed_free(&p);
-        pol_response_free(&resp);
+        pol_response_dispose(&resp);
     }
     pol_free(pol);
 }
