@@ -20,6 +20,13 @@
  * source files are far smaller; checkpoints use their own reader. */
 #define RL_FILE_MAX (256u << 20)
 
+/* Default cap on the length of a vec_t when the caller gives none: a
+ * million elements is above every list a run builds from one input (test
+ * cases of a log, tasks of the corpus, edits of a diff) and small enough
+ * that a runaway producer fails fast. Callers that hold more (token
+ * streams, training data) pass their own cap. */
+#define RL_VEC_DEFAULT_MAX (1u << 20)
+
 /* ---- sandbox --------------------------------------------------------- */
 
 /* Defaults of sb_limits (sandbox/sandbox.h). A test command (compile and

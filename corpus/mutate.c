@@ -15,6 +15,7 @@
 #include "common/err.h"
 #include "common/limits.h"
 #include "common/rng.h"
+#include "common/str.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,17 +38,11 @@ int mut_kind_from_name(const char *name)
     return -1;
 }
 
-static int ends_with(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && !strcmp(s + a - b, suf);
-}
-
 mut_lang mut_lang_of_path(const char *path)
 {
-    if (ends_with(path, ".c") || ends_with(path, ".h"))
+    if (str_has_suffix(path, ".c") || str_has_suffix(path, ".h"))
         return MUT_LANG_C;
-    if (ends_with(path, ".py"))
+    if (str_has_suffix(path, ".py"))
         return MUT_LANG_PY;
     return MUT_LANG_NONE;
 }
@@ -65,9 +60,9 @@ int mut_is_test_path(const char *path)
     }
     if (!strcmp(base, "conftest.py"))
         return 1;
-    if (!strncmp(base, "test_", 5) && (ends_with(base, ".py") || ends_with(base, ".c")))
+    if (!strncmp(base, "test_", 5) && (str_has_suffix(base, ".py") || str_has_suffix(base, ".c")))
         return 1;
-    return ends_with(base, "_test.py") || ends_with(base, "_test.c");
+    return str_has_suffix(base, "_test.py") || str_has_suffix(base, "_test.c");
 }
 
 /* ---- lexer --------------------------------------------------------------- */

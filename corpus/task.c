@@ -13,6 +13,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/str.h"
 #include "corpus/testres.h"
 
 #include <cJSON.h>
@@ -587,12 +588,6 @@ static int set_push(walker *w, task *t)
     return 0;
 }
 
-static int ends_with(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && !strcmp(s + a - b, suf);
-}
-
 static int cmp_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -651,7 +646,7 @@ static int walk_dir(walker *w, const char *dir, int depth, int recurse)
                             RL_TASK_DIR_DEPTH);
             continue;
         }
-        if (!ends_with(names[i], ".json"))
+        if (!str_has_suffix(names[i], ".json"))
             continue;
         task *t;
         rc = task_load(&t, path, w->repos_dir, w->err);
