@@ -793,7 +793,7 @@ static int c_flip_in_chain(sites *S, int i, const char *to)
     char what[96];
     snprintf(what, sizeof what, "'%.*s' -> '%s'", (int)tlen(L, i), L->src + L->t[i].s, to);
     add_site(S, MUT_FLIP_BOOL, i, s0, s1, buf_str(&b), b.len, what);
-    buf_free(&b);
+    buf_dispose(&b);
     return 1;
 }
 
@@ -1012,7 +1012,7 @@ static void gen_swap_cmp(sites *S)
         excerpt(ex, sizeof ex, L->src + l0, r1 - l0);
         snprintf(what, sizeof what, "swap the operands of '%s'", ex);
         add_site(S, MUT_SWAP_CMP, i, l0, r1, buf_str(&b), b.len, what);
-        buf_free(&b);
+        buf_dispose(&b);
     }
 }
 
@@ -1088,7 +1088,7 @@ static void gen_swap_args(sites *S)
         snprintf(what, sizeof what, "swap the arguments of %.*s()", (int)tlen(L, o - 1),
                  L->src + L->t[o - 1].s);
         add_site(S, MUT_SWAP_ARGS, o, a0, b1, buf_str(&b), b.len, what);
-        buf_free(&b);
+        buf_dispose(&b);
     }
 }
 
@@ -1147,7 +1147,7 @@ static void gen_negate_cond(sites *S)
         snprintf(what, sizeof what, "negate the condition '%s' of %.*s", ex, (int)tlen(L, i),
                  L->src + L->t[i].s);
         add_site(S, MUT_NEGATE_COND, i, s, e, buf_str(&b), b.len, what);
-        buf_free(&b);
+        buf_dispose(&b);
     }
 }
 
@@ -1219,7 +1219,7 @@ static void add_bound_site(sites *S, int at, int s, int e, const char *delta)
     excerpt(ex, sizeof ex, L->src + bs, be - bs);
     snprintf(what, sizeof what, "loop bound '%s' -> '%s'", ex, buf_str(&b));
     add_site(S, MUT_LOOP_BOUND, at, bs, be, buf_str(&b), b.len, what);
-    buf_free(&b);
+    buf_dispose(&b);
 }
 
 static void gen_loop_bound(sites *S)
@@ -1496,7 +1496,7 @@ static void sites_free(mut_site *v, size_t n)
     free(v);
 }
 
-void mut_list_free(mut_list *l)
+void mut_list_dispose(mut_list *l)
 {
     if (!l)
         return;

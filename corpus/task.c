@@ -680,18 +680,18 @@ int task_set_load(task_set *out, const char *tasks_dir, const char *repos_dir, c
             rc = rl_err(err, RL_EINVAL, "%s: duplicate instance_id \"%s\" (also in %s)",
                         out->v[i]->path, out->v[i]->instance_id, out->v[i - 1]->path);
     if (rc)
-        task_set_free(out);
+        task_set_dispose(out);
     return rc;
 }
 
-void task_set_free(task_set *s)
+void task_set_dispose(task_set *s)
 {
     for (size_t i = 0; i < s->n; i++)
         task_free(s->v[i]);
-    task_select_free(s);
+    task_select_dispose(s);
 }
 
-void task_select_free(task_set *sel)
+void task_select_dispose(task_set *sel)
 {
     free(sel->v);
     sel->v = NULL;

@@ -70,7 +70,7 @@ void model_sample_opts_default(model_sample_opts *o)
     o->max_new = 256;
 }
 
-void model_sample_out_free(model_sample_out *o)
+void model_sample_out_dispose(model_sample_out *o)
 {
     if (!o)
         return;
@@ -628,7 +628,7 @@ static int sample_impl(model *m, model_kvset *set, model_sample_out *out, const 
 out:
     if (rc)
         for (int s = 0; s < n_seq; s++)
-            model_sample_out_free(&out[s]);
+            model_sample_out_dispose(&out[s]);
     if (set && rc == 0 && o->max_new > 0) /* what each cache now holds: prompt + fed tokens */
         for (int s = 0; s < n_seq; s++) {
             int *ids = set->ids[pick[s]];

@@ -887,7 +887,7 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
     memset(&w, 0, sizeof w);
     size_t head = o->lim.out_max / 2;
     if (buf_ht_init(&w.out, head, o->lim.out_max - head)) {
-        buf_ht_free(&w.out);
+        buf_ht_dispose(&w.out);
         return rl_err(err, RL_ENOMEM, "sandbox: output buffer: out of memory");
     }
     struct rusage self;
@@ -896,7 +896,7 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
     sb_spare *sp;
     int rc = sb_start(&sp, s, caps, err);
     if (rc) {
-        buf_ht_free(&w.out);
+        buf_ht_dispose(&w.out);
         return rc;
     }
     /* The sandbox has its own copies now. */
@@ -942,7 +942,7 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
     res->out_bytes = w.out.total;
     res->out_truncated = buf_ht_cut(&w.out) > 0;
     res->out = buf_ht_render(&w.out, &res->out_len);
-    buf_ht_free(&w.out);
+    buf_ht_dispose(&w.out);
     if (!res->out) {
         res->out_len = 0;
         return rl_err(err, RL_ENOMEM, "sandbox: output: out of memory");

@@ -26,7 +26,7 @@ START_TEST(test_buf_cap)
     ck_assert_int_eq(buf_printf(&b, "%d", 678), 0);
     ck_assert_str_eq(buf_str(&b), "12345678");
     ck_assert_uint_eq(buf_append_trunc(&b, "x", 1), 1);
-    buf_free(&b);
+    buf_dispose(&b);
 }
 END_TEST
 
@@ -42,7 +42,7 @@ START_TEST(test_buf_head_tail)
     char *s = buf_ht_render(&h, NULL);
     ck_assert_str_eq(s, "0123\n[... 3 bytes cut ...]\n789");
     free(s);
-    buf_ht_free(&h);
+    buf_ht_dispose(&h);
 
     size_t n;
     char *c = str_cut_middle("abcdefghij", 10, 20, &n);

@@ -680,7 +680,7 @@ static void check_sample_vs_score(model *m, float temperature, float top_p)
         free(lp);
     }
     for (int s = 0; s < S; s++)
-        model_sample_out_free(&out[s]);
+        model_sample_out_dispose(&out[s]);
 }
 
 START_TEST(test_sample_matches_score)
@@ -746,8 +746,8 @@ START_TEST(test_sample_cached_prefix)
             memcpy(next[s] + lens[s], ref[s].tokens, sizeof(int) * (size_t)ref[s].n);
             for (int i = 0; i < 5; i++)
                 next[s][lens[s] + ref[s].n + i] = (s * 50 + i + turn) % 300;
-            model_sample_out_free(&ref[s]);
-            model_sample_out_free(&got[s]);
+            model_sample_out_dispose(&ref[s]);
+            model_sample_out_dispose(&got[s]);
         }
         if (turn > 0) {
             free((void *)p[0]);
@@ -809,12 +809,12 @@ START_TEST(test_sample_deterministic_and_stop)
         model_sample_out moved[2];
         ck_assert_int_eq(model_sample(m, moved, swapped, swapped_lens, 2, &s0, err), 0);
         ck_assert(memcmp(a[0].tokens, moved[1].tokens, sizeof(int) * 20) != 0);
-        model_sample_out_free(&moved[0]);
-        model_sample_out_free(&moved[1]);
-        model_sample_out_free(&pair[0]);
-        model_sample_out_free(&pair[1]);
-        model_sample_out_free(&alone);
-        model_sample_out_free(&stream0);
+        model_sample_out_dispose(&moved[0]);
+        model_sample_out_dispose(&moved[1]);
+        model_sample_out_dispose(&pair[0]);
+        model_sample_out_dispose(&pair[1]);
+        model_sample_out_dispose(&alone);
+        model_sample_out_dispose(&stream0);
     }
     /* a tiny nucleus keeps only the most likely token: greedy decoding */
     model_sample_opts g = o;
@@ -825,8 +825,8 @@ START_TEST(test_sample_deterministic_and_stop)
     g.top_p = 1e-6f;
     ck_assert_int_eq(model_sample(m, &nucleus, prompts, lens, 1, &g, err), 0);
     ck_assert_int_eq(memcmp(greedy.tokens, nucleus.tokens, sizeof(int) * 20), 0);
-    model_sample_out_free(&greedy);
-    model_sample_out_free(&nucleus);
+    model_sample_out_dispose(&greedy);
+    model_sample_out_dispose(&nucleus);
     /* a stop id ends that sequence right after it is drawn */
     o.seed = 7;
     int stop = a[0].tokens[4];
@@ -839,7 +839,7 @@ START_TEST(test_sample_deterministic_and_stop)
     ck_assert_int_eq(one.n, first + 1);
     ck_assert_int_eq(one.stop, MODEL_STOP_TOKEN);
     ck_assert_int_eq(memcmp(one.tokens, a[0].tokens, sizeof(int) * one.n), 0);
-    model_sample_out_free(&one);
+    model_sample_out_dispose(&one);
     /* the context limit stops generation */
     int long_p[250];
     for (int i = 0; i < 250; i++)
@@ -850,7 +850,7 @@ START_TEST(test_sample_deterministic_and_stop)
     ck_assert_int_eq(model_sample(m, &one, lp, &ll, 1, &o, err), 0);
     ck_assert_int_eq(one.stop, MODEL_STOP_CONTEXT);
     ck_assert_int_eq(one.n, 256 - 250 + 1);
-    model_sample_out_free(&one);
+    model_sample_out_dispose(&one);
     /* bad input is refused, not crashed on */
     int badp[1] = {300};
     const int *bp[1] = {badp};
@@ -858,9 +858,9 @@ START_TEST(test_sample_deterministic_and_stop)
     ck_assert_int_eq(model_sample(m, &one, bp, &bl, 1, &o, err), RL_EINVAL);
     ck_assert_ptr_null(strchr(err, '\n'));
     for (int s = 0; s < 2; s++) {
-        model_sample_out_free(&a[s]);
-        model_sample_out_free(&b[s]);
-        model_sample_out_free(&c[s]);
+        model_sample_out_dispose(&a[s]);
+        model_sample_out_dispose(&b[s]);
+        model_sample_out_dispose(&c[s]);
     }
     model_free(m);
 }
@@ -1453,7 +1453,7 @@ START_TEST(test_generate_cli)
     for (int i = 0; i < so.n; i++)
         k += snprintf(want + k, sizeof want - (size_t)k, "%s%d", i ? ", " : "", so.tokens[i]);
     ck_assert_ptr_nonnull(strstr(js, want));
-    model_sample_out_free(&so);
+    model_sample_out_dispose(&so);
     free(out);
 
     snprintf(cmd, sizeof cmd, "%s/grpo generate --ckpt %s --prompt hi --max-tokens 4 2>/dev/null",
