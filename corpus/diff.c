@@ -304,7 +304,7 @@ int diff_unified(buf_t *out, const char *path, const char *old_text, size_t old_
                   write_hunks(&d, &s, &A, &B);
         if (bad || buf_append(out, buf_str(&d), d.len))
             rc = RL_ELIMIT;
-        buf_free(&d);
+        buf_dispose(&d);
     }
     free(A.v);
     free(B.v);

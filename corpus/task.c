@@ -13,6 +13,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/str.h"
 #include "corpus/testres.h"
 
 #include <cJSON.h>
@@ -587,12 +588,6 @@ static int set_push(walker *w, task *t)
     return 0;
 }
 
-static int ends_with(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && !strcmp(s + a - b, suf);
-}
-
 static int cmp_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -651,7 +646,7 @@ static int walk_dir(walker *w, const char *dir, int depth, int recurse)
                             RL_TASK_DIR_DEPTH);
             continue;
         }
-        if (!ends_with(names[i], ".json"))
+        if (!str_has_suffix(names[i], ".json"))
             continue;
         task *t;
         rc = task_load(&t, path, w->repos_dir, w->err);
@@ -685,18 +680,18 @@ int task_set_load(task_set *out, const char *tasks_dir, const char *repos_dir, c
             rc = rl_err(err, RL_EINVAL, "%s: duplicate instance_id \"%s\" (also in %s)",
                         out->v[i]->path, out->v[i]->instance_id, out->v[i - 1]->path);
     if (rc)
-        task_set_free(out);
+        task_set_dispose(out);
     return rc;
 }
 
-void task_set_free(task_set *s)
+void task_set_dispose(task_set *s)
 {
     for (size_t i = 0; i < s->n; i++)
         task_free(s->v[i]);
-    task_select_free(s);
+    task_select_dispose(s);
 }
 
-void task_select_free(task_set *sel)
+void task_select_dispose(task_set *sel)
 {
     free(sel->v);
     sel->v = NULL;

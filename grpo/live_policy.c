@@ -175,7 +175,7 @@ static int generate_chunk(live *L, pol_response *resp, const pol_request *req, s
 done:
     if (out)
         for (int k = 0; k < nb; k++)
-            model_sample_out_free(&out[k]);
+            model_sample_out_dispose(&out[k]);
     if (rc < 0)
         for (size_t i = 0; i < n; i++)
             pol_response_dispose(&resp[i]);

@@ -641,7 +641,7 @@ int traj_load_file(traj_set *s, const char *path, const traj_opts *o, char *err)
     }
     if (rc == 0 && ferror(f))
         rc = rl_err(err, RL_EIO, "%s: read error", path);
-    buf_free(&line);
+    buf_dispose(&line);
     fclose(f);
     return rc;
 }

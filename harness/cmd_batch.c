@@ -148,7 +148,7 @@ int cmd_batch(int argc, char **argv)
     }
     if (task_select(&chosen, &all, sel, err) < 0) {
         fprintf(stderr, "harness batch: --tasks: %s\n", err);
-        task_set_free(&all);
+        task_set_dispose(&all);
         return 2;
     }
     tok_t *tok = NULL; /* token accounting for policies without a tokenizer */
@@ -176,7 +176,7 @@ int cmd_batch(int argc, char **argv)
     free(jobs);
     tok_free(tok);
     free(chosen.v);
-    task_set_free(&all);
+    task_set_dispose(&all);
     return rc;
 }
 
@@ -249,7 +249,7 @@ int cmd_experiment(int argc, char **argv)
         rc = run_jobs(jobs, n, dir, &bo, d.bar);
         free(jobs);
     }
-    task_set_free(&all);
+    task_set_dispose(&all);
     exp_free(e);
     tok_free(tok);
     return rc;

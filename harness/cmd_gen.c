@@ -148,8 +148,8 @@ static int make_candidates(gen_ctx *g, char *err)
                 rc = diff_unified(&fix, sf->path, mut, ml, sf->text, sf->len, err);
             free(mut);
             if (rc < 0 || !bug.len) {
-                buf_free(&bug);
-                buf_free(&fix);
+                buf_dispose(&bug);
+                buf_dispose(&fix);
                 continue;
             }
             if (g->ncands == cap) {
@@ -303,7 +303,7 @@ static int write_task(gen_ctx *g, size_t i, const char *line, int heldout_repo, 
                     "library code so that they pass again without breaking the others.",
                nf == 1 ? "fails" : "fail");
     cJSON_AddStringToObject(o, "problem_statement", buf_str(&ps));
-    buf_free(&ps);
+    buf_dispose(&ps);
     cJSON_AddStringToObject(o, "bug", c->bug);
     cJSON_AddStringToObject(o, "patch", c->fix);
     cJSON_AddItemToObject(o, "FAIL_TO_PASS", fails);
@@ -401,7 +401,7 @@ int cmd_gen(int argc, char **argv)
     if (!profile) {
         fprintf(stderr, "harness gen: --repo %s: no hand-written task of this repository to take the test "
                         "command from (add one to tasks/)\n", repo);
-        task_set_free(&all);
+        task_set_dispose(&all);
         return 2;
     }
     gen_ctx g = {.repo = repo, .profile = profile, .seed = (uint64_t)seed};
@@ -415,7 +415,7 @@ int cmd_gen(int argc, char **argv)
         rc = fs_mkdirs(outdir, err);
     if (rc < 0) {
         fprintf(stderr, "harness gen: %s\n", err);
-        task_set_free(&all);
+        task_set_dispose(&all);
         return 1;
     }
     fprintf(stderr, "gen %s: %zu source files, %zu distinct candidates, seed %ld\n", repo, g.nfiles, g.ncands, seed);
@@ -455,12 +455,12 @@ int cmd_gen(int argc, char **argv)
     for (size_t f = 0; f < g.nfiles; f++) {
         free(g.files[f].path);
         free(g.files[f].text);
-        mut_list_free(&g.files[f].sites);
+        mut_list_dispose(&g.files[f].sites);
     }
     free(g.files);
     free(g.cands);
     free(g.results);
     free(jobs);
-    task_set_free(&all);
+    task_set_dispose(&all);
     return rc < 0 || g.accepted < (size_t)count ? 1 : 0;
 }

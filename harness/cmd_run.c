@@ -99,7 +99,7 @@ int cmd_run(int argc, char **argv)
         task *found = task_set_find(&all, task_id);
         if (!found) {
             fprintf(stderr, "harness run: --task: no task '%s' (see 'harness list')\n", task_id);
-            task_set_free(&all);
+            task_set_dispose(&all);
             return 2;
         }
         t = found;
@@ -161,7 +161,7 @@ out:
     pol_free(pol);
     tok_free(tok);
     if (all.v)
-        task_set_free(&all);
+        task_set_dispose(&all);
     else if (t)
         task_free(t);
     return rc;

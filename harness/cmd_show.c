@@ -236,7 +236,7 @@ int cmd_show(int argc, char **argv)
             buf_puts(&calls, "FORMAT ERROR");
         buf_printf(&out, "%4zu %9ld %8ld %8ld %12ld %6ld %9ld  %s\n", w.turn, total, gt, by[TPL_TOOL],
                    by[TPL_SYSTEM] + by[TPL_TOOLS], by[TPL_USER], by[TPL_TEMPLATE], buf_str(&calls));
-        buf_free(&calls);
+        buf_dispose(&calls);
         memcpy(last, by, sizeof last);
         last_gen = gt;
     }
@@ -244,13 +244,13 @@ int cmd_show(int argc, char **argv)
     rec_walk_dispose(&w);
     if (rc < 0) {
         fprintf(stderr, "harness show: %s\n", err);
-        buf_free(&out);
+        buf_dispose(&out);
         cJSON_Delete(rec);
         tok_free(tok);
         return 1;
     }
     fputs(buf_str(&out), stdout);
-    buf_free(&out);
+    buf_dispose(&out);
     /* The whole trajectory: the last context plus the last reply. The
      * policy's share counts every assistant turn in it. */
     long all = last_gen;

@@ -129,7 +129,7 @@ int cmd_validate(int argc, char **argv)
     }
     if (task_select(&chosen, &all, sel, err) < 0) {
         fprintf(stderr, "harness validate: %s\n", err);
-        task_set_free(&all);
+        task_set_dispose(&all);
         return 2;
     }
     vctx v = {.sel = &chosen, .runs = (int)runs};
@@ -158,6 +158,6 @@ int cmd_validate(int argc, char **argv)
     free(v.lines);
     free(jobs);
     free(chosen.v);
-    task_set_free(&all);
+    task_set_dispose(&all);
     return rc < 0 || v.failed ? 1 : 0;
 }

@@ -369,7 +369,7 @@ void ep_free(ep_state *e)
     for (size_t i = 0; i < e->nturns; i++)
         turn_free(&e->turns[i]);
     free(e->turns);
-    tpl_text_free(&e->ctx);
+    tpl_text_dispose(&e->ctx);
     free(e->ids);
     free(e->seg_id_end);
     chat_free(e->chat);
@@ -571,7 +571,7 @@ int ep_request(ep_state *e, pol_request *req)
             ep_turn *prev = &e->turns[e->nturns - 2];
             if (tpl_check_prefix(e->ctx.text, prev->context_len, prev->generated, prev->generated_len, ctx.text,
                                  ctx.len, err) < 0) {
-                tpl_text_free(&ctx);
+                tpl_text_dispose(&ctx);
                 drop_turn(e, err, "error");
                 return 0;
             }
@@ -583,7 +583,7 @@ int ep_request(ep_state *e, pol_request *req)
         cur->nsegs = ctx.nsegs - same;
         cur->segs = malloc((cur->nsegs + 1) * sizeof *cur->segs);
         if (!cur->segs) {
-            tpl_text_free(&ctx);
+            tpl_text_dispose(&ctx);
             drop_turn(e, "episode: out of memory", "error");
             return 0;
         }
@@ -596,7 +596,7 @@ int ep_request(ep_state *e, pol_request *req)
     }
     int rc = context_ids(e, cur, &ctx, same, err);
     if (e->cfg.history_keep) {
-        tpl_text_free(&e->ctx);
+        tpl_text_dispose(&e->ctx);
         e->ctx = ctx;
     }
     if (rc < 0) {
@@ -690,7 +690,7 @@ int ep_feed(ep_state *e, pol_response *resp, char *err)
     char perr[RL_ERR_MAX] = "";
     int prc = tc_parse(&p, cur->generated, cur->generated_len, e->specs, e->nspecs, &to, perr);
     if (prc == RL_ENOMEM) {
-        tc_parsed_free(&p);
+        tc_parsed_dispose(&p);
         return rl_err(err, RL_ENOMEM, "episode: out of memory");
     }
     if (p.think && p.think[0])
@@ -699,7 +699,7 @@ int ep_feed(ep_state *e, pol_response *resp, char *err)
         say(e, C_GREEN, "assistant:", p.content, 600);
     int rc = chat_add_generated(e->chat, cur->generated, cur->generated_len, &p, cur->truncated, err);
     if (rc < 0) {
-        tc_parsed_free(&p);
+        tc_parsed_dispose(&p);
         return rc;
     }
     if (p.format_error) {
@@ -717,7 +717,7 @@ int ep_feed(ep_state *e, pol_response *resp, char *err)
         for (size_t i = 0; i < p.ncalls && !e->done; i++)
             run_call(e, cur, &p.calls[i]);
     }
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
     return 0;
 }
 
@@ -869,7 +869,7 @@ static void token_counts(cJSON *o, const ep_state *e)
         if (e->tok)
             cJSON_AddNumberToObject(o, "total", (double)total);
         cJSON_AddNumberToObject(o, "context_bytes", (double)full.len);
-        tpl_text_free(&full);
+        tpl_text_dispose(&full);
     }
 }
 

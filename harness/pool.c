@@ -48,7 +48,7 @@ static void worker_main(int slot, int job_fd, int res_fd, const pool_cbs *cb)
         if (write(res_fd, line, (size_t)n) != n)
             _exit(3);
     }
-    buf_free(&out);
+    buf_dispose(&out);
     /* _exit skips atexit: the sandbox kept ready for a next run, and the
      * inits of finished runs still exiting, would be left to our reaper. */
     sb_release();

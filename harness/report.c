@@ -341,7 +341,7 @@ static int plots(const char *dir, const rows *rs, run_stats *st, size_t nruns, c
     svg_lines(&svg, &ax3, &s, 1);
     rc = write_svg(dir, "utilization.svg", &svg, err);
 out:
-    buf_free(&svg);
+    buf_dispose(&svg);
     free(labels);
     free(v);
     free(lo);
@@ -575,8 +575,8 @@ int report_write(const char *dir, const report_opts *o, char *err)
                 st[k].passed, st[k].n, st[k].n ? (double)st[k].passed / (double)st[k].n : 0, st[k].lo, st[k].hi,
                 st[k].zero_groups, st[k].groups, st[k].flagged);
 out:
-    buf_free(&md);
-    buf_free(&grp);
+    buf_dispose(&md);
+    buf_dispose(&grp);
     cJSON_Delete(root);
     free(st);
     free(dur);

@@ -111,7 +111,7 @@ static int parse_output(testrun *r, const task *t, const char *dir, const char *
     tr_report so;
     tr_parse_check(&so, out, r->sb.out_len, perr);
     tr_check_agrees(&r->report, &so, r->sb.out_truncated);
-    tr_report_free(&so);
+    tr_report_dispose(&so);
     return 1;
 }
 
@@ -226,8 +226,8 @@ int testrun_run(testrun *out, const task *t, const char *dir, char *err)
 
 void testrun_dispose(testrun *r)
 {
-    tr_report_free(&r->report);
-    sb_result_free(&r->sb);
+    tr_report_dispose(&r->report);
+    sb_result_dispose(&r->sb);
 }
 
 static void score_tests(score *s, const task *t)

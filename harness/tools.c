@@ -1297,14 +1297,14 @@ int tool_exec(tool_result *out, const tool_ctx *ctx, const tool_call *call, char
             buf_append(&obs, hint.data, hint.len);
         }
     }
-    buf_free(&hint);
+    buf_dispose(&hint);
     buf_t clean;
     buf_init(&clean, 0);
     if (sanitize(&clean, buf_str(&obs), obs.len) == 0)
         out->obs = tool_obs_cut(buf_str(&clean), clean.len, ctx->obs_budget, &out->obs_len,
                                 &out->cut);
-    buf_free(&clean);
-    buf_free(&obs);
+    buf_dispose(&clean);
+    buf_dispose(&obs);
     if (!out->obs) {
         rc = rl_err(e, RL_ENOMEM, "%s: out of memory", name);
         kind = NULL;

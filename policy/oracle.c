@@ -686,7 +686,7 @@ int oracle_open(policy **out, const pol_env *env, int recover_pct, char *err)
     policy *p = calloc(1, sizeof *p);
     oracle *o = calloc(1, sizeof *o);
     if (!p || !o || plan(o, &pt) < 0) {
-        patch_free(&pt);
+        patch_dispose(&pt);
         free(p);
         if (o) {
             policy tmp = {.impl = o};
@@ -694,7 +694,7 @@ int oracle_open(policy **out, const pol_env *env, int recover_pct, char *err)
         }
         return rl_err(err, RL_ENOMEM, "policy oracle: out of memory");
     }
-    patch_free(&pt);
+    patch_dispose(&pt);
     o->h = fnv1a(env->gold_patch);
     o->demo = o->n;
     size_t edits = 0, at = o->n;

@@ -282,7 +282,7 @@ static void first_line(char *out, size_t n, const char *msg)
 static void state_clear(search *s)
 {
     free(s->problem);
-    buf_free(&s->hints);
+    buf_dispose(&s->hints);
     search_result_dispose(&s->best);
     for (size_t i = 0; i < s->ntests; i++) {
         free(s->tests[i].name);
@@ -1689,7 +1689,7 @@ static int search_one(search *s, pol_response *resp, const pol_request *req, cha
     int rc = build_reply(resp, ctx, len, &r, err);
     for (int i = 0; i < r.n; i++)
         free(r.args[i]);
-    buf_free(&r.think);
+    buf_dispose(&r.think);
     s->turn = turn + 1;
     return rc;
 }
@@ -1712,7 +1712,7 @@ static void search_free(policy *p)
     search *s = p->impl;
     if (s) {
         state_clear(s);
-        buf_free(&s->hints);
+        buf_dispose(&s->hints);
     }
     free(s);
 }

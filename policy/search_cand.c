@@ -1104,7 +1104,7 @@ size_t search_cands_for_file(search_cand **v, size_t n, size_t *cap, size_t max,
     gen_disjunct(&C, &ci, k, nt);
     gen_len_step(&C, &ci, k, nt);
     free(k);
-    mut_list_free(&ml);
+    mut_list_dispose(&ml);
     free(text);
     return C.n;
 }

@@ -478,7 +478,7 @@ char *chat_assistant_text(const chat_msg *m, int think, size_t *len)
         rc = rc ? rc : put_call(&b, &m->calls[i]);
     }
     if (rc) {
-        buf_free(&b);
+        buf_dispose(&b);
         return NULL;
     }
     return buf_detach(&b, len);
@@ -582,7 +582,7 @@ static void render_system(rend *r, const tool_spec *tools, size_t ntools, const 
         buf_init(&t, RL_TPL_TEXT_MAX);
         if (!(r->rc = tpl_render_tools(&t, tools, ntools)))
             emit(r, TPL_TOOLS, -1, buf_str(&t), t.len);
-        buf_free(&t);
+        buf_dispose(&t);
     }
     emits(r, TPL_TEMPLATE, sys ? 0 : -1, "<|im_end|>\n");
 }
@@ -648,7 +648,7 @@ int tpl_render(tpl_text *out, const tpl_opts *o, const tool_spec *tools, size_t 
         const chat_msg *m = &msgs[i];
         switch (m->role) {
         case CHAT_SYSTEM:
-            buf_free(&r.b);
+            buf_dispose(&r.b);
             free(r.segs);
             return rl_err(err, RL_EINVAL, "message %zu: a system message may only come first",
                           i);
@@ -667,7 +667,7 @@ int tpl_render(tpl_text *out, const tpl_opts *o, const tool_spec *tools, size_t 
             emits(&r, TPL_TEMPLATE, -1, EMPTY_THINK);
     }
     if (r.rc) {
-        buf_free(&r.b);
+        buf_dispose(&r.b);
         free(r.segs);
         if (r.rc == RL_ELIMIT)
             return rl_err(err, r.rc, "template: context over %u bytes", (unsigned)RL_TPL_TEXT_MAX);
@@ -679,7 +679,7 @@ int tpl_render(tpl_text *out, const tpl_opts *o, const tool_spec *tools, size_t 
     return 0;
 }
 
-void tpl_text_free(tpl_text *t)
+void tpl_text_dispose(tpl_text *t)
 {
     free(t->text);
     free(t->segs);

@@ -458,8 +458,8 @@ START_TEST(test_editing_tests_earns_nothing)
     ck_assert_int_eq(fs_append_record(path, line, strlen(line), err), 0);
     free(line);
     cJSON_Delete(rec);
-    buf_free(&suite);
-    buf_free(&gen);
+    buf_dispose(&suite);
+    buf_dispose(&gen);
     task_free(t);
     snprintf(spec, sizeof spec, "replay:%s", path);
     cJSON *r = episode("leapyear", spec, NULL);
@@ -743,7 +743,7 @@ static void write_reads_replay(const char *path, int turns)
     ck_assert_int_eq(fs_append_record(path, line, strlen(line), err), 0);
     free(line);
     cJSON_Delete(rec);
-    buf_free(&gen);
+    buf_dispose(&gen);
 }
 
 /* Runs the replayed episode in a child process, forked once everything

@@ -303,7 +303,7 @@ static int warn_on(const double *reward, const double *pass, const double *tool,
     grpo_warnings(&t, arr, &line);
     int k = cJSON_GetArraySize(arr);
     *found = what && strstr(buf_str(&line), what) != NULL;
-    buf_free(&line);
+    buf_dispose(&line);
     cJSON_Delete(arr);
     return k;
 }

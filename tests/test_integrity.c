@@ -44,7 +44,7 @@ static char *new_file(const char *path, const char *body)
         p = e + 1;
     }
     char *s = strdup(buf_str(&b));
-    buf_free(&b);
+    buf_dispose(&b);
     return s;
 }
 
@@ -64,7 +64,7 @@ static char *changed_file(const char *path, const char *ctx, const char *added)
         p = e + 1;
     }
     char *s = strdup(buf_str(&b));
-    buf_free(&b);
+    buf_dispose(&b);
     return s;
 }
 
@@ -381,7 +381,7 @@ START_TEST(test_malformed_diffs)
     ck_assert_uint_eq(scan_as(changed_file("src/a.c", "int x;", buf_str(&b)), 0, NULL, NULL, &r), INTEG_FINDINGS_MAX);
     ck_assert_uint_eq(r.dropped, 10);
     integ_report_dispose(&r);
-    buf_free(&b);
+    buf_dispose(&b);
 }
 END_TEST
 
@@ -539,7 +539,7 @@ START_TEST(test_corpus_gold_patches)
         integ_report_dispose(&r);
     }
     ck_assert_uint_eq(flagged, 0);
-    task_set_free(&all);
+    task_set_dispose(&all);
 }
 END_TEST
 

@@ -261,7 +261,7 @@ static int32_t *leapyear_context(size_t *n, const tok_t *tok)
         *n += pn;
         free(part);
     }
-    tpl_text_free(&ctx);
+    tpl_text_dispose(&ctx);
     chat_free(c);
     free(prompt);
     task_free(t);
@@ -297,7 +297,7 @@ START_TEST(test_shipped_checkpoint)
     int rc = tc_parse(&parsed, r.text, r.text_len, specs, nspecs, NULL, err);
     ck_assert_msg(rc == 0 && !parsed.format_error && parsed.ncalls >= 1, "first turn not a well-formed call: %s\n%s",
                   parsed.error, r.text);
-    tc_parsed_free(&parsed);
+    tc_parsed_dispose(&parsed);
     pol_response_dispose(&r);
     free(ids);
     pol_free(p);

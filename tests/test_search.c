@@ -531,9 +531,9 @@ static void play_odd(const char *prompt_name, int think, uint64_t seed)
             const char *obs = ODD[(size_t)k++ % (sizeof ODD / sizeof *ODD)];
             ck_assert_int_eq(chat_add_tool(c, p.calls[i].id, p.calls[i].name, obs, err), 0);
         }
-        tc_parsed_free(&p);
+        tc_parsed_dispose(&p);
         pol_response_dispose(&resp);
-        tpl_text_free(&ctx);
+        tpl_text_dispose(&ctx);
     }
     ck_assert_msg(ended, "no submit after %d turns", turns);
     ck_assert_int_le(turns, RL_SEARCH_TURNS_MAX);
@@ -579,7 +579,7 @@ START_TEST(test_direct_contexts)
         tc_parsed p;
         ck_assert_msg(tc_parse(&p, resp.text, resp.text_len, specs, nspecs, NULL, err) == 0, "%zu: %s", i, err);
         ck_assert_uint_ge(p.ncalls, 1);
-        tc_parsed_free(&p);
+        tc_parsed_dispose(&p);
         pol_response_dispose(&resp);
     }
     pol_free(pol);

@@ -124,7 +124,7 @@ static int run(const tool_ctx *c, const char *name, const char *args, char **obs
     ck_assert_msg(!rc == !r.kind, "%s: rc %d with kind %s", name, rc, r.kind ? r.kind : "NULL");
     g_kind = r.kind;
     *obs = r.obs;
-    tc_call_free(&call);
+    tc_call_dispose(&call);
     return rc;
 }
 
@@ -412,7 +412,7 @@ START_TEST(test_huge_file_capped)
     for (int i = 1; i <= 20000; i++)
         buf_printf(&b, "line %d\n", i);
     put("huge.txt", buf_str(&b));
-    buf_free(&b);
+    buf_dispose(&b);
     char *o;
     ck_assert_int_eq(run(&c, "read_file", "{\"path\":\"huge.txt\"}", &o), 0);
     ck_assert_ptr_nonnull(strstr(o, "only the first 65"));
@@ -466,7 +466,7 @@ START_TEST(test_obs_cut)
     ck_assert_uint_eq((size_t)(m - s) % 2, 0);
     ck_assert_uint_eq(cut % 2, 0);
     free(s);
-    buf_free(&b);
+    buf_dispose(&b);
 }
 END_TEST
 

@@ -133,8 +133,8 @@ static cJSON *record_keep_text(void)
     cJSON_AddStringToObject(t1, "generated", GEN1);
     cJSON_AddItemToObject(t1, "segments", s1);
     cJSON_AddItemToArray(turns, t1);
-    buf_free(&text);
-    buf_free(&full);
+    buf_dispose(&text);
+    buf_dispose(&full);
     return r;
 }
 
@@ -159,7 +159,7 @@ static cJSON *record_drop_text(void)
     cJSON_AddStringToObject(t1, "generated", GEN1);
     cJSON_AddItemToObject(t1, "segments", s1);
     cJSON_AddItemToArray(turns, t1);
-    buf_free(&text);
+    buf_dispose(&text);
     return r;
 }
 
