@@ -11,6 +11,7 @@
 #include "harness/batch.h"
 
 #include "common/buf.h"
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
@@ -47,13 +48,6 @@ void batch_job_key(char *out, size_t n, const batch_job *j)
     else
         snprintf(out, n, "%s#cfg=%016llx#seed=%llu", j->task->instance_id,
                  (unsigned long long)ep_config_digest(j->cfg), (unsigned long long)j->seed);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Keys of the complete records already in path. A torn last line (the
@@ -281,11 +275,11 @@ int batch_run(batch_stats *st, const batch_job *jobs, size_t n, const batch_opts
         rl_logf(o->log, o->log_ctx, RL_LOG_INFO,
                 "batch: %zu of %zu episodes already recorded in %s; running the other %zu", st->skipped, n, o->out,
                 ntodo);
-    double t0 = now_s();
+    double t0 = clk_s();
     batch_ctx bc = {.jobs = jobs, .o = o, .st = st};
     pool_cbs cb = {batch_job_run, batch_job_done, batch_job_died, batch_tick, &bc};
     rc = pool_run(todo, ntodo, o->workers, &cb, err);
     free(todo);
-    st->wall_s = now_s() - t0;
+    st->wall_s = clk_s() - t0;
     return rc;
 }

@@ -19,9 +19,6 @@ const char *cliopt_config_help(void);
 /* "1-3", "1,2,7" or "5" -> seeds; at most max. */
 int cliopt_seeds(uint64_t *out, size_t *n, size_t max, const char *s, char *err);
 
-/* Strict number parsers: whole string, range-checked. */
-int cliopt_long(long *out, const char *s, long lo, long hi);
-int cliopt_double(double *out, const char *s, double lo, double hi);
 
 /* Default worker count: the online CPUs. */
 long cliopt_workers(void);

@@ -1,6 +1,7 @@
 /* cmd_batch.c - `harness batch` and `harness experiment`. */
 #include "harness/cli.h"
 
+#include "common/arg.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "harness/batch.h"
@@ -66,7 +67,7 @@ static int common_flag(batch_opts *bo, dirs *d, int *i, int argc, char **argv, c
     const char *v = argv[++*i];
     long l;
     if (!strcmp(f, "--workers")) {
-        if (cliopt_long(&l, v, 1, 256) < 0) {
+        if (arg_long(&l, f, v, 1, 256, NULL) < 0) {
             fprintf(stderr, "harness %s: --workers: expected 1-256, got '%s'\n", cmd, v);
             return 2;
         }

@@ -3,6 +3,7 @@
  * commands that run a worker pool. */
 #include "harness/cli.h"
 
+#include "common/clock.h"
 #include "common/limits.h"
 
 #include <stdio.h>
@@ -18,16 +19,9 @@ void cli_log(void *ctx, int level, const char *msg)
     fflush(f);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void cli_progress_init(cli_progress *p, int bar, const char *what)
 {
-    p->t0 = p->last_line = now_s();
+    p->t0 = p->last_line = clk_s();
     p->bar = bar < 0 ? isatty(2) : bar;
     p->what = what;
 }
@@ -47,7 +41,7 @@ static void fmt_dur(char *out, size_t n, double s)
 void cli_progress_show(void *ctx, size_t done, size_t total, const char *extra)
 {
     cli_progress *p = ctx;
-    double el = now_s() - p->t0;
+    double el = clk_s() - p->t0;
     char e[32], w[32];
     fmt_dur(e, sizeof e, done ? el / (double)done * (double)(total - done) : -1);
     fmt_dur(w, sizeof w, el);
@@ -59,8 +53,8 @@ void cli_progress_show(void *ctx, size_t done, size_t total, const char *extra)
         fprintf(stderr, "] %zu/%zu %s %s elapsed %s ETA %s   ", done, total, p->what, extra ? extra : "", w, e);
         if (done == total)
             fputc('\n', stderr);
-    } else if (done == total || now_s() - p->last_line >= RL_BATCH_PLAIN_EVERY_S) {
+    } else if (done == total || clk_s() - p->last_line >= RL_BATCH_PLAIN_EVERY_S) {
         fprintf(stderr, "%zu/%zu %s %s elapsed %s ETA %s\n", done, total, p->what, extra ? extra : "", w, e);
-        p->last_line = now_s();
+        p->last_line = clk_s();
     }
 }

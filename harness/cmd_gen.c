@@ -14,6 +14,7 @@
 #include "harness/cli.h"
 
 #include "common/buf.h"
+#include "common/arg.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
@@ -356,17 +357,17 @@ int cmd_gen(int argc, char **argv)
         } else if (!strcmp(a, "--out") && i + 1 < argc) {
             out = argv[++i];
         } else if (!strcmp(a, "--count") && i + 1 < argc) {
-            if (cliopt_long(&count, argv[++i], 1, 100000) < 0) {
+            if (arg_long(&count, a, argv[++i], 1, 100000, NULL) < 0) {
                 fprintf(stderr, "harness gen: --count: expected 1-100000, got '%s'\n", argv[i]);
                 return 2;
             }
         } else if (!strcmp(a, "--seed") && i + 1 < argc) {
-            if (cliopt_long(&seed, argv[++i], 0, 0x7fffffffL) < 0) {
+            if (arg_long(&seed, a, argv[++i], 0, 0x7fffffffL, NULL) < 0) {
                 fprintf(stderr, "harness gen: --seed: expected 0-2147483647, got '%s'\n", argv[i]);
                 return 2;
             }
         } else if (!strcmp(a, "--workers") && i + 1 < argc) {
-            if (cliopt_long(&workers, argv[++i], 1, 256) < 0) {
+            if (arg_long(&workers, a, argv[++i], 1, 256, NULL) < 0) {
                 fprintf(stderr, "harness gen: --workers: expected 1-256, got '%s'\n", argv[i]);
                 return 2;
             }

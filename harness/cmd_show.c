@@ -5,6 +5,7 @@
 #include "harness/cli.h"
 
 #include "common/buf.h"
+#include "common/arg.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
@@ -131,7 +132,7 @@ int cmd_show(int argc, char **argv)
             usage(stdout);
             return 0;
         } else if (!strcmp(argv[i], "--index") && i + 1 < argc) {
-            if (cliopt_long(&index, argv[++i], 0, 100000000) < 0) {
+            if (arg_long(&index, "--index", argv[++i], 0, 100000000, NULL) < 0) {
                 fprintf(stderr, "harness show: --index: expected a record number >= 0, got '%s'\n", argv[i]);
                 return 2;
             }

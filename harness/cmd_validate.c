@@ -1,6 +1,7 @@
 /* cmd_validate.c - `harness validate`: every task is honest. */
 #include "harness/cli.h"
 
+#include "common/arg.h"
 #include "common/err.h"
 #include "common/limits.h"
 #include "harness/cliopt.h"
@@ -96,12 +97,12 @@ int cmd_validate(int argc, char **argv)
         } else if (!strcmp(a, "--repos-dir") && i + 1 < argc) {
             repos_dir = argv[++i];
         } else if (!strcmp(a, "--workers") && i + 1 < argc) {
-            if (cliopt_long(&workers, argv[++i], 1, 256) < 0) {
+            if (arg_long(&workers, a, argv[++i], 1, 256, NULL) < 0) {
                 fprintf(stderr, "harness validate: --workers: expected 1-256, got '%s'\n", argv[i]);
                 return 2;
             }
         } else if (!strcmp(a, "--runs") && i + 1 < argc) {
-            if (cliopt_long(&runs, argv[++i], 1, RL_VALIDATE_RUNS_MAX) < 0) {
+            if (arg_long(&runs, a, argv[++i], 1, RL_VALIDATE_RUNS_MAX, NULL) < 0) {
                 fprintf(stderr, "harness validate: --runs: expected 1-%d, got '%s'\n", RL_VALIDATE_RUNS_MAX, argv[i]);
                 return 2;
             }

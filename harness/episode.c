@@ -10,6 +10,7 @@
 #include "harness/episode.h"
 
 #include "common/buf.h"
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
@@ -238,13 +239,6 @@ struct ep_state {
     char integ_error[RL_ERR_MAX];
 };
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* ---- transcript -------------------------------------------------------- */
 
 #define C_DIM "\033[2m"
@@ -309,16 +303,16 @@ int ep_new(ep_state **out, const task *t, const ep_config *cfg, struct ws_tree *
     e->cfg = *cfg;
     e->ws = ws;
     e->tok = cfg->tok;
-    e->t_start = now_ms();
+    e->t_start = clk_ms();
     e->tpl.think = cfg->think;
     e->tpl.keep_history = cfg->history_keep;
     e->tpl.gen_prompt = 1;
     e->specs = tool_specs(&e->nspecs);
     int rc;
-    double t0 = now_ms();
+    double t0 = clk_ms();
     if ((rc = ws_reset(ws, err)) < 0)
         goto fail;
-    e->t_reset = now_ms() - t0;
+    e->t_reset = clk_ms() - t0;
     char *prompt = NULL;
     if ((rc = tpl_load_prompt(&prompt, cfg->prompts_dir, cfg->prompt, err)) < 0)
         goto fail;
@@ -518,7 +512,7 @@ static int check_limits(ep_state *e)
 {
     if (e->cfg.max_turns && e->nturns >= (size_t)e->cfg.max_turns)
         end(e, "max_turns");
-    else if (e->cfg.max_wall_s && now_ms() - e->t_start > e->cfg.max_wall_s * 1000.0)
+    else if (e->cfg.max_wall_s && clk_ms() - e->t_start > e->cfg.max_wall_s * 1000.0)
         end(e, "wall_time");
     else if (e->nturns >= RL_EP_HARD_TURNS)
         end(e, "max_turns");
@@ -637,9 +631,9 @@ static void run_call(ep_state *e, ep_turn *cur, const tool_call *call)
     snprintf(e->prev_call, sizeof e->prev_call, "%s", key);
     say(e, C_BLUE, "call", key, 300);
     tool_result r;
-    double t0 = now_ms();
+    double t0 = clk_ms();
     tool_exec(&r, &e->tools, call, err);
-    e->t_tools += now_ms() - t0;
+    e->t_tools += clk_ms() - t0;
     chat_add_tool(e->chat, call->id, call->name, r.obs ? r.obs : "", err);
     say(e, r.code == 0 ? C_DIM : C_RED, r.code == 0 ? "  ->" : "  -> error:", r.obs ? r.obs : "", 400);
     cJSON *c = cJSON_CreateObject();
@@ -927,12 +921,12 @@ int ep_finish(char **record, ep_state *e, char *err)
     *record = NULL;
     if (!e->end_reason)
         end(e, "no_tool_call");
-    double t0 = now_ms();
+    double t0 = clk_ms();
     char derr[RL_ERR_MAX];
     int rc = testrun_score(&e->sc, e->t, e->ws, &e->cfg.test_limits, err);
     e->patch = e->sc.patch;
     e->sc.patch = NULL;
-    e->t_score = now_ms() - t0;
+    e->t_score = clk_ms() - t0;
     if (rc < 0) {
         snprintf(e->error, sizeof e->error, "scoring: %s", err);
         e->reward = 0;
@@ -1001,7 +995,7 @@ int ep_finish(char **record, ep_state *e, char *err)
         cJSON_AddNullToObject(o, "error");
     token_counts(cJSON_AddObjectToObject(o, "tokens"), e);
     cJSON *tm = cJSON_AddObjectToObject(o, "timings");
-    cJSON_AddNumberToObject(tm, "total_ms", now_ms() - e->t_start);
+    cJSON_AddNumberToObject(tm, "total_ms", clk_ms() - e->t_start);
     cJSON_AddNumberToObject(tm, "reset_ms", e->t_reset);
     cJSON_AddNumberToObject(tm, "policy_ms", e->t_policy);
     cJSON_AddNumberToObject(tm, "tools_ms", e->t_tools);
@@ -1047,14 +1041,14 @@ int ep_run(char **record, const task *t, const ep_config *cfg, struct ws_tree *w
         pol_response resp;
         char perr[RL_ERR_MAX];
         memset(&resp, 0, sizeof resp);
-        double t0 = now_ms();
+        double t0 = clk_ms();
         if (pol_generate(pol, &resp, &req, 1, perr) < 0) {
             pol_response_dispose(&resp);
             ep_abort(e, "policy_error", perr);
             break;
         }
         if (!resp.gen_ms)
-            resp.gen_ms = (long)(now_ms() - t0);
+            resp.gen_ms = (long)(clk_ms() - t0);
         if ((rc = ep_feed(e, &resp, err)) < 0) {
             pol_response_dispose(&resp);
             ep_free(e);
@@ -1072,7 +1066,7 @@ int ep_run(char **record, const task *t, const ep_config *cfg, struct ws_tree *w
         const char *col = e->reward > 0.5 ? C_GREEN : C_RED;
         rl_logf(cfg->log, cfg->log_ctx, RL_LOG_INFO, "%s%s: reward %g, %zu turns, %zu policy tokens, %.1f s (%s)%s",
                 cfg->color ? col : "", t->instance_id, e->reward, e->nturns, policy_tokens,
-                (now_ms() - e->t_start) / 1000.0, e->end_reason, cfg->color ? C_OFF : "");
+                (clk_ms() - e->t_start) / 1000.0, e->end_reason, cfg->color ? C_OFF : "");
         if (e->flagged) {
             /* in colour the whole block is red: the reset ends its last line */
             const char *off = cfg->color ? C_OFF : "";

@@ -1,6 +1,7 @@
 /* pool.c - forked workers, one job at a time, results on one pipe. */
 #include "harness/pool.h"
 
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/limits.h"
 #include "sandbox/sandbox.h"
@@ -23,13 +24,6 @@ typedef struct worker {
     int job_fd; /* parent's write end */
     long job;   /* index being run, -1 when idle */
 } worker;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void worker_main(int slot, int job_fd, int res_fd, const pool_cbs *cb)
 {
@@ -171,9 +165,9 @@ int pool_run(const size_t *jobs, size_t n, int workers, const pool_cbs *cb, char
                 }
             }
         }
-        if (cb->tick && (now_s() - last_tick > 0.25 || done == n)) {
+        if (cb->tick && (clk_s() - last_tick > 0.25 || done == n)) {
             cb->tick(cb->user, done, n);
-            last_tick = now_s();
+            last_tick = clk_s();
         }
     }
     for (int i = 0; i < nw; i++)

@@ -2,6 +2,7 @@
 #include "harness/testrun.h"
 
 #include "common/buf.h"
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
@@ -14,13 +15,6 @@
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
-
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 /* ---- the result channel ---------------------------------------------------- */
 
@@ -285,7 +279,7 @@ int testrun_fresh(testrun *out, char **patch, const task *t, struct ws_tree *ws,
 int testrun_score(score *out, const task *t, struct ws_tree *ws, const testrun_limits *lim, char *err)
 {
     memset(out, 0, sizeof *out);
-    long t0 = now_ms();
+    long t0 = clk_ms_int();
     int rc = testrun_fresh(&out->run, &out->patch, t, ws, 1, lim, err);
     if (rc < 0) {
         testrun_dispose(&out->run);
@@ -295,7 +289,7 @@ int testrun_score(score *out, const task *t, struct ws_tree *ws, const testrun_l
     if (!out->tests)
         return rl_err(err, RL_ENOMEM, "score: out of memory");
     out->reward = out->f2p_pass == out->f2p_total && out->p2p_pass == out->p2p_total;
-    out->ms = now_ms() - t0;
+    out->ms = clk_ms_int() - t0;
     return 0;
 }
 
