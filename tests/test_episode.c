@@ -132,6 +132,35 @@ START_TEST(test_oracle_fixes_leapyear)
 }
 END_TEST
 
+/* The transcript goes to the config's log callback, one message per
+ * transcript entry (the printer ends each with a newline). */
+static void keep_line(void *ctx, int level, const char *msg)
+{
+    buf_t *b = ctx;
+    ck_assert_int_eq(level, RL_LOG_INFO);
+    buf_printf(b, "%s\n", msg);
+}
+
+START_TEST(test_transcript_through_log)
+{
+    buf_t said;
+    buf_init(&said, 0);
+    ep_config cfg;
+    ep_config_default(&cfg);
+    cfg.log = keep_line;
+    cfg.log_ctx = &said;
+    cJSON *r = episode("leapyear", "oracle", &cfg);
+    ck_assert_double_eq(num(r, "reward"), 1);
+    const char *t = buf_str(&said);
+    ck_assert_msg(!strncmp(t, "task leapyear\n", 14), "%s", t);
+    ck_assert_ptr_nonnull(strstr(t, "\ncall edit_file "));
+    ck_assert_ptr_nonnull(strstr(t, "\nleapyear: reward 1, "));
+    ck_assert_ptr_null(strstr(t, "\033["));  /* colour only when asked */
+    cJSON_Delete(r);
+    buf_dispose(&said);
+}
+END_TEST
+
 /* A read cut by the observation budget cannot prove a small old_string
  * unique: the oracle edits the whole hunk, and still fixes the bug. */
 /* A repository without ignore rules scores the same: the policy's test
@@ -848,6 +877,7 @@ Suite *episode_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_oracle_fixes_leapyear);
+    tcase_add_test(tc, test_transcript_through_log);
     tcase_add_test(tc, test_no_ignore_rules_scores_the_edit);
     tcase_add_test(tc, test_test_limits);
     tcase_add_test(tc, test_oracle_cut_read_whole_hunk);
