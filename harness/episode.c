@@ -231,7 +231,7 @@ struct ep_state {
     double reward, shaped;
     size_t calls_ok, identical, well_formed;
     char *patch;
-    score sc;
+    testrun_verdict sc;
     int scored;
     integ_report integ;      /* findings of the integrity check */
     int flagged;             /* findings, or the check could not run */
@@ -370,7 +370,7 @@ void ep_free(ep_state *e)
     tool_ctx_dispose(&e->tools);
     free(e->patch);
     if (e->scored)
-        score_dispose(&e->sc);
+        testrun_verdict_dispose(&e->sc);
     integ_report_dispose(&e->integ);
     free(e);
 }
@@ -967,7 +967,7 @@ int ep_finish(char **record, ep_state *e, char *err)
         cJSON_AddItemToArray(turns, turn_json(e, i));
     cJSON *tests = cJSON_AddArrayToObject(o, "tests");
     for (size_t i = 0; e->scored && i < e->sc.n_tests; i++) {
-        const test_outcome *to = &e->sc.tests[i];
+        const testrun_outcome *to = &e->sc.tests[i];
         cJSON *t = cJSON_CreateObject();
         cJSON_AddStringToObject(t, "name", to->name);
         cJSON_AddBoolToObject(t, "f2p", to->from_f2p);

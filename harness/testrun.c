@@ -224,7 +224,7 @@ void testrun_dispose(testrun *r)
     sb_result_dispose(&r->sb);
 }
 
-static void score_tests(score *s, const task *t)
+static void score_tests(testrun_verdict *s, const task *t)
 {
     size_t n = t->fail_to_pass.n + t->pass_to_pass.n;
     s->tests = calloc(n ? n : 1, sizeof *s->tests);
@@ -235,7 +235,7 @@ static void score_tests(score *s, const task *t)
         int f2p = i < t->fail_to_pass.n;
         const char *name = f2p ? t->fail_to_pass.v[i] : t->pass_to_pass.v[i - t->fail_to_pass.n];
         const tr_case *c = tr_find(&s->run.report, name);
-        test_outcome *o = &s->tests[i];
+        testrun_outcome *o = &s->tests[i];
         o->name = name;
         o->must_pass = 1;
         o->from_f2p = f2p;
@@ -276,7 +276,7 @@ int testrun_fresh(testrun *out, char **patch, const task *t, struct ws_tree *ws,
     return rc;
 }
 
-int testrun_score(score *out, const task *t, struct ws_tree *ws, const testrun_limits *lim, char *err)
+int testrun_score(testrun_verdict *out, const task *t, struct ws_tree *ws, const testrun_limits *lim, char *err)
 {
     memset(out, 0, sizeof *out);
     long t0 = clk_ms_int();
@@ -293,7 +293,7 @@ int testrun_score(score *out, const task *t, struct ws_tree *ws, const testrun_l
     return 0;
 }
 
-void score_dispose(score *s)
+void testrun_verdict_dispose(testrun_verdict *s)
 {
     free(s->tests);
     free(s->patch);
