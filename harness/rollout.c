@@ -3,6 +3,7 @@
 
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/vec.h"
 #include "harness/workspace.h"
 
 #include <pthread.h>
@@ -92,14 +93,11 @@ void rollout_free(rollout *r)
 
 int rollout_add(rollout *r, const task *t, const ep_config *cfg, uint64_t seed, long tag, char *err)
 {
-    if (r->nq == r->qcap) {
-        size_t nc = r->qcap ? r->qcap * 2 : 64;
-        queued *q = realloc(r->q, nc * sizeof *q);
-        if (!q)
-            return rl_err(err, RL_ENOMEM, "rollout: out of memory");
-        r->q = q;
-        r->qcap = nc;
-    }
+    int rc = VEC_GROW(r->q, r->qcap, r->nq + 1, RL_VEC_DEFAULT_MAX);
+    if (rc == RL_ELIMIT)
+        return rl_err(err, rc, "rollout: more than %u episodes queued", RL_VEC_DEFAULT_MAX);
+    if (rc < 0)
+        return rl_err(err, rc, "rollout: out of memory");
     r->q[r->nq++] = (queued){t, cfg, seed, tag};
     return 0;
 }
