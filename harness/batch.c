@@ -15,6 +15,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/vec.h"
 #include "harness/pool.h"
 #include "harness/workspace.h"
 
@@ -78,15 +79,11 @@ static int load_done(char ***keys, size_t *nkeys, const char *path, char *err)
         cJSON *rec = cJSON_Parse(line);
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(rec, "key");
         if (cJSON_IsString(k)) {
-            if (*nkeys == cap) {
-                cap = cap ? cap * 2 : 64;
-                char **nk = realloc(*keys, cap * sizeof *nk);
-                if (!nk) {
-                    cJSON_Delete(rec);
-                    free(data);
-                    return rl_err(err, RL_ENOMEM, "batch: out of memory");
-                }
-                *keys = nk;
+            /* a record takes more than one byte of the file: its cap bounds the keys */
+            if (VEC_GROW(*keys, cap, *nkeys + 1, RL_BATCH_OUT_MAX) < 0) {
+                cJSON_Delete(rec);
+                free(data);
+                return rl_err(err, RL_ENOMEM, "batch: out of memory");
             }
             (*keys)[(*nkeys)++] = strdup(k->valuestring);
         }
