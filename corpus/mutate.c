@@ -16,6 +16,7 @@
 #include "common/limits.h"
 #include "common/rng.h"
 #include "common/str.h"
+#include "common/vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -671,19 +672,13 @@ static void add_site(sites *S, mut_kind kind, int at_tok, size_t s, size_t e, co
         return;
     if (e - s == rn && !memcmp(L->src + s, repl, rn))
         return; /* no change */
-    if (S->n >= RL_MUT_SITES_MAX) {
-        S->full = 1;
-        return;
-    }
-    if (S->n == S->cap) {
-        size_t nc = S->cap ? S->cap * 2 : 128;
-        mut_site *v = realloc(S->v, nc * sizeof *v);
-        if (!v) {
+    int rc = VEC_GROW(S->v, S->cap, S->n + 1, RL_MUT_SITES_MAX);
+    if (rc < 0) {
+        if (rc == RL_ELIMIT)
+            S->full = 1;
+        else
             S->oom = 1;
-            return;
-        }
-        S->v = v;
-        S->cap = nc;
+        return;
     }
     mut_site *m = &S->v[S->n];
     memset(m, 0, sizeof *m);

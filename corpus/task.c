@@ -14,6 +14,7 @@
 #include "common/fsutil.h"
 #include "common/limits.h"
 #include "common/str.h"
+#include "common/vec.h"
 #include "corpus/testres.h"
 
 #include <cJSON.h>
@@ -574,15 +575,9 @@ static int set_push(walker *w, task *t)
         task_free(t);
         return rc;
     }
-    if (w->set->n == w->cap) {
-        size_t nc = w->cap ? w->cap * 2 : 64;
-        task **v = realloc(w->set->v, nc * sizeof *v);
-        if (!v) {
-            task_free(t);
-            return rl_err(w->err, RL_ENOMEM, "task set: out of memory");
-        }
-        w->set->v = v;
-        w->cap = nc;
+    if (VEC_GROW(w->set->v, w->cap, w->set->n + 1, RL_TASK_SET_MAX) < 0) {
+        task_free(t);
+        return rl_err(w->err, RL_ENOMEM, "task set: out of memory");
     }
     w->set->v[w->set->n++] = t;
     return 0;

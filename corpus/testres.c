@@ -23,6 +23,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/vec.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -142,17 +143,12 @@ static void builder_add(builder *b, const char *name, size_t nlen, tr_status st,
         }
         return;
     }
-    if (b->r->n >= RL_TR_CASES_MAX)
+    int rc = VEC_GROW(b->r->cases, b->cap, b->r->n + 1, RL_TR_CASES_MAX);
+    if (rc == RL_ELIMIT)
         return; /* dropped: reads as TR_MISSING, i.e. a failure */
-    if (b->r->n == b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 32;
-        tr_case *v = realloc(b->r->cases, nc * sizeof *v);
-        if (!v) {
-            b->oom = 1;
-            return;
-        }
-        b->r->cases = v;
-        b->cap = nc;
+    if (rc < 0) {
+        b->oom = 1;
+        return;
     }
     tr_case *c = &b->r->cases[b->r->n];
     c->name = strdup(key);

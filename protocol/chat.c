@@ -8,9 +8,11 @@
 
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/vec.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,14 +79,8 @@ static char *dup_opt(const char *s, int *bad)
 /* A zeroed slot at the end of c->msgs. */
 static chat_msg *msg_push(chat *c)
 {
-    if (c->n == c->cap) {
-        size_t nc = c->cap ? c->cap * 2 : 16;
-        chat_msg *p = realloc(c->msgs, nc * sizeof *p);
-        if (!p)
-            return NULL;
-        c->msgs = p;
-        c->cap = nc;
-    }
+    if (VEC_GROW(c->msgs, c->cap, c->n + 1, SIZE_MAX) < 0)
+        return NULL;
     chat_msg *m = &c->msgs[c->n];
     memset(m, 0, sizeof *m);
     return m;
@@ -537,15 +533,9 @@ static void emit(rend *r, tpl_origin o, int msg, const char *s, size_t n)
         last->len += n;
         return;
     }
-    if (r->nsegs == r->cap) {
-        size_t nc = r->cap ? r->cap * 2 : 32;
-        tpl_seg *p = realloc(r->segs, nc * sizeof *p);
-        if (!p) {
-            r->rc = RL_ENOMEM;
-            return;
-        }
-        r->segs = p;
-        r->cap = nc;
+    if (VEC_GROW(r->segs, r->cap, r->nsegs + 1, SIZE_MAX) < 0) {
+        r->rc = RL_ENOMEM;
+        return;
     }
     r->segs[r->nsegs++] = (tpl_seg){off, n, o, msg};
 }
