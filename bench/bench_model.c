@@ -296,7 +296,7 @@ int main(int argc, char **argv)
         long n = 0;
         for (int s = 0; s < GEN_BATCH; s++) {
             n += out[s].n;
-            model_sample_out_free(&out[s]);
+            model_sample_out_dispose(&out[s]);
         }
         if (r >= 0) {
             gen_s[r] = (double)n / secs;

@@ -53,7 +53,7 @@ static double in_place(const task *t, ws_tree *ws)
     if (testrun_run(&r, t, ws_path(ws), err))
         die("test run", err);
     double dt = now_ms() - t0;
-    testrun_free(&r);
+    testrun_dispose(&r);
     return dt;
 }
 
@@ -61,12 +61,12 @@ static double hermetic(const task *t, ws_tree *ws, int *reward)
 {
     char err[RL_ERR_MAX];
     double t0 = now_ms();
-    score s;
+    testrun_verdict s;
     if (testrun_score(&s, t, ws, NULL, err))
         die("score", err);
     double dt = now_ms() - t0;
     *reward = s.reward;
-    score_free(&s);
+    testrun_verdict_dispose(&s);
     return dt;
 }
 

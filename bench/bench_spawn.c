@@ -81,7 +81,7 @@ static double sandboxed_true(const char *dir)
         fprintf(stderr, "bench_spawn: sandboxed /bin/true failed: %s\n", rc ? err : r.reason);
         exit(1);
     }
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     return dt;
 }
 

@@ -112,7 +112,7 @@ static double sandboxed_run(const char *dir, const char *cmd)
         fprintf(stderr, "bench_testrun: sandboxed run failed: %s\n%s\n", rc ? err : r.reason, r.out);
         exit(1);
     }
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     return dt;
 }
 

@@ -14,7 +14,7 @@ void buf_init(buf_t *b, size_t max)
     b->max = max ? max : RL_BUF_DEFAULT_MAX;
 }
 
-void buf_free(buf_t *b)
+void buf_dispose(buf_t *b)
 {
     free(b->data);
     b->data = NULL;
@@ -123,9 +123,9 @@ int buf_ht_init(buf_ht_t *h, size_t head_max, size_t tail_max)
     return 0;
 }
 
-void buf_ht_free(buf_ht_t *h)
+void buf_ht_dispose(buf_ht_t *h)
 {
-    buf_free(&h->head);
+    buf_dispose(&h->head);
     free(h->tail);
     h->tail = NULL;
 }
@@ -183,11 +183,11 @@ char *str_cut_middle(const char *s, size_t len, size_t max, size_t *out_len)
     buf_ht_t h;
     size_t head = max / 2, tail = max - max / 2;
     if (buf_ht_init(&h, head ? head : 1, tail)) {
-        buf_ht_free(&h);
+        buf_ht_dispose(&h);
         return NULL;
     }
     buf_ht_append(&h, s, len);
     char *out = buf_ht_render(&h, out_len);
-    buf_ht_free(&h);
+    buf_ht_dispose(&h);
     return out;
 }

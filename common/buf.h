@@ -23,7 +23,7 @@ typedef struct buf {
 } buf_t;
 
 void buf_init(buf_t *b, size_t max);
-void buf_free(buf_t *b);
+void buf_dispose(buf_t *b);
 void buf_clear(buf_t *b);
 /* Returns 0, RL_ELIMIT (nothing appended) or RL_ENOMEM. */
 int buf_append(buf_t *b, const void *data, size_t n);
@@ -48,7 +48,7 @@ typedef struct buf_ht {
 } buf_ht_t;
 
 int buf_ht_init(buf_ht_t *h, size_t head_max, size_t tail_max);
-void buf_ht_free(buf_ht_t *h);
+void buf_ht_dispose(buf_ht_t *h);
 void buf_ht_append(buf_ht_t *h, const void *data, size_t n);
 /* Bytes dropped between head and tail. */
 size_t buf_ht_cut(const buf_ht_t *h);

@@ -20,6 +20,18 @@
  * source files are far smaller; checkpoints use their own reader. */
 #define RL_FILE_MAX (256u << 20)
 
+/* Longest message rl_logf formats (on the stack): a summary line or a
+ * transcript line, whose quoted text the caller cuts to a few hundred
+ * bytes; a longer message is cut at this length. */
+#define RL_LOG_LINE_MAX 4096
+
+/* Default cap on the length of a vec_t when the caller gives none: a
+ * million elements is above every list a run builds from one input (test
+ * cases of a log, tasks of the corpus, edits of a diff) and small enough
+ * that a runaway producer fails fast. Callers that hold more (token
+ * streams, training data) pass their own cap. */
+#define RL_VEC_DEFAULT_MAX (1u << 20)
+
 /* ---- sandbox --------------------------------------------------------- */
 
 /* Defaults of sb_limits (sandbox/sandbox.h). A test command (compile and
@@ -217,8 +229,9 @@
 #define RL_TASK_TIMEOUT_MAX 600
 /* generator.mutation names are short words ("flip_cmp"). */
 #define RL_TASK_NAME_MAX 64
-/* Tasks in one set: 300 generated plus hand-written now; 100k keeps a
- * runaway generator from making `list` quadratic in memory. */
+/* Tasks in one set: the corpus holds about 300 generated and the
+ * hand-written ones; 100k keeps a runaway generator from making `list`
+ * quadratic in memory. */
 #define RL_TASK_SET_MAX 100000
 /* Folder depth under tasks/generated/ (generated/<repo>/ is depth 1). */
 #define RL_TASK_DIR_DEPTH 8
@@ -475,8 +488,8 @@
 #define RL_TOOL_SEARCH_MATCHES_MAX 100
 #define RL_TOOL_SEARCH_LINE_MAX 200
 
-/* Wall-clock budget of one file-tool call (issue 4: 5 s). Enforced by the
- * caps above and a clock check between files. */
+/* Wall-clock budget of one file-tool call: a tool answers within 5 s.
+ * Enforced by the caps above and a clock check between files. */
 #define RL_TOOL_TIME_MS 5000
 
 /* Default observation budget (bytes of tool output shown to the policy):

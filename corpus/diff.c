@@ -13,6 +13,7 @@
 
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/vec.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -78,14 +79,8 @@ typedef struct script {
 
 static int script_push(script *s, op_kind k, size_t o, size_t n)
 {
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 64;
-        op *v = realloc(s->v, nc * sizeof *v);
-        if (!v)
-            return RL_ENOMEM;
-        s->v = v;
-        s->cap = nc;
-    }
+    if (VEC_GROW(s->v, s->cap, s->n + 1, SIZE_MAX) < 0)
+        return RL_ENOMEM;
     s->v[s->n++] = (op){k, o, n};
     return 0;
 }
@@ -304,7 +299,7 @@ int diff_unified(buf_t *out, const char *path, const char *old_text, size_t old_
                   write_hunks(&d, &s, &A, &B);
         if (bad || buf_append(out, buf_str(&d), d.len))
             rc = RL_ELIMIT;
-        buf_free(&d);
+        buf_dispose(&d);
     }
     free(A.v);
     free(B.v);

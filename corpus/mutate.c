@@ -15,6 +15,8 @@
 #include "common/err.h"
 #include "common/limits.h"
 #include "common/rng.h"
+#include "common/str.h"
+#include "common/vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,17 +39,11 @@ int mut_kind_from_name(const char *name)
     return -1;
 }
 
-static int ends_with(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && !strcmp(s + a - b, suf);
-}
-
 mut_lang mut_lang_of_path(const char *path)
 {
-    if (ends_with(path, ".c") || ends_with(path, ".h"))
+    if (str_has_suffix(path, ".c") || str_has_suffix(path, ".h"))
         return MUT_LANG_C;
-    if (ends_with(path, ".py"))
+    if (str_has_suffix(path, ".py"))
         return MUT_LANG_PY;
     return MUT_LANG_NONE;
 }
@@ -65,9 +61,9 @@ int mut_is_test_path(const char *path)
     }
     if (!strcmp(base, "conftest.py"))
         return 1;
-    if (!strncmp(base, "test_", 5) && (ends_with(base, ".py") || ends_with(base, ".c")))
+    if (!strncmp(base, "test_", 5) && (str_has_suffix(base, ".py") || str_has_suffix(base, ".c")))
         return 1;
-    return ends_with(base, "_test.py") || ends_with(base, "_test.c");
+    return str_has_suffix(base, "_test.py") || str_has_suffix(base, "_test.c");
 }
 
 /* ---- lexer --------------------------------------------------------------- */
@@ -676,19 +672,13 @@ static void add_site(sites *S, mut_kind kind, int at_tok, size_t s, size_t e, co
         return;
     if (e - s == rn && !memcmp(L->src + s, repl, rn))
         return; /* no change */
-    if (S->n >= RL_MUT_SITES_MAX) {
-        S->full = 1;
-        return;
-    }
-    if (S->n == S->cap) {
-        size_t nc = S->cap ? S->cap * 2 : 128;
-        mut_site *v = realloc(S->v, nc * sizeof *v);
-        if (!v) {
+    int rc = VEC_GROW(S->v, S->cap, S->n + 1, RL_MUT_SITES_MAX);
+    if (rc < 0) {
+        if (rc == RL_ELIMIT)
+            S->full = 1;
+        else
             S->oom = 1;
-            return;
-        }
-        S->v = v;
-        S->cap = nc;
+        return;
     }
     mut_site *m = &S->v[S->n];
     memset(m, 0, sizeof *m);
@@ -798,7 +788,7 @@ static int c_flip_in_chain(sites *S, int i, const char *to)
     char what[96];
     snprintf(what, sizeof what, "'%.*s' -> '%s'", (int)tlen(L, i), L->src + L->t[i].s, to);
     add_site(S, MUT_FLIP_BOOL, i, s0, s1, buf_str(&b), b.len, what);
-    buf_free(&b);
+    buf_dispose(&b);
     return 1;
 }
 
@@ -1017,7 +1007,7 @@ static void gen_swap_cmp(sites *S)
         excerpt(ex, sizeof ex, L->src + l0, r1 - l0);
         snprintf(what, sizeof what, "swap the operands of '%s'", ex);
         add_site(S, MUT_SWAP_CMP, i, l0, r1, buf_str(&b), b.len, what);
-        buf_free(&b);
+        buf_dispose(&b);
     }
 }
 
@@ -1093,7 +1083,7 @@ static void gen_swap_args(sites *S)
         snprintf(what, sizeof what, "swap the arguments of %.*s()", (int)tlen(L, o - 1),
                  L->src + L->t[o - 1].s);
         add_site(S, MUT_SWAP_ARGS, o, a0, b1, buf_str(&b), b.len, what);
-        buf_free(&b);
+        buf_dispose(&b);
     }
 }
 
@@ -1152,7 +1142,7 @@ static void gen_negate_cond(sites *S)
         snprintf(what, sizeof what, "negate the condition '%s' of %.*s", ex, (int)tlen(L, i),
                  L->src + L->t[i].s);
         add_site(S, MUT_NEGATE_COND, i, s, e, buf_str(&b), b.len, what);
-        buf_free(&b);
+        buf_dispose(&b);
     }
 }
 
@@ -1224,7 +1214,7 @@ static void add_bound_site(sites *S, int at, int s, int e, const char *delta)
     excerpt(ex, sizeof ex, L->src + bs, be - bs);
     snprintf(what, sizeof what, "loop bound '%s' -> '%s'", ex, buf_str(&b));
     add_site(S, MUT_LOOP_BOUND, at, bs, be, buf_str(&b), b.len, what);
-    buf_free(&b);
+    buf_dispose(&b);
 }
 
 static void gen_loop_bound(sites *S)
@@ -1501,7 +1491,7 @@ static void sites_free(mut_site *v, size_t n)
     free(v);
 }
 
-void mut_list_free(mut_list *l)
+void mut_list_dispose(mut_list *l)
 {
     if (!l)
         return;

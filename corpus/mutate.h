@@ -62,7 +62,7 @@ int mut_is_test_path(const char *path);
  * seed's order: kinds interleaved round-robin so that the first sites are
  * varied, each kind's sites shuffled. Fills out (possibly empty). */
 int mut_enumerate(mut_list *out, const char *text, size_t len, mut_lang lang, uint64_t seed, char *err);
-void mut_list_free(mut_list *l);
+void mut_list_dispose(mut_list *l);
 
 /* The text with one site applied; *out is NUL-terminated, caller frees. */
 int mut_apply(char **out, size_t *out_len, const char *text, size_t len, const mut_site *s, char *err);

@@ -168,14 +168,14 @@ int patch_parse(patch *out, const char *text, char *err)
     }
     if (rc == 0 && out->nfiles == 0)
         rc = rl_err(err, RL_EPARSE, "patch: no file headers ('--- a/...' / '+++ b/...') found");
-    buf_free(&old);
-    buf_free(&new);
+    buf_dispose(&old);
+    buf_dispose(&new);
     if (rc < 0)
-        patch_free(out);
+        patch_dispose(out);
     return rc;
 }
 
-void patch_free(patch *p)
+void patch_dispose(patch *p)
 {
     for (size_t i = 0; i < p->nfiles; i++) {
         patch_file *f = &p->files[i];

@@ -30,6 +30,6 @@ typedef struct patch {
 
 /* Parses text; RL_EPARSE with the line number on malformed input. */
 int patch_parse(patch *out, const char *text, char *err);
-void patch_free(patch *p);
+void patch_dispose(patch *p);
 
 #endif

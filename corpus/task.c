@@ -13,6 +13,8 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/str.h"
+#include "common/vec.h"
 #include "corpus/testres.h"
 
 #include <cJSON.h>
@@ -573,24 +575,12 @@ static int set_push(walker *w, task *t)
         task_free(t);
         return rc;
     }
-    if (w->set->n == w->cap) {
-        size_t nc = w->cap ? w->cap * 2 : 64;
-        task **v = realloc(w->set->v, nc * sizeof *v);
-        if (!v) {
-            task_free(t);
-            return rl_err(w->err, RL_ENOMEM, "task set: out of memory");
-        }
-        w->set->v = v;
-        w->cap = nc;
+    if (VEC_GROW(w->set->v, w->cap, w->set->n + 1, RL_TASK_SET_MAX) < 0) {
+        task_free(t);
+        return rl_err(w->err, RL_ENOMEM, "task set: out of memory");
     }
     w->set->v[w->set->n++] = t;
     return 0;
-}
-
-static int ends_with(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && !strcmp(s + a - b, suf);
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -651,7 +641,7 @@ static int walk_dir(walker *w, const char *dir, int depth, int recurse)
                             RL_TASK_DIR_DEPTH);
             continue;
         }
-        if (!ends_with(names[i], ".json"))
+        if (!str_has_suffix(names[i], ".json"))
             continue;
         task *t;
         rc = task_load(&t, path, w->repos_dir, w->err);
@@ -685,18 +675,18 @@ int task_set_load(task_set *out, const char *tasks_dir, const char *repos_dir, c
             rc = rl_err(err, RL_EINVAL, "%s: duplicate instance_id \"%s\" (also in %s)",
                         out->v[i]->path, out->v[i]->instance_id, out->v[i - 1]->path);
     if (rc)
-        task_set_free(out);
+        task_set_dispose(out);
     return rc;
 }
 
-void task_set_free(task_set *s)
+void task_set_dispose(task_set *s)
 {
     for (size_t i = 0; i < s->n; i++)
         task_free(s->v[i]);
-    task_select_free(s);
+    task_select_dispose(s);
 }
 
-void task_select_free(task_set *sel)
+void task_select_dispose(task_set *sel)
 {
     free(sel->v);
     sel->v = NULL;

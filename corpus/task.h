@@ -70,7 +70,7 @@ typedef struct task_set {
 /* Loads the *.json files of tasks_dir and of tasks_dir/generated/
  * (recursively), sorted by instance_id. Fails on the first bad file or a duplicate instance_id. */
 int task_set_load(task_set *out, const char *tasks_dir, const char *repos_dir, char *err);
-void task_set_free(task_set *s);
+void task_set_dispose(task_set *s);
 /* The task with that id, or NULL. */
 task *task_set_find(const task_set *s, const char *instance_id);
 
@@ -79,7 +79,7 @@ task *task_set_find(const task_set *s, const char *instance_id);
  * `all`. Fills out with borrowed pointers in set order, without duplicates. */
 int task_select(task_set *out, const task_set *all, const char *selector, char *err);
 /* Frees a selection's array, not the tasks it borrows. */
-void task_select_free(task_set *sel);
+void task_select_dispose(task_set *sel);
 
 /* ---- scoring (the SWE-bench rule) ---- */
 

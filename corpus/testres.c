@@ -23,6 +23,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/vec.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -142,17 +143,12 @@ static void builder_add(builder *b, const char *name, size_t nlen, tr_status st,
         }
         return;
     }
-    if (b->r->n >= RL_TR_CASES_MAX)
+    int rc = VEC_GROW(b->r->cases, b->cap, b->r->n + 1, RL_TR_CASES_MAX);
+    if (rc == RL_ELIMIT)
         return; /* dropped: reads as TR_MISSING, i.e. a failure */
-    if (b->r->n == b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 32;
-        tr_case *v = realloc(b->r->cases, nc * sizeof *v);
-        if (!v) {
-            b->oom = 1;
-            return;
-        }
-        b->r->cases = v;
-        b->cap = nc;
+    if (rc < 0) {
+        b->oom = 1;
+        return;
     }
     tr_case *c = &b->r->cases[b->r->n];
     c->name = strdup(key);
@@ -170,7 +166,7 @@ static void builder_add(builder *b, const char *name, size_t nlen, tr_status st,
         b->oom = 1;
 }
 
-void tr_report_free(tr_report *r)
+void tr_report_dispose(tr_report *r)
 {
     if (!r)
         return;
@@ -317,7 +313,7 @@ static void tap_flush(builder *b, tap_pending *p)
     builder_add(b, p->name, p->nlen, p->status, m, mlen);
     free(m);
     p->active = 0;
-    buf_ht_free(&p->msg);
+    buf_ht_dispose(&p->msg);
 }
 
 static void tap_note(tap_pending *p, const char *s, size_t n)
@@ -804,7 +800,7 @@ static void check_start(junit *j, xml *x, const char *name, int depth)
         j->nlen = 0;
         j->in_case = depth;
         j->in_id = j->in_message = 0;
-        buf_free(&j->id);
+        buf_dispose(&j->id);
         buf_init(&j->id, RL_TR_NAME_MAX);
         buf_ht_init(&j->msg, RL_TR_MSG_MAX / 2, RL_TR_MSG_MAX / 2);
     } else if (j->in_case && !j->in_id && !j->in_message && !strcmp(name, "id")) {
@@ -851,7 +847,7 @@ static void junit_start(junit *j, xml *x, const char *name, int self_closing)
         tr_status st = name[0] == 'f' ? TR_FAIL : name[0] == 'e' ? TR_ERROR : TR_SKIP;
         if (status_rank(st) > status_rank(j->status)) {
             j->status = st; /* keep only the worst result's text */
-            buf_ht_free(&j->msg);
+            buf_ht_dispose(&j->msg);
             buf_ht_init(&j->msg, RL_TR_MSG_MAX / 2, RL_TR_MSG_MAX / 2);
         }
         if (st == j->status) {
@@ -889,7 +885,7 @@ static void junit_commit(junit *j)
         mlen--;
     builder_add(j->b, j->name, j->nlen, j->status, m, mlen);
     free(m);
-    buf_ht_free(&j->msg);
+    buf_ht_dispose(&j->msg);
     j->in_case = 0;
 }
 
@@ -951,7 +947,7 @@ static int xml_start_tag(xml *x, junit *j)
     if (!xml_name(x, name))
         return x->pos >= x->len ? 1 : xml_fail(x, "expected an element name after '<'");
     for (int i = 0; i < x->nattrs; i++)
-        buf_free(&x->attrs[i].value);
+        buf_dispose(&x->attrs[i].value);
     x->nattrs = 0;
     for (;;) {
         xml_skip_space(x);
@@ -1146,10 +1142,10 @@ static int parse_xml(tr_report *out, const char *text, size_t len, int check, ch
     if (rc == 1)
         rc = 0; /* truncated: keep the test cases that were complete */
     if (j->in_case)
-        buf_ht_free(&j->msg); /* an unfinished test case is not reported */
-    buf_free(&j->id);
+        buf_ht_dispose(&j->msg); /* an unfinished test case is not reported */
+    buf_dispose(&j->id);
     for (int i = 0; i < x->nattrs; i++)
-        buf_free(&x->attrs[i].value);
+        buf_dispose(&x->attrs[i].value);
     if (!rc && !j->root_seen)
         rc = rl_err(err, RL_EPARSE, "%s: no %s element in %zu bytes", what, roots, len);
     if (!rc && !j->root_closed)

@@ -51,7 +51,7 @@ int tr_parse_check(tr_report *out, const char *text, size_t len, char *err);
 /* Check's XML log (CK_XML_LOG_FILE_NAME): <testsuites><suite><test
  * result="success|failure|error"><id>NAME</id><message>..</message>. */
 int tr_parse_check_xml(tr_report *out, const char *xml, size_t len, char *err);
-void tr_report_free(tr_report *r);
+void tr_report_dispose(tr_report *r);
 
 /* Cross-checks Check's XML log against the same run's stdout: the stdout
  * summary line must be there once and its totals equal the log's counts, every

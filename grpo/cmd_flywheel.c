@@ -131,7 +131,7 @@ static int round_run(grpo_trainer *t, const grpo_config *c, int round, char *err
             rc = grpo_sft(&loss, t, good, kept, c->fw_sft_epochs, c->fw_sft_lr, err);
         free(good);
     }
-    buf_free(&sel);
+    buf_dispose(&sel);
     size_t sampled = s.n;
     grpo_episodes_free(&s);
     if (rc < 0)

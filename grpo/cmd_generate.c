@@ -272,7 +272,7 @@ int cmd_generate(int argc, char **argv)
         size_t tl = 0;
         if (tok_decode(&text, &tl, tok, (const int32_t *)out.tokens, (size_t)out.n, err)) {
             fprintf(stderr, "grpo generate: %s\n", err);
-            model_sample_out_free(&out);
+            model_sample_out_dispose(&out);
             goto done;
         }
         fwrite(text, 1, tl, stdout);
@@ -299,7 +299,7 @@ int cmd_generate(int argc, char **argv)
                     "mean logprob %.3f\n",
             n, out.n, secs, secs > 0 ? out.n / secs : 0.0, why[out.stop],
             out.n ? lp / out.n : 0.0);
-    model_sample_out_free(&out);
+    model_sample_out_dispose(&out);
     fflush(stdout);
     rc = 0;
 done:

@@ -659,7 +659,7 @@ static int log_step(grpo_trainer *t, grpo_step_metrics *sm, char *err)
     cJSON_Delete(o);
     if (!t->cfg.quiet)
         fprintf(stderr, "%s\n", buf_str(&line));
-    buf_free(&line);
+    buf_dispose(&line);
     return rc;
 }
 
@@ -1172,8 +1172,8 @@ void grpo_close(grpo_trainer *t)
     model_free(t->m);
     model_free(t->ref);
     tok_free(t->tok);
-    task_select_free(&t->train);
-    task_set_free(&t->all);
+    task_select_dispose(&t->train);
+    task_set_dispose(&t->all);
     grpo_strata_free(&t->strata);
     free(t->scratch);
     double **h[HIST_ARRAYS];

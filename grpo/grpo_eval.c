@@ -173,11 +173,11 @@ int grpo_evaluate(grpo_eval_result *res, grpo_trainer *t, model *m, const char *
     if (rc < 0)
         return rc;
     if (sel.n == 0) {
-        task_select_free(&sel);
+        task_select_dispose(&sel);
         return rl_err(err, RL_EINVAL, "evaluation tasks \"%s\": selects no task", selector);
     }
     rc = grpo_evaluate_tasks(res, NULL, t, m, (const task *const *)sel.v, sel.n, 1, seeds, temperature, out_jsonl, err);
-    task_select_free(&sel);
+    task_select_dispose(&sel);
     return rc;
 }
 
@@ -240,7 +240,7 @@ int grpo_collect(grpo_episodes *out, grpo_trainer *t, const char *selector, int 
     collect_acc a = {out, (const task *const *)sel.v, 0, 0};
     rc = grpo_run_episodes(t, t->pol, (const task *const *)sel.v, sel.n, seeds, seed0, temperature, collect_done, &a,
                            err);
-    task_select_free(&sel);
+    task_select_dispose(&sel);
     if (rc == 0 && a.oom)
         rc = rl_err(err, RL_ENOMEM, "grpo collect: out of memory");
     if (rc < 0)

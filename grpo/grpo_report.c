@@ -146,11 +146,11 @@ static int curves_read(curves *c, const char *run_dir, char *err)
 static int write_svg(const char *path, buf_t *b, int rc, char *err)
 {
     if (rc < 0) {
-        buf_free(b);
+        buf_dispose(b);
         return rl_err(err, rc, "%s: could not draw the chart", path);
     }
     rc = fs_write_atomic(path, buf_str(b), b->len, err);
-    buf_free(b);
+    buf_dispose(b);
     return rc;
 }
 
@@ -259,7 +259,7 @@ static int select_set(task_set *out, grpo_trainer *t, const grpo_final_set *fs, 
             sel.v[k++] = sel.v[i];
     sel.n = k;
     if (k == 0) {
-        task_select_free(&sel);
+        task_select_dispose(&sel);
         return rl_err(err, RL_EINVAL, "final set %s: \"%s\"%s%s selects no task", fs->name, fs->tasks,
                       fs->split[0] ? " in split " : "", fs->split);
     }
@@ -544,7 +544,7 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
                c->results_name, c->results_name, c->results_name);
     snprintf(path, sizeof path, "%s.md", base);
     rc = fs_write_atomic(path, buf_str(&md), md.len, err);
-    buf_free(&md);
+    buf_dispose(&md);
     return rc;
 }
 
@@ -598,7 +598,7 @@ int grpo_final_report(grpo_trainer *t, char *err)
             rl_err(err, rc, "report: out of memory");
         free(passed[0]);
         free(passed[1]);
-        task_select_free(&sel);
+        task_select_dispose(&sel);
     }
     model_free(sft);
     if (rc < 0)

@@ -175,10 +175,10 @@ static int generate_chunk(live *L, pol_response *resp, const pol_request *req, s
 done:
     if (out)
         for (int k = 0; k < nb; k++)
-            model_sample_out_free(&out[k]);
+            model_sample_out_dispose(&out[k]);
     if (rc < 0)
         for (size_t i = 0; i < n; i++)
-            pol_response_free(&resp[i]);
+            pol_response_dispose(&resp[i]);
     for (size_t i = 0; owned && i < n; i++)
         free(owned[i]);
     free(ids);
@@ -203,7 +203,7 @@ static int live_generate(policy *p, pol_response *resp, const pol_request *req, 
         int rc = generate_chunk(L, resp + i, req + i, k, err);
         if (rc < 0) {
             for (size_t j = 0; j < i; j++)
-                pol_response_free(&resp[j]);
+                pol_response_dispose(&resp[j]);
             return rc;
         }
     }

@@ -443,7 +443,7 @@ static int build_keep(traj_set *s, const cJSON *rec, const rturn *t, size_t nt, 
     size_t *start = malloc(nt * sizeof *start); /* where each turn's context ends: its reply starts */
     if (!start)
         return rl_err(err, RL_ENOMEM, "%s: out of memory", where);
-    if ((rc = rec_walk_open(&w, rec, where, vocab, err)) < 0) {
+    if ((rc = rec_walk_init(&w, rec, where, vocab, err)) < 0) {
         free(start);
         return rc;
     }
@@ -475,7 +475,7 @@ static int build_keep(traj_set *s, const cJSON *rec, const rturn *t, size_t nt, 
 out:
     if (rc < 0)
         seq_free(&q);
-    rec_walk_free(&w);
+    rec_walk_dispose(&w);
     free(start);
     return rc < 0 ? rc : 0;
 }
@@ -485,7 +485,7 @@ static int build_drop(traj_set *s, const cJSON *rec, const rturn *t, size_t nt, 
 {
     int vocab = vocab_of(o);
     rec_walk w;
-    int rc = rec_walk_open(&w, rec, where, vocab, err);
+    int rc = rec_walk_init(&w, rec, where, vocab, err);
     for (size_t k = 0; rc == 0 && k < nt; k++) {
         const rturn *u = &t[k];
         seq q = {0};
@@ -518,7 +518,7 @@ static int build_drop(traj_set *s, const cJSON *rec, const rturn *t, size_t nt, 
         }
         rc = finish_sample(s, &q, ri, (int)k, from_ids, o, where, err);
     }
-    rec_walk_free(&w);
+    rec_walk_dispose(&w);
     return rc;
 }
 
@@ -641,7 +641,7 @@ int traj_load_file(traj_set *s, const char *path, const traj_opts *o, char *err)
     }
     if (rc == 0 && ferror(f))
         rc = rl_err(err, RL_EIO, "%s: read error", path);
-    buf_free(&line);
+    buf_dispose(&line);
     fclose(f);
     return rc;
 }

@@ -11,9 +11,11 @@
 #include "harness/batch.h"
 
 #include "common/buf.h"
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/vec.h"
 #include "harness/pool.h"
 #include "harness/workspace.h"
 
@@ -33,8 +35,10 @@ void batch_opts_default(batch_opts *o)
     o->workers = n > 0 ? (int)n : 1;
     o->out = NULL;
     o->ws_root = NULL;
-    o->progress = -1;
-    o->quiet = 0;
+    o->progress = NULL;
+    o->progress_ctx = NULL;
+    o->log = NULL;
+    o->log_ctx = NULL;
 }
 
 void batch_job_key(char *out, size_t n, const batch_job *j)
@@ -45,13 +49,6 @@ void batch_job_key(char *out, size_t n, const batch_job *j)
     else
         snprintf(out, n, "%s#cfg=%016llx#seed=%llu", j->task->instance_id,
                  (unsigned long long)ep_config_digest(j->cfg), (unsigned long long)j->seed);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Keys of the complete records already in path. A torn last line (the
@@ -82,15 +79,11 @@ static int load_done(char ***keys, size_t *nkeys, const char *path, char *err)
         cJSON *rec = cJSON_Parse(line);
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(rec, "key");
         if (cJSON_IsString(k)) {
-            if (*nkeys == cap) {
-                cap = cap ? cap * 2 : 64;
-                char **nk = realloc(*keys, cap * sizeof *nk);
-                if (!nk) {
-                    cJSON_Delete(rec);
-                    free(data);
-                    return rl_err(err, RL_ENOMEM, "batch: out of memory");
-                }
-                *keys = nk;
+            /* a record takes more than one byte of the file: its cap bounds the keys */
+            if (VEC_GROW(*keys, cap, *nkeys + 1, RL_BATCH_OUT_MAX) < 0) {
+                cJSON_Delete(rec);
+                free(data);
+                return rl_err(err, RL_ENOMEM, "batch: out of memory");
             }
             (*keys)[(*nkeys)++] = strdup(k->valuestring);
         }
@@ -134,7 +127,6 @@ typedef struct batch_ctx {
     const batch_job *jobs;
     const batch_opts *o;
     batch_stats *st;
-    pool_progress prog;
 } batch_ctx;
 
 /* In a worker: one episode, its record appended, "reward status" back. */
@@ -146,7 +138,7 @@ static void batch_job_run(void *user, size_t idx, int slot, buf_t *out)
     batch_job_key(key, sizeof key, j);
     ep_config cfg = *j->cfg;
     cfg.seed = j->seed;
-    cfg.transcript = NULL;
+    cfg.log = NULL;
     ws_opts wo;
     ws_opts_default(&wo);
     if (bc->o->ws_root)
@@ -183,7 +175,7 @@ static void batch_job_run(void *user, size_t idx, int slot, buf_t *out)
     cJSON_Delete(parsed);
     int st = rc < 0 ? 1 : 0;
     if (fs_append_record(bc->o->out, rec, strlen(rec), err) < 0) {
-        fprintf(stderr, "batch: %s\n", err);
+        rl_logf(bc->o->log, bc->o->log_ctx, RL_LOG_ERROR, "batch: %s", err);
         st = 2;
     }
     free(rec);
@@ -228,7 +220,7 @@ static void batch_job_died(void *user, size_t idx, const char *why)
         return;
     char *rec = error_record(j, key, why);
     if (rec && fs_append_record(bc->o->out, rec, strlen(rec), err) < 0)
-        fprintf(stderr, "batch: %s\n", err);
+        rl_logf(bc->o->log, bc->o->log_ctx, RL_LOG_ERROR, "batch: %s", err);
     free(rec);
     bc->st->errors++;
 }
@@ -236,12 +228,12 @@ static void batch_job_died(void *user, size_t idx, const char *why)
 static void batch_tick(void *user, size_t done, size_t total)
 {
     batch_ctx *bc = user;
-    if (bc->o->quiet)
+    if (!bc->o->progress)
         return;
     char extra[96];
     snprintf(extra, sizeof extra, "pass %.2f errors %zu flagged %zu",
              bc->st->done ? (double)bc->st->passed / (double)bc->st->done : 0.0, bc->st->errors, bc->st->flagged);
-    pool_progress_show(&bc->prog, done, total, extra);
+    bc->o->progress(bc->o->progress_ctx, done, total, extra);
 }
 
 int batch_run(batch_stats *st, const batch_job *jobs, size_t n, const batch_opts *o, char *err)
@@ -276,15 +268,15 @@ int batch_run(batch_stats *st, const batch_job *jobs, size_t n, const batch_opts
     free(keys);
     if (!todo)
         return rl_err(err, RL_ENOMEM, "batch: out of memory");
-    if (!o->quiet && st->skipped)
-        fprintf(stderr, "batch: %zu of %zu episodes already recorded in %s; running the other %zu\n",
-                st->skipped, n, o->out, ntodo);
-    double t0 = now_s();
+    if (st->skipped)
+        rl_logf(o->log, o->log_ctx, RL_LOG_INFO,
+                "batch: %zu of %zu episodes already recorded in %s; running the other %zu", st->skipped, n, o->out,
+                ntodo);
+    double t0 = clk_s();
     batch_ctx bc = {.jobs = jobs, .o = o, .st = st};
-    pool_progress_init(&bc.prog, o->progress, "episodes");
     pool_cbs cb = {batch_job_run, batch_job_done, batch_job_died, batch_tick, &bc};
     rc = pool_run(todo, ntodo, o->workers, &cb, err);
     free(todo);
-    st->wall_s = now_s() - t0;
+    st->wall_s = clk_s() - t0;
     return rc;
 }

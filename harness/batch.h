@@ -11,6 +11,7 @@
 #ifndef RL_BATCH_H
 #define RL_BATCH_H
 
+#include "common/log.h"
 #include "harness/episode.h"
 #include "corpus/task.h"
 
@@ -22,12 +23,18 @@ typedef struct batch_job {
     uint64_t seed;
 } batch_job;
 
+/* Called in the parent after each finished job and a few times a second:
+ * done of total jobs of this run, extra a short summary ("pass 0.50 ..."). */
+typedef void (*batch_progress_fn)(void *ctx, size_t done, size_t total, const char *extra);
+
 typedef struct batch_opts {
     int workers;           /* default: number of online CPUs */
     const char *out;       /* JSONL path */
     const char *ws_root;   /* workspace root; NULL: the workspace default */
-    int progress;          /* -1 auto (bar on a terminal), 0 plain lines, 1 bar */
-    int quiet;
+    batch_progress_fn progress;  /* NULL: none */
+    void *progress_ctx;
+    rl_log_fn log;         /* skipped jobs, records that could not be written; NULL: none */
+    void *log_ctx;
 } batch_opts;
 
 void batch_opts_default(batch_opts *o);

@@ -14,6 +14,26 @@ int cmd_batch(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 
+/* Shared by the subcommands (harness/cmd_common.c). */
+#include <stddef.h>
+
+/* A log callback (common/log.h) that prints each message as one line on
+ * ctx, a FILE * (NULL: stderr). */
+void cli_log(void *ctx, int level, const char *msg);
+
+/* A progress line on stderr: a bar on a terminal, else a plain line every
+ * RL_BATCH_PLAIN_EVERY_S seconds. `what` names the unit ("episodes"). */
+typedef struct cli_progress {
+    double t0, last_line;
+    int bar;              /* -1: decide from isatty(2) */
+    const char *what;
+} cli_progress;
+
+void cli_progress_init(cli_progress *p, int bar, const char *what);
+/* Shows done of total; ctx is a cli_progress (the shape of a progress
+ * callback in batch_opts). */
+void cli_progress_show(void *ctx, size_t done, size_t total, const char *extra);
+
 /* Shared by the subcommands (harness/cmd_run.c). */
 struct tok;
 

@@ -1,6 +1,7 @@
 /* cliopt.c - shared flags for run, batch and experiment. */
 #include "harness/cliopt.h"
 
+#include "common/arg.h"
 #include "common/err.h"
 #include "common/limits.h"
 #include "harness/episode.h"
@@ -10,28 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-int cliopt_long(long *out, const char *s, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-int cliopt_double(double *out, const char *s, double lo, double hi)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi))
-        return -1;
-    *out = v;
-    return 0;
-}
 
 const char *cliopt_config_help(void)
 {
@@ -56,13 +35,13 @@ const char *cliopt_config_help(void)
            "  --test-disk MB        what a test run may add to the work tree (0: unbounded)\n";
 }
 
-static int bad(const char *cmd, const char *flag, const char *want, const char *got)
+static int bad(char *err, const char *cmd, const char *flag, const char *want, const char *got)
 {
-    fprintf(stderr, "harness %s: %s: expected %s, got '%s'\n", cmd, flag, want, got ? got : "(nothing)");
+    rl_err(err, RL_EINVAL, "harness %s: %s: expected %s, got '%s'", cmd, flag, want, got ? got : "(nothing)");
     return 2;
 }
 
-int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd)
+int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd, char *err)
 {
     const char *f = argv[*i];
     static const char *flags[] = {"--policy", "--prompt", "--max-turns", "--think", "--history", "--seed",
@@ -75,7 +54,7 @@ int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd)
     if (!known)
         return 0;
     if (*i + 1 >= argc)
-        return bad(cmd, f, "a value", NULL);
+        return bad(err, cmd, f, "a value", NULL);
     const char *v = argv[++*i];
     long l;
     double d;
@@ -86,65 +65,65 @@ int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd)
     } else if (!strcmp(f, "--max-turns")) {
         if (!strcmp(v, "unlimited"))
             c->max_turns = 0;
-        else if (cliopt_long(&l, v, 1, 100000) == 0)
+        else if (arg_long(&l, f, v, 1, 100000, NULL) == 0)
             c->max_turns = (int)l;
         else
-            return bad(cmd, f, "a number of turns (1-100000) or 'unlimited'", v);
+            return bad(err, cmd, f, "a number of turns (1-100000) or 'unlimited'", v);
     } else if (!strcmp(f, "--think")) {
         if (strcmp(v, "on") && strcmp(v, "off"))
-            return bad(cmd, f, "on or off", v);
+            return bad(err, cmd, f, "on or off", v);
         c->think = !strcmp(v, "on");
     } else if (!strcmp(f, "--edit-hints")) {
         if (strcmp(v, "on") && strcmp(v, "off"))
-            return bad(cmd, f, "on or off", v);
+            return bad(err, cmd, f, "on or off", v);
         c->edit_hints = !strcmp(v, "on");
     } else if (!strcmp(f, "--integrity")) {
         if (strcmp(v, "enforce") && strcmp(v, "flag"))
-            return bad(cmd, f, "enforce or flag", v);
+            return bad(err, cmd, f, "enforce or flag", v);
         c->integrity_flag_only = !strcmp(v, "flag");
     } else if (!strcmp(f, "--test-mem") || !strcmp(f, "--test-disk")) {
-        if (cliopt_long(&l, v, 0, !strcmp(f, "--test-disk") ? SB_DISK_MB_HARD : RL_TESTRUN_MEM_MB_MAX) < 0)
-            return bad(cmd, f, "megabytes (0: default)", v);
+        if (arg_long(&l, f, v, 0, !strcmp(f, "--test-disk") ? SB_DISK_MB_HARD : RL_TESTRUN_MEM_MB_MAX, NULL) < 0)
+            return bad(err, cmd, f, "megabytes (0: default)", v);
         if (!strcmp(f, "--test-mem"))
             c->test_limits.mem_mb = l;
         else
             c->test_limits.disk_mb = l;
     } else if (!strcmp(f, "--test-procs")) {
-        if (cliopt_long(&l, v, 0, 100000) < 0)
-            return bad(cmd, f, "a process count (0: default)", v);
+        if (arg_long(&l, f, v, 0, 100000, NULL) < 0)
+            return bad(err, cmd, f, "a process count (0: default)", v);
         c->test_limits.procs = (int)l;
     } else if (!strcmp(f, "--history")) {
         if (strcmp(v, "keep") && strcmp(v, "drop"))
-            return bad(cmd, f, "keep or drop", v);
+            return bad(err, cmd, f, "keep or drop", v);
         c->history_keep = !strcmp(v, "keep");
     } else if (!strcmp(f, "--seed")) {
-        if (cliopt_long(&l, v, 0, 0x7fffffffL) < 0)
-            return bad(cmd, f, "a seed 0-2147483647", v);
+        if (arg_long(&l, f, v, 0, 0x7fffffffL, NULL) < 0)
+            return bad(err, cmd, f, "a seed 0-2147483647", v);
         c->seed = (uint64_t)l;
     } else if (!strcmp(f, "--temperature")) {
-        if (cliopt_double(&d, v, 0, 10) < 0)
-            return bad(cmd, f, "a temperature in [0, 10]", v);
+        if (arg_double(&d, f, v, 0, 10, NULL) < 0)
+            return bad(err, cmd, f, "a temperature in [0, 10]", v);
         c->temperature = d;
     } else if (!strcmp(f, "--top-p")) {
-        if (cliopt_double(&d, v, 1e-6, 1) < 0)
-            return bad(cmd, f, "a probability in (0, 1]", v);
+        if (arg_double(&d, f, v, 1e-6, 1, NULL) < 0)
+            return bad(err, cmd, f, "a probability in (0, 1]", v);
         c->top_p = d;
     } else if (!strcmp(f, "--max-context-tokens")) {
-        if (cliopt_long(&l, v, 0, 10000000) < 0)
-            return bad(cmd, f, "a token count (0: no limit)", v);
+        if (arg_long(&l, f, v, 0, 10000000, NULL) < 0)
+            return bad(err, cmd, f, "a token count (0: no limit)", v);
         c->max_context_tokens = (int)l;
     } else if (!strcmp(f, "--max-wall")) {
-        if (cliopt_long(&l, v, 0, 86400) < 0)
-            return bad(cmd, f, "seconds 0-86400 (0: no limit)", v);
+        if (arg_long(&l, f, v, 0, 86400, NULL) < 0)
+            return bad(err, cmd, f, "seconds 0-86400 (0: no limit)", v);
         c->max_wall_s = (int)l;
     } else if (!strcmp(f, "--obs-budget")) {
-        if (cliopt_long(&l, v, 256, 16 << 20) < 0)
-            return bad(cmd, f, "a byte count 256-16777216", v);
+        if (arg_long(&l, f, v, 256, 16 << 20, NULL) < 0)
+            return bad(err, cmd, f, "a byte count 256-16777216", v);
         c->obs_budget = (size_t)l;
     } else if (!strcmp(f, "--reward-config")) {
-        char err[RL_ERR_MAX];
-        if (ep_shaping_load(&c->shaping, v, err) < 0) {
-            fprintf(stderr, "harness %s: --reward-config: %s\n", cmd, err);
+        char why[RL_ERR_MAX];
+        if (ep_shaping_load(&c->shaping, v, why) < 0) {
+            rl_err(err, RL_EINVAL, "harness %s: --reward-config: %s", cmd, why);
             return 2;
         }
     }

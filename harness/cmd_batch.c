@@ -1,6 +1,7 @@
 /* cmd_batch.c - `harness batch` and `harness experiment`. */
 #include "harness/cli.h"
 
+#include "common/arg.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "harness/batch.h"
@@ -16,12 +17,18 @@
 
 #define MAX_SEEDS 4096
 
-static int run_jobs(const batch_job *jobs, size_t n, const char *dir, const batch_opts *bo_in)
+static int run_jobs(const batch_job *jobs, size_t n, const char *dir, const batch_opts *bo_in, int bar)
 {
     char out[4096], err[RL_ERR_MAX];
     snprintf(out, sizeof out, "%s/trajectories.jsonl", dir);
     batch_opts bo = *bo_in;
     bo.out = out;
+    cli_progress prog;
+    cli_progress_init(&prog, bar, "episodes");
+    bo.progress = cli_progress_show;
+    bo.progress_ctx = &prog;
+    bo.log = cli_log;
+    bo.log_ctx = stderr;
     batch_stats st;
     if (batch_run(&st, jobs, n, &bo, err) < 0) {
         fprintf(stderr, "harness: %s\n", err);
@@ -33,6 +40,8 @@ static int run_jobs(const batch_job *jobs, size_t n, const char *dir, const batc
             st.done, st.skipped, st.passed, st.errors, st.flagged, st.wall_s, out);
     report_opts ro;
     report_opts_default(&ro);
+    ro.log = cli_log;
+    ro.log_ctx = stdout;
     if (report_write(dir, &ro, err) < 0) {
         fprintf(stderr, "harness: report: %s\n", err);
         return 1;
@@ -42,6 +51,7 @@ static int run_jobs(const batch_job *jobs, size_t n, const char *dir, const batc
 
 typedef struct dirs {
     const char *tasks, *repos, *out;
+    int bar;    /* --progress: -1 auto (a bar on a terminal), 0 plain lines, 1 bar */
 } dirs;
 
 static int common_flag(batch_opts *bo, dirs *d, int *i, int argc, char **argv, const char *cmd)
@@ -57,7 +67,7 @@ static int common_flag(batch_opts *bo, dirs *d, int *i, int argc, char **argv, c
     const char *v = argv[++*i];
     long l;
     if (!strcmp(f, "--workers")) {
-        if (cliopt_long(&l, v, 1, 256) < 0) {
+        if (arg_long(&l, f, v, 1, 256, NULL) < 0) {
             fprintf(stderr, "harness %s: --workers: expected 1-256, got '%s'\n", cmd, v);
             return 2;
         }
@@ -69,7 +79,7 @@ static int common_flag(batch_opts *bo, dirs *d, int *i, int argc, char **argv, c
     } else if (!strcmp(f, "--repos-dir")) {
         d->repos = v;
     } else if (!strcmp(v, "bar") || !strcmp(v, "plain")) {
-        bo->progress = !strcmp(v, "bar");
+        d->bar = !strcmp(v, "bar");
     } else {
         fprintf(stderr, "harness %s: --progress: expected bar or plain, got '%s'\n", cmd, v);
         return 2;
@@ -97,14 +107,19 @@ int cmd_batch(int argc, char **argv)
     batch_opts bo;
     batch_opts_default(&bo);
     const char *sel = NULL, *seeds = "1";
-    dirs d = {"tasks", "repos", NULL};
+    char err[RL_ERR_MAX];
+    dirs d = {"tasks", "repos", NULL, -1};
     for (int i = 1; i < argc; i++) {
         int r;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             batch_usage(stdout);
             return 0;
         }
-        if ((r = cliopt_config(&cfg, &i, argc, argv, "batch")) || (r = common_flag(&bo, &d, &i, argc, argv, "batch"))) {
+        if ((r = cliopt_config(&cfg, &i, argc, argv, "batch", err)) == 2) {
+            fprintf(stderr, "%s\n", err);
+            return 2;
+        }
+        if (r || (r = common_flag(&bo, &d, &i, argc, argv, "batch"))) {
             if (r == 2)
                 return 2;
             continue;
@@ -123,7 +138,6 @@ int cmd_batch(int argc, char **argv)
     }
     uint64_t sv[MAX_SEEDS];
     size_t ns;
-    char err[RL_ERR_MAX];
     if (cliopt_seeds(sv, &ns, MAX_SEEDS, seeds, err) < 0) {
         fprintf(stderr, "harness batch: --seeds: %s\n", err);
         return 2;
@@ -135,7 +149,7 @@ int cmd_batch(int argc, char **argv)
     }
     if (task_select(&chosen, &all, sel, err) < 0) {
         fprintf(stderr, "harness batch: --tasks: %s\n", err);
-        task_set_free(&all);
+        task_set_dispose(&all);
         return 2;
     }
     tok_t *tok = NULL; /* token accounting for policies without a tokenizer */
@@ -159,11 +173,11 @@ int cmd_batch(int argc, char **argv)
             h = (h ^ (unsigned char)*p) * 1099511628211ULL;
         snprintf(dir, sizeof dir, "runs/batch/%016llx", (unsigned long long)h);
     }
-    int rc = jobs ? run_jobs(jobs, n, dir, &bo) : 1;
+    int rc = jobs ? run_jobs(jobs, n, dir, &bo, d.bar) : 1;
     free(jobs);
     tok_free(tok);
     free(chosen.v);
-    task_set_free(&all);
+    task_set_dispose(&all);
     return rc;
 }
 
@@ -179,7 +193,7 @@ int cmd_experiment(int argc, char **argv)
     batch_opts bo;
     batch_opts_default(&bo);
     const char *file = NULL, *policy = NULL;
-    dirs d = {"tasks", "repos", NULL};
+    dirs d = {"tasks", "repos", NULL, -1};
     for (int i = 1; i < argc; i++) {
         int r;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -233,10 +247,10 @@ int cmd_experiment(int argc, char **argv)
         if (!d.out)
             snprintf(dir, sizeof dir, "runs/%s", e->name);
         fprintf(stderr, "experiment %s: %zu runs, %zu episodes -> %s\n", e->name, e->nruns, n, dir);
-        rc = run_jobs(jobs, n, dir, &bo);
+        rc = run_jobs(jobs, n, dir, &bo, d.bar);
         free(jobs);
     }
-    task_set_free(&all);
+    task_set_dispose(&all);
     exp_free(e);
     tok_free(tok);
     return rc;

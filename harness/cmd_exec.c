@@ -157,6 +157,6 @@ int cmd_exec(int argc, char **argv)
         free(j);
     }
     int status = rc ? 125 : sb_result_status(&res);
-    sb_result_free(&res);
+    sb_result_dispose(&res);
     return status;
 }

@@ -14,6 +14,7 @@
 #include "harness/cli.h"
 
 #include "common/buf.h"
+#include "common/arg.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
@@ -54,7 +55,7 @@ typedef struct gen_ctx {
     size_t ncands;
     char **results;        /* per candidate, from the workers */
     uint64_t seed;
-    pool_progress prog;
+    cli_progress prog;
     size_t accepted, tried;
 } gen_ctx;
 
@@ -148,8 +149,8 @@ static int make_candidates(gen_ctx *g, char *err)
                 rc = diff_unified(&fix, sf->path, mut, ml, sf->text, sf->len, err);
             free(mut);
             if (rc < 0 || !bug.len) {
-                buf_free(&bug);
-                buf_free(&fix);
+                buf_dispose(&bug);
+                buf_dispose(&fix);
                 continue;
             }
             if (g->ncands == cap) {
@@ -237,8 +238,8 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
     }
     free(failed);
     free(passed);
-    testrun_free(&r[0]);
-    testrun_free(&r[1]);
+    testrun_dispose(&r[0]);
+    testrun_dispose(&r[1]);
     ws_free(ws);
 done:
     free(t->instance_id);
@@ -265,7 +266,7 @@ static void gen_tick(void *user, size_t done, size_t total)
     gen_ctx *g = user;
     char extra[64];
     snprintf(extra, sizeof extra, "accepted so far %zu", g->accepted);
-    pool_progress_show(&g->prog, done, total, extra);
+    cli_progress_show(&g->prog, done, total, extra);
 }
 
 static cJSON *names_json(const char *list)
@@ -303,7 +304,7 @@ static int write_task(gen_ctx *g, size_t i, const char *line, int heldout_repo, 
                     "library code so that they pass again without breaking the others.",
                nf == 1 ? "fails" : "fail");
     cJSON_AddStringToObject(o, "problem_statement", buf_str(&ps));
-    buf_free(&ps);
+    buf_dispose(&ps);
     cJSON_AddStringToObject(o, "bug", c->bug);
     cJSON_AddStringToObject(o, "patch", c->fix);
     cJSON_AddItemToObject(o, "FAIL_TO_PASS", fails);
@@ -356,17 +357,17 @@ int cmd_gen(int argc, char **argv)
         } else if (!strcmp(a, "--out") && i + 1 < argc) {
             out = argv[++i];
         } else if (!strcmp(a, "--count") && i + 1 < argc) {
-            if (cliopt_long(&count, argv[++i], 1, 100000) < 0) {
+            if (arg_long(&count, a, argv[++i], 1, 100000, NULL) < 0) {
                 fprintf(stderr, "harness gen: --count: expected 1-100000, got '%s'\n", argv[i]);
                 return 2;
             }
         } else if (!strcmp(a, "--seed") && i + 1 < argc) {
-            if (cliopt_long(&seed, argv[++i], 0, 0x7fffffffL) < 0) {
+            if (arg_long(&seed, a, argv[++i], 0, 0x7fffffffL, NULL) < 0) {
                 fprintf(stderr, "harness gen: --seed: expected 0-2147483647, got '%s'\n", argv[i]);
                 return 2;
             }
         } else if (!strcmp(a, "--workers") && i + 1 < argc) {
-            if (cliopt_long(&workers, argv[++i], 1, 256) < 0) {
+            if (arg_long(&workers, a, argv[++i], 1, 256, NULL) < 0) {
                 fprintf(stderr, "harness gen: --workers: expected 1-256, got '%s'\n", argv[i]);
                 return 2;
             }
@@ -401,7 +402,7 @@ int cmd_gen(int argc, char **argv)
     if (!profile) {
         fprintf(stderr, "harness gen: --repo %s: no hand-written task of this repository to take the test "
                         "command from (add one to tasks/)\n", repo);
-        task_set_free(&all);
+        task_set_dispose(&all);
         return 2;
     }
     gen_ctx g = {.repo = repo, .profile = profile, .seed = (uint64_t)seed};
@@ -415,12 +416,12 @@ int cmd_gen(int argc, char **argv)
         rc = fs_mkdirs(outdir, err);
     if (rc < 0) {
         fprintf(stderr, "harness gen: %s\n", err);
-        task_set_free(&all);
+        task_set_dispose(&all);
         return 1;
     }
     fprintf(stderr, "gen %s: %zu source files, %zu distinct candidates, seed %ld\n", repo, g.nfiles, g.ncands, seed);
     g.results = calloc(g.ncands + 1, sizeof *g.results);
-    pool_progress_init(&g.prog, bar, "candidates");
+    cli_progress_init(&g.prog, bar, "candidates");
     /* validate in chunks; accept in candidate order so the result does
      * not depend on which worker finished first */
     size_t next = 0, chunk = (size_t)workers * 4;
@@ -455,12 +456,12 @@ int cmd_gen(int argc, char **argv)
     for (size_t f = 0; f < g.nfiles; f++) {
         free(g.files[f].path);
         free(g.files[f].text);
-        mut_list_free(&g.files[f].sites);
+        mut_list_dispose(&g.files[f].sites);
     }
     free(g.files);
     free(g.cands);
     free(g.results);
     free(jobs);
-    task_set_free(&all);
+    task_set_dispose(&all);
     return rc < 0 || g.accepted < (size_t)count ? 1 : 0;
 }

@@ -176,7 +176,7 @@ int cmd_list(int argc, char **argv)
     }
     task **keep = malloc((all.n ? all.n : 1) * sizeof *keep);
     if (!keep) {
-        task_set_free(&all);
+        task_set_dispose(&all);
         fprintf(stderr, "harness list: out of memory\n");
         return 1;
     }
@@ -190,6 +190,6 @@ int cmd_list(int argc, char **argv)
     else
         list_print_table(keep, n);
     free(keep);
-    task_set_free(&all);
+    task_set_dispose(&all);
     return rc;
 }

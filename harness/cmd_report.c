@@ -18,6 +18,7 @@ static void usage(FILE *f)
 int cmd_report(int argc, char **argv)
 {
     report_opts o;
+    int quiet = 0;
     report_opts_default(&o);
     const char *dir = NULL;
     for (int i = 1; i < argc; i++) {
@@ -43,7 +44,7 @@ int cmd_report(int argc, char **argv)
                 return 2;
             }
         } else if (!strcmp(a, "--quiet")) {
-            o.quiet = 1;
+            quiet = 1;
         } else if (a[0] == '-' || dir) {
             fprintf(stderr, "harness report: unexpected argument '%s' (see --help)\n", a);
             return 2;
@@ -54,6 +55,10 @@ int cmd_report(int argc, char **argv)
     if (!dir) {
         usage(stderr);
         return 2;
+    }
+    if (!quiet) {
+        o.log = cli_log;
+        o.log_ctx = stdout;
     }
     char err[RL_ERR_MAX];
     if (report_write(dir, &o, err) < 0) {

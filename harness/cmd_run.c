@@ -49,15 +49,18 @@ int cmd_run(int argc, char **argv)
     ep_config_default(&cfg);
     cfg.policy = cli_default_policy();
     const char *task_id = NULL, *out = NULL, *tok_path = NULL, *tasks_dir = "tasks", *repos_dir = "repos";
+    char err[RL_ERR_MAX];
     for (int i = 1; i < argc; i++) {
         int r;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;
         }
-        if ((r = cliopt_config(&cfg, &i, argc, argv, "run"))) {
-            if (r == 2)
+        if ((r = cliopt_config(&cfg, &i, argc, argv, "run", err))) {
+            if (r == 2) {
+                fprintf(stderr, "%s\n", err);
                 return 2;
+            }
             continue;
         }
         if (i + 1 < argc && !strcmp(argv[i], "--task")) {
@@ -79,7 +82,6 @@ int cmd_run(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    char err[RL_ERR_MAX];
     task *t;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.json", tasks_dir, task_id);
@@ -97,7 +99,7 @@ int cmd_run(int argc, char **argv)
         task *found = task_set_find(&all, task_id);
         if (!found) {
             fprintf(stderr, "harness run: --task: no task '%s' (see 'harness list')\n", task_id);
-            task_set_free(&all);
+            task_set_dispose(&all);
             return 2;
         }
         t = found;
@@ -129,7 +131,8 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "harness run: %s\n", err);
         goto out;
     }
-    cfg.transcript = stdout;
+    cfg.log = cli_log;
+    cfg.log_ctx = stdout;
     cfg.color = isatty(1);
     if (ep_run(&rec, t, &cfg, ws, pol, err) < 0) {
         fprintf(stderr, "harness run: %s\n", err);
@@ -158,7 +161,7 @@ out:
     pol_free(pol);
     tok_free(tok);
     if (all.v)
-        task_set_free(&all);
+        task_set_dispose(&all);
     else if (t)
         task_free(t);
     return rc;

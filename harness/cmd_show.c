@@ -5,6 +5,7 @@
 #include "harness/cli.h"
 
 #include "common/buf.h"
+#include "common/arg.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
@@ -131,7 +132,7 @@ int cmd_show(int argc, char **argv)
             usage(stdout);
             return 0;
         } else if (!strcmp(argv[i], "--index") && i + 1 < argc) {
-            if (cliopt_long(&index, argv[++i], 0, 100000000) < 0) {
+            if (arg_long(&index, "--index", argv[++i], 0, 100000000, NULL) < 0) {
                 fprintf(stderr, "harness show: --index: expected a record number >= 0, got '%s'\n", argv[i]);
                 return 2;
             }
@@ -177,7 +178,7 @@ int cmd_show(int argc, char **argv)
     char where[600];
     snprintf(where, sizeof where, "%.400s: record %ld", file, index);
     rec_walk w;
-    if (rec_walk_open(&w, rec, where, tok ? tok_vocab_size(tok) : 0, err) < 0) {
+    if (rec_walk_init(&w, rec, where, tok ? tok_vocab_size(tok) : 0, err) < 0) {
         fprintf(stderr, "harness show: %s\n", err);
         cJSON_Delete(rec);
         tok_free(tok);
@@ -236,21 +237,21 @@ int cmd_show(int argc, char **argv)
             buf_puts(&calls, "FORMAT ERROR");
         buf_printf(&out, "%4zu %9ld %8ld %8ld %12ld %6ld %9ld  %s\n", w.turn, total, gt, by[TPL_TOOL],
                    by[TPL_SYSTEM] + by[TPL_TOOLS], by[TPL_USER], by[TPL_TEMPLATE], buf_str(&calls));
-        buf_free(&calls);
+        buf_dispose(&calls);
         memcpy(last, by, sizeof last);
         last_gen = gt;
     }
     free(segc);
-    rec_walk_free(&w);
+    rec_walk_dispose(&w);
     if (rc < 0) {
         fprintf(stderr, "harness show: %s\n", err);
-        buf_free(&out);
+        buf_dispose(&out);
         cJSON_Delete(rec);
         tok_free(tok);
         return 1;
     }
     fputs(buf_str(&out), stdout);
-    buf_free(&out);
+    buf_dispose(&out);
     /* The whole trajectory: the last context plus the last reply. The
      * policy's share counts every assistant turn in it. */
     long all = last_gen;

@@ -1,6 +1,7 @@
 /* cmd_validate.c - `harness validate`: every task is honest. */
 #include "harness/cli.h"
 
+#include "common/arg.h"
 #include "common/err.h"
 #include "common/limits.h"
 #include "harness/cliopt.h"
@@ -18,7 +19,7 @@ typedef struct vctx {
     int runs;       /* test runs per stage */
     char **lines;   /* result line per task */
     size_t failed;
-    pool_progress prog;
+    cli_progress prog;
 } vctx;
 
 static void v_run(void *user, size_t idx, int slot, buf_t *out)
@@ -64,7 +65,7 @@ static void v_tick(void *user, size_t done, size_t total)
     vctx *v = user;
     char extra[64];
     snprintf(extra, sizeof extra, "failed %zu", v->failed);
-    pool_progress_show(&v->prog, done, total, extra);
+    cli_progress_show(&v->prog, done, total, extra);
 }
 
 static void usage(FILE *f)
@@ -96,12 +97,12 @@ int cmd_validate(int argc, char **argv)
         } else if (!strcmp(a, "--repos-dir") && i + 1 < argc) {
             repos_dir = argv[++i];
         } else if (!strcmp(a, "--workers") && i + 1 < argc) {
-            if (cliopt_long(&workers, argv[++i], 1, 256) < 0) {
+            if (arg_long(&workers, a, argv[++i], 1, 256, NULL) < 0) {
                 fprintf(stderr, "harness validate: --workers: expected 1-256, got '%s'\n", argv[i]);
                 return 2;
             }
         } else if (!strcmp(a, "--runs") && i + 1 < argc) {
-            if (cliopt_long(&runs, argv[++i], 1, RL_VALIDATE_RUNS_MAX) < 0) {
+            if (arg_long(&runs, a, argv[++i], 1, RL_VALIDATE_RUNS_MAX, NULL) < 0) {
                 fprintf(stderr, "harness validate: --runs: expected 1-%d, got '%s'\n", RL_VALIDATE_RUNS_MAX, argv[i]);
                 return 2;
             }
@@ -129,7 +130,7 @@ int cmd_validate(int argc, char **argv)
     }
     if (task_select(&chosen, &all, sel, err) < 0) {
         fprintf(stderr, "harness validate: %s\n", err);
-        task_set_free(&all);
+        task_set_dispose(&all);
         return 2;
     }
     vctx v = {.sel = &chosen, .runs = (int)runs};
@@ -137,7 +138,7 @@ int cmd_validate(int argc, char **argv)
     size_t *jobs = calloc(chosen.n + 1, sizeof *jobs);
     for (size_t i = 0; i < chosen.n; i++)
         jobs[i] = i;
-    pool_progress_init(&v.prog, bar, "tasks");
+    cli_progress_init(&v.prog, bar, "tasks");
     pool_cbs cb = {v_run, v_done, v_died, v_tick, &v};
     int rc = pool_run(jobs, chosen.n, (int)workers, &cb, err);
     if (rc < 0)
@@ -158,6 +159,6 @@ int cmd_validate(int argc, char **argv)
     free(v.lines);
     free(jobs);
     free(chosen.v);
-    task_set_free(&all);
+    task_set_dispose(&all);
     return rc < 0 || v.failed ? 1 : 0;
 }

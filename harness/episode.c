@@ -10,6 +10,7 @@
 #include "harness/episode.h"
 
 #include "common/buf.h"
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
@@ -135,7 +136,7 @@ static void config_json(cJSON *o, const ep_config *c, int with_seed)
     cJSON_AddNumberToObject(o, "temperature", c->temperature);
     cJSON_AddNumberToObject(o, "top_p", c->top_p);
     cJSON_AddNumberToObject(o, "obs_budget", (double)c->obs_budget);
-    if (!c->edit_hints) /* absent: on (a record before session 17 had no hints either) */
+    if (!c->edit_hints) /* absent: on */
         cJSON_AddFalseToObject(o, "edit_hints");
     if (c->integrity_flag_only) /* absent: enforce */
         cJSON_AddStringToObject(o, "integrity", "flag");
@@ -230,20 +231,13 @@ struct ep_state {
     double reward, shaped;
     size_t calls_ok, identical, well_formed;
     char *patch;
-    score sc;
+    testrun_verdict sc;
     int scored;
     integ_report integ;      /* findings of the integrity check */
     int flagged;             /* findings, or the check could not run */
     double test_reward;      /* the tests' reward before the check */
     char integ_error[RL_ERR_MAX];
 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* ---- transcript -------------------------------------------------------- */
 
@@ -256,17 +250,15 @@ static double now_ms(void)
 
 static void say(const ep_state *e, const char *color, const char *label, const char *text, size_t max)
 {
-    FILE *f = e->cfg.transcript;
-    if (!f)
+    if (!e->cfg.log)
         return;
     size_t len = strlen(text);
     char *cut = len > max ? str_cut_middle(text, len, max, NULL) : NULL;
     if (e->cfg.color)
-        fprintf(f, "%s%s%s %s\n", color, label, C_OFF, cut ? cut : text);
+        rl_logf(e->cfg.log, e->cfg.log_ctx, RL_LOG_INFO, "%s%s%s %s", color, label, C_OFF, cut ? cut : text);
     else
-        fprintf(f, "%s %s\n", label, cut ? cut : text);
+        rl_logf(e->cfg.log, e->cfg.log_ctx, RL_LOG_INFO, "%s %s", label, cut ? cut : text);
     free(cut);
-    fflush(f);
 }
 
 /* ---- run_tests and submit hooks ----------------------------------------- */
@@ -277,11 +269,11 @@ static int hook_run_tests(void *user, const char *const *names, size_t n, buf_t 
     testrun r;
     int rc = testrun_fresh(&r, NULL, e->t, e->ws, 0, &e->cfg.test_limits, err);
     if (rc < 0) {
-        testrun_free(&r);
+        testrun_dispose(&r);
         return rc;
     }
     char *sum = testrun_summary(&r, e->t, names, n);
-    testrun_free(&r);
+    testrun_dispose(&r);
     if (!sum)
         return rl_err(err, RL_ENOMEM, "run_tests: out of memory");
     buf_append_trunc(obs, sum, strlen(sum));
@@ -311,16 +303,16 @@ int ep_new(ep_state **out, const task *t, const ep_config *cfg, struct ws_tree *
     e->cfg = *cfg;
     e->ws = ws;
     e->tok = cfg->tok;
-    e->t_start = now_ms();
+    e->t_start = clk_ms();
     e->tpl.think = cfg->think;
     e->tpl.keep_history = cfg->history_keep;
     e->tpl.gen_prompt = 1;
     e->specs = tool_specs(&e->nspecs);
     int rc;
-    double t0 = now_ms();
+    double t0 = clk_ms();
     if ((rc = ws_reset(ws, err)) < 0)
         goto fail;
-    e->t_reset = now_ms() - t0;
+    e->t_reset = clk_ms() - t0;
     char *prompt = NULL;
     if ((rc = tpl_load_prompt(&prompt, cfg->prompts_dir, cfg->prompt, err)) < 0)
         goto fail;
@@ -335,7 +327,7 @@ int ep_new(ep_state **out, const task *t, const ep_config *cfg, struct ws_tree *
     if (rc < 0 || (rc = chat_add_user(e->chat, t->problem_statement, err)) < 0)
         goto fail;
     tool_ctx_default(&e->tools);
-    if ((rc = tool_ctx_open(&e->tools, ws_path(ws), err)) < 0)
+    if ((rc = tool_ctx_init(&e->tools, ws_path(ws), err)) < 0)
         goto fail;
     e->tools.obs_budget = cfg->obs_budget;
     e->tools.edit_hints = cfg->edit_hints;
@@ -371,14 +363,14 @@ void ep_free(ep_state *e)
     for (size_t i = 0; i < e->nturns; i++)
         turn_free(&e->turns[i]);
     free(e->turns);
-    tpl_text_free(&e->ctx);
+    tpl_text_dispose(&e->ctx);
     free(e->ids);
     free(e->seg_id_end);
     chat_free(e->chat);
-    tool_ctx_close(&e->tools);
+    tool_ctx_dispose(&e->tools);
     free(e->patch);
     if (e->scored)
-        score_free(&e->sc);
+        testrun_verdict_dispose(&e->sc);
     integ_report_dispose(&e->integ);
     free(e);
 }
@@ -520,7 +512,7 @@ static int check_limits(ep_state *e)
 {
     if (e->cfg.max_turns && e->nturns >= (size_t)e->cfg.max_turns)
         end(e, "max_turns");
-    else if (e->cfg.max_wall_s && now_ms() - e->t_start > e->cfg.max_wall_s * 1000.0)
+    else if (e->cfg.max_wall_s && clk_ms() - e->t_start > e->cfg.max_wall_s * 1000.0)
         end(e, "wall_time");
     else if (e->nturns >= RL_EP_HARD_TURNS)
         end(e, "max_turns");
@@ -573,7 +565,7 @@ int ep_request(ep_state *e, pol_request *req)
             ep_turn *prev = &e->turns[e->nturns - 2];
             if (tpl_check_prefix(e->ctx.text, prev->context_len, prev->generated, prev->generated_len, ctx.text,
                                  ctx.len, err) < 0) {
-                tpl_text_free(&ctx);
+                tpl_text_dispose(&ctx);
                 drop_turn(e, err, "error");
                 return 0;
             }
@@ -585,7 +577,7 @@ int ep_request(ep_state *e, pol_request *req)
         cur->nsegs = ctx.nsegs - same;
         cur->segs = malloc((cur->nsegs + 1) * sizeof *cur->segs);
         if (!cur->segs) {
-            tpl_text_free(&ctx);
+            tpl_text_dispose(&ctx);
             drop_turn(e, "episode: out of memory", "error");
             return 0;
         }
@@ -598,7 +590,7 @@ int ep_request(ep_state *e, pol_request *req)
     }
     int rc = context_ids(e, cur, &ctx, same, err);
     if (e->cfg.history_keep) {
-        tpl_text_free(&e->ctx);
+        tpl_text_dispose(&e->ctx);
         e->ctx = ctx;
     }
     if (rc < 0) {
@@ -639,9 +631,9 @@ static void run_call(ep_state *e, ep_turn *cur, const tool_call *call)
     snprintf(e->prev_call, sizeof e->prev_call, "%s", key);
     say(e, C_BLUE, "call", key, 300);
     tool_result r;
-    double t0 = now_ms();
+    double t0 = clk_ms();
     tool_exec(&r, &e->tools, call, err);
-    e->t_tools += now_ms() - t0;
+    e->t_tools += clk_ms() - t0;
     chat_add_tool(e->chat, call->id, call->name, r.obs ? r.obs : "", err);
     say(e, r.code == 0 ? C_DIM : C_RED, r.code == 0 ? "  ->" : "  -> error:", r.obs ? r.obs : "", 400);
     cJSON *c = cJSON_CreateObject();
@@ -662,7 +654,7 @@ static void run_call(ep_state *e, ep_turn *cur, const tool_call *call)
     cJSON_AddItemToArray(cur->calls, c);
     e->calls_ok += r.code == 0;
     e->identical += identical;
-    tool_result_free(&r);
+    tool_result_dispose(&r);
     free(args);
 }
 
@@ -692,7 +684,7 @@ int ep_feed(ep_state *e, pol_response *resp, char *err)
     char perr[RL_ERR_MAX] = "";
     int prc = tc_parse(&p, cur->generated, cur->generated_len, e->specs, e->nspecs, &to, perr);
     if (prc == RL_ENOMEM) {
-        tc_parsed_free(&p);
+        tc_parsed_dispose(&p);
         return rl_err(err, RL_ENOMEM, "episode: out of memory");
     }
     if (p.think && p.think[0])
@@ -701,7 +693,7 @@ int ep_feed(ep_state *e, pol_response *resp, char *err)
         say(e, C_GREEN, "assistant:", p.content, 600);
     int rc = chat_add_generated(e->chat, cur->generated, cur->generated_len, &p, cur->truncated, err);
     if (rc < 0) {
-        tc_parsed_free(&p);
+        tc_parsed_dispose(&p);
         return rc;
     }
     if (p.format_error) {
@@ -719,7 +711,7 @@ int ep_feed(ep_state *e, pol_response *resp, char *err)
         for (size_t i = 0; i < p.ncalls && !e->done; i++)
             run_call(e, cur, &p.calls[i]);
     }
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
     return 0;
 }
 
@@ -871,7 +863,7 @@ static void token_counts(cJSON *o, const ep_state *e)
         if (e->tok)
             cJSON_AddNumberToObject(o, "total", (double)total);
         cJSON_AddNumberToObject(o, "context_bytes", (double)full.len);
-        tpl_text_free(&full);
+        tpl_text_dispose(&full);
     }
 }
 
@@ -929,12 +921,12 @@ int ep_finish(char **record, ep_state *e, char *err)
     *record = NULL;
     if (!e->end_reason)
         end(e, "no_tool_call");
-    double t0 = now_ms();
+    double t0 = clk_ms();
     char derr[RL_ERR_MAX];
     int rc = testrun_score(&e->sc, e->t, e->ws, &e->cfg.test_limits, err);
     e->patch = e->sc.patch;
     e->sc.patch = NULL;
-    e->t_score = now_ms() - t0;
+    e->t_score = clk_ms() - t0;
     if (rc < 0) {
         snprintf(e->error, sizeof e->error, "scoring: %s", err);
         e->reward = 0;
@@ -975,7 +967,7 @@ int ep_finish(char **record, ep_state *e, char *err)
         cJSON_AddItemToArray(turns, turn_json(e, i));
     cJSON *tests = cJSON_AddArrayToObject(o, "tests");
     for (size_t i = 0; e->scored && i < e->sc.n_tests; i++) {
-        const test_outcome *to = &e->sc.tests[i];
+        const testrun_outcome *to = &e->sc.tests[i];
         cJSON *t = cJSON_CreateObject();
         cJSON_AddStringToObject(t, "name", to->name);
         cJSON_AddBoolToObject(t, "f2p", to->from_f2p);
@@ -1003,7 +995,7 @@ int ep_finish(char **record, ep_state *e, char *err)
         cJSON_AddNullToObject(o, "error");
     token_counts(cJSON_AddObjectToObject(o, "tokens"), e);
     cJSON *tm = cJSON_AddObjectToObject(o, "timings");
-    cJSON_AddNumberToObject(tm, "total_ms", now_ms() - e->t_start);
+    cJSON_AddNumberToObject(tm, "total_ms", clk_ms() - e->t_start);
     cJSON_AddNumberToObject(tm, "reset_ms", e->t_reset);
     cJSON_AddNumberToObject(tm, "policy_ms", e->t_policy);
     cJSON_AddNumberToObject(tm, "tools_ms", e->t_tools);
@@ -1049,42 +1041,42 @@ int ep_run(char **record, const task *t, const ep_config *cfg, struct ws_tree *w
         pol_response resp;
         char perr[RL_ERR_MAX];
         memset(&resp, 0, sizeof resp);
-        double t0 = now_ms();
+        double t0 = clk_ms();
         if (pol_generate(pol, &resp, &req, 1, perr) < 0) {
-            pol_response_free(&resp);
+            pol_response_dispose(&resp);
             ep_abort(e, "policy_error", perr);
             break;
         }
         if (!resp.gen_ms)
-            resp.gen_ms = (long)(now_ms() - t0);
+            resp.gen_ms = (long)(clk_ms() - t0);
         if ((rc = ep_feed(e, &resp, err)) < 0) {
-            pol_response_free(&resp);
+            pol_response_dispose(&resp);
             ep_free(e);
             return rc;
         }
     }
     rc = ep_finish(record, e, err);
-    if (rc == 0 && cfg->transcript) {
+    if (rc == 0 && cfg->log) {
         size_t policy_tokens = 0;
         cJSON *r = cJSON_Parse(*record);
         const cJSON *tk = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "tokens"), "policy");
         if (cJSON_IsNumber(tk))
             policy_tokens = (size_t)tk->valuedouble;
         cJSON_Delete(r);
-        FILE *f = cfg->transcript;
         const char *col = e->reward > 0.5 ? C_GREEN : C_RED;
-        fprintf(f, "%s%s: reward %g, %zu turns, %zu policy tokens, %.1f s (%s)%s\n", cfg->color ? col : "",
-                t->instance_id, e->reward, e->nturns, policy_tokens, (now_ms() - e->t_start) / 1000.0,
-                e->end_reason, cfg->color ? C_OFF : "");
+        rl_logf(cfg->log, cfg->log_ctx, RL_LOG_INFO, "%s%s: reward %g, %zu turns, %zu policy tokens, %.1f s (%s)%s",
+                cfg->color ? col : "", t->instance_id, e->reward, e->nturns, policy_tokens,
+                (clk_ms() - e->t_start) / 1000.0, e->end_reason, cfg->color ? C_OFF : "");
         if (e->flagged) {
-            fprintf(f, "%sintegrity (%s): flagged, test reward %g%s%s\n", cfg->color ? C_RED : "",
-                    cfg->integrity_flag_only ? "flag" : "enforce", e->test_reward,
-                    e->integ_error[0] ? "; " : "", e->integ_error);
+            /* in colour the whole block is red: the reset ends its last line */
+            const char *off = cfg->color ? C_OFF : "";
+            rl_logf(cfg->log, cfg->log_ctx, RL_LOG_INFO, "%sintegrity (%s): flagged, test reward %g%s%s%s",
+                    cfg->color ? C_RED : "", cfg->integrity_flag_only ? "flag" : "enforce", e->test_reward,
+                    e->integ_error[0] ? "; " : "", e->integ_error, e->integ.n ? "" : off);
             for (size_t i = 0; i < e->integ.n; i++)
-                fprintf(f, "  %s %s:%d %s\n", e->integ.v[i].rule, e->integ.v[i].path, e->integ.v[i].line,
-                        e->integ.v[i].text);
-            if (cfg->color)
-                fputs(C_OFF, f);
+                rl_logf(cfg->log, cfg->log_ctx, RL_LOG_INFO, "  %s %s:%d %s%s", e->integ.v[i].rule,
+                        e->integ.v[i].path, e->integ.v[i].line, e->integ.v[i].text,
+                        i + 1 == e->integ.n ? off : "");
         }
     }
     ep_free(e);

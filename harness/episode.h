@@ -13,13 +13,13 @@
 #ifndef RL_EPISODE_H
 #define RL_EPISODE_H
 
+#include "common/log.h"
 #include "policy/policy.h"
 #include "harness/testrun.h"
 #include "corpus/task.h"
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 struct ws_tree;
 
@@ -62,7 +62,9 @@ typedef struct ep_config {
     const char *run;         /* run label (experiments), or NULL */
     const struct tok *tok;   /* tokenizer for ids and token accounting;
                                 NULL: the policy's, if any */
-    FILE *transcript;        /* readable transcript as it goes, or NULL */
+    rl_log_fn log;           /* a readable transcript as it goes, one line per
+                                message (RL_LOG_INFO); NULL: none */
+    void *log_ctx;
     int color;               /* ANSI colours in the transcript */
 } ep_config;
 

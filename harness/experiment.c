@@ -4,6 +4,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/vec.h"
 #include "harness/cliopt.h"
 
 #include <cJSON.h>
@@ -220,16 +221,13 @@ int exp_jobs(batch_job **jobs, size_t *n, experiment *e, const task_set *all, co
         }
         for (size_t t = 0; t < sel.n; t++)
             for (size_t s = 0; s < run->nseeds; s++) {
-                if (*n == cap) {
-                    cap = cap ? cap * 2 : 64;
-                    batch_job *nj = realloc(*jobs, cap * sizeof *nj);
-                    if (!nj) {
-                        free(sel.v);
-                        free(*jobs);
-                        *jobs = NULL;
-                        return rl_err(err, RL_ENOMEM, "experiment: out of memory");
-                    }
-                    *jobs = nj;
+                int rc = VEC_GROW(*jobs, cap, *n + 1, RL_BATCH_MAX_JOBS);
+                if (rc < 0) {
+                    free(sel.v);
+                    free(*jobs);
+                    *jobs = NULL;
+                    return rc == RL_ELIMIT ? rl_err(err, rc, "experiment: more than %u jobs, the batch limit", RL_BATCH_MAX_JOBS)
+                                           : rl_err(err, rc, "experiment: out of memory");
                 }
                 (*jobs)[(*n)++] = (batch_job){sel.v[t], &run->cfg, run->seeds[s]};
             }

@@ -13,6 +13,7 @@
 
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/str.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -130,12 +131,6 @@ static const char *base_name(const char *p)
     return b ? b + 1 : p;
 }
 
-static int ends_with(const char *s, const char *suf)
-{
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && !strcmp(s + n - m, suf);
-}
-
 /* 1 when some '/'-separated component of p satisfies pred */
 static int any_component(const char *p, int (*pred)(const char *c, size_t n))
 {
@@ -198,7 +193,7 @@ static int is_object(const char *b)
     static const char *const SUF[] = {".o", ".a", ".so", ".obj", ".lib", ".dll", ".dylib", ".gch", ".pch", ".exe",
                                       ".lo", ".la", NULL};
     for (int i = 0; SUF[i]; i++)
-        if (ends_with(b, SUF[i]))
+        if (str_has_suffix(b, SUF[i]))
             return 1;
     return strstr(b, ".so.") != NULL; /* libx.so.1 */
 }
@@ -249,8 +244,8 @@ static const char *const FRAMEWORK_HEADERS[] = {
 
 static int is_header(const char *b)
 {
-    return ends_with(b, ".h") || ends_with(b, ".hh") || ends_with(b, ".hpp") || ends_with(b, ".hxx") ||
-           ends_with(b, ".H");
+    return str_has_suffix(b, ".h") || str_has_suffix(b, ".hh") || str_has_suffix(b, ".hpp") || str_has_suffix(b, ".hxx") ||
+           str_has_suffix(b, ".H");
 }
 
 /* A new header: its base name a framework header, or any trailing part of
@@ -298,7 +293,7 @@ static void check_shadow_module(scan *s, const char *path)
             n -= 3;
         for (int i = 0; PY_FRAMEWORK_MODULES[i]; i++)
             if (strlen(PY_FRAMEWORK_MODULES[i]) == n && !memcmp(p, PY_FRAMEWORK_MODULES[i], n) &&
-                (e || ends_with(path, ".py"))) {
+                (e || str_has_suffix(path, ".py"))) {
                 add_str(s, INTEG_SHADOW_HEADER, path, 0, "new module named like a test framework's");
                 return;
             }
@@ -306,7 +301,7 @@ static void check_shadow_module(scan *s, const char *path)
             break;
         p = e + 1;
     }
-    if (strchr(path, '/') || !ends_with(path, ".py") || !strcmp(path, "__init__.py"))
+    if (strchr(path, '/') || !str_has_suffix(path, ".py") || !strcmp(path, "__init__.py"))
         return;
     char mod[NAME_MAX + 1];
     snprintf(mod, sizeof mod, "%.*s", (int)(strlen(path) - 3), path);
@@ -344,11 +339,11 @@ static lang lang_of(const char *path)
     static const char *const C[] = {".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".C", ".H",
                                     ".inc", ".def", ".i", NULL};
     for (int i = 0; C[i]; i++)
-        if (ends_with(b, C[i]))
+        if (str_has_suffix(b, C[i]))
             return L_C;
-    if (ends_with(b, ".s") || ends_with(b, ".S") || ends_with(b, ".asm"))
+    if (str_has_suffix(b, ".s") || str_has_suffix(b, ".S") || str_has_suffix(b, ".asm"))
         return L_C_ASM; /* lexed like C (the preprocessor runs on .S) */
-    if (ends_with(b, ".py") || ends_with(b, ".pyw") || ends_with(b, ".pyi"))
+    if (str_has_suffix(b, ".py") || str_has_suffix(b, ".pyw") || str_has_suffix(b, ".pyi"))
         return L_PY;
     return L_NONE;
 }
@@ -1342,10 +1337,10 @@ static void finish_file(scan *sc, dfile *f)
         return;
     }
     /* path rules */
-    if (ends_with(b, ".pth") || ends_with(b, ".egg-link") || any_component(path, comp_info_dir) ||
+    if (str_has_suffix(b, ".pth") || str_has_suffix(b, ".egg-link") || any_component(path, comp_info_dir) ||
         !strcmp(b, "sitecustomize.py") || !strcmp(b, "usercustomize.py") || !strcmp(b, "conftest.py"))
         add_str(sc, INTEG_PYTHON_HOOK, path, 0, f->is_new ? "new file" : "changed file");
-    if (ends_with(b, ".pyc") || ends_with(b, ".pyo") || any_component(path, comp_pycache))
+    if (str_has_suffix(b, ".pyc") || str_has_suffix(b, ".pyo") || any_component(path, comp_pycache))
         add_str(sc, INTEG_BYTECODE, path, 0, f->is_new ? "new file" : "changed file");
     if (f->binary)
         add_str(sc, INTEG_BINARY, path, 0, "binary content");
@@ -1353,12 +1348,12 @@ static void finish_file(scan *sc, dfile *f)
         add_str(sc, INTEG_BINARY, path, 0, "object or library file");
     if (any_component(path, comp_git))
         add_str(sc, INTEG_IGNORE_FILE, path, 0, f->is_new ? "new file" : "changed file");
-    if (!test && (in_list(b, BUILD_FILES) || ends_with(b, ".mk") || ends_with(b, ".cmake") ||
-                  ends_with(b, ".ninja") || any_component(path, comp_pytest_cache)))
+    if (!test && (in_list(b, BUILD_FILES) || str_has_suffix(b, ".mk") || str_has_suffix(b, ".cmake") ||
+                  str_has_suffix(b, ".ninja") || any_component(path, comp_pytest_cache)))
         add_str(sc, INTEG_BUILD_CONFIG, path, 0, f->is_new ? "new file" : "changed file");
     if (f->is_new && is_header(b))
         check_shadow_header(sc, path);
-    if (f->is_new && ends_with(b, ".py"))
+    if (f->is_new && str_has_suffix(b, ".py"))
         check_shadow_module(sc, path);
     /* line rules */
     lang lg = lang_of(path);

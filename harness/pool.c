@@ -1,6 +1,7 @@
 /* pool.c - forked workers, one job at a time, results on one pipe. */
 #include "harness/pool.h"
 
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/limits.h"
 #include "sandbox/sandbox.h"
@@ -24,13 +25,6 @@ typedef struct worker {
     long job;   /* index being run, -1 when idle */
 } worker;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void worker_main(int slot, int job_fd, int res_fd, const pool_cbs *cb)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* the parent is killed: so are we */
@@ -48,7 +42,7 @@ static void worker_main(int slot, int job_fd, int res_fd, const pool_cbs *cb)
         if (write(res_fd, line, (size_t)n) != n)
             _exit(3);
     }
-    buf_free(&out);
+    buf_dispose(&out);
     /* _exit skips atexit: the sandbox kept ready for a next run, and the
      * inits of finished runs still exiting, would be left to our reaper. */
     sb_release();
@@ -171,9 +165,9 @@ int pool_run(const size_t *jobs, size_t n, int workers, const pool_cbs *cb, char
                 }
             }
         }
-        if (cb->tick && (now_s() - last_tick > 0.25 || done == n)) {
+        if (cb->tick && (clk_s() - last_tick > 0.25 || done == n)) {
             cb->tick(cb->user, done, n);
-            last_tick = now_s();
+            last_tick = clk_s();
         }
     }
     for (int i = 0; i < nw; i++)
@@ -186,43 +180,4 @@ int pool_run(const size_t *jobs, size_t n, int workers, const pool_cbs *cb, char
     close(res[1]);
     free(ws);
     return rc;
-}
-
-void pool_progress_init(pool_progress *p, int bar, const char *what)
-{
-    p->t0 = p->last_line = now_s();
-    p->bar = bar < 0 ? isatty(2) : bar;
-    p->what = what;
-}
-
-static void fmt_dur(char *out, size_t n, double s)
-{
-    if (s < 0 || s > 1e7)
-        snprintf(out, n, "?");
-    else if (s >= 3600)
-        snprintf(out, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
-    else if (s >= 60)
-        snprintf(out, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
-    else
-        snprintf(out, n, "%ds", (int)s);
-}
-
-void pool_progress_show(pool_progress *p, size_t done, size_t total, const char *extra)
-{
-    double el = now_s() - p->t0;
-    char e[32], w[32];
-    fmt_dur(e, sizeof e, done ? el / (double)done * (double)(total - done) : -1);
-    fmt_dur(w, sizeof w, el);
-    if (p->bar) {
-        int width = 30, fill = total ? (int)((double)width * (double)done / (double)total) : width;
-        fprintf(stderr, "\r[");
-        for (int i = 0; i < width; i++)
-            fputc(i < fill ? '#' : '.', stderr);
-        fprintf(stderr, "] %zu/%zu %s %s elapsed %s ETA %s   ", done, total, p->what, extra ? extra : "", w, e);
-        if (done == total)
-            fputc('\n', stderr);
-    } else if (done == total || now_s() - p->last_line >= RL_BATCH_PLAIN_EVERY_S) {
-        fprintf(stderr, "%zu/%zu %s %s elapsed %s ETA %s\n", done, total, p->what, extra ? extra : "", w, e);
-        p->last_line = now_s();
-    }
 }

@@ -31,15 +31,4 @@ typedef struct pool_cbs {
 /* Runs jobs[0..n) (indices passed to run) on `workers` processes. */
 int pool_run(const size_t *jobs, size_t n, int workers, const pool_cbs *cb, char *err);
 
-/* A progress line on stderr: a bar on a terminal, else a plain line every
- * RL_BATCH_PLAIN_EVERY_S seconds. `what` names the unit ("episodes"). */
-typedef struct pool_progress {
-    double t0, last_line;
-    int bar;              /* -1: decide from isatty(2) */
-    const char *what;
-} pool_progress;
-
-void pool_progress_init(pool_progress *p, int bar, const char *what);
-void pool_progress_show(pool_progress *p, size_t done, size_t total, const char *extra);
-
 #endif

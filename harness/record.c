@@ -3,8 +3,10 @@
 
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/vec.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,22 +44,7 @@ static int is_prev(const cJSON *o, size_t k)
     return k > 0 && get_count(&p, item(o, "prefix_turn"), k - 1) == 0 && p == k - 1;
 }
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap : 64;
-    while (nc < need)
-        nc *= 2;
-    void *p = realloc(*v, nc * elem);
-    if (!p)
-        return RL_ENOMEM;
-    *v = p;
-    *cap = nc;
-    return 0;
-}
-
-int rec_walk_open(rec_walk *w, const cJSON *rec, const char *where, int vocab, char *err)
+int rec_walk_init(rec_walk *w, const cJSON *rec, const char *where, int vocab, char *err)
 {
     memset(w, 0, sizeof *w);
     w->where = where ? where : "record";
@@ -74,7 +61,7 @@ int rec_walk_open(rec_walk *w, const cJSON *rec, const char *where, int vocab, c
     return 0;
 }
 
-void rec_walk_free(rec_walk *w)
+void rec_walk_dispose(rec_walk *w)
 {
     free(w->text);
     free(w->segv);
@@ -89,7 +76,7 @@ static int put_text(rec_walk *w, size_t at, const char *s, size_t n, size_t k, c
 {
     if (at + n > RL_REC_TEXT_MAX)
         return rl_err(err, RL_ELIMIT, "%s: turn %zu: context of more than %u bytes", w->where, k, RL_REC_TEXT_MAX);
-    if (grow((void **)&w->text, &w->text_cap, at + n + 1, 1) < 0)
+    if (vec_grow(&w->text, &w->text_cap, at + n + 1, 1, SIZE_MAX) < 0)
         return rl_err(err, RL_ENOMEM, "%s: out of memory", w->where);
     memcpy(w->text + at, s, n);
     w->text[at + n] = '\0';
@@ -138,7 +125,7 @@ static int parse_spans(rec_walk *w, const cJSON *a, size_t first, size_t at, siz
             return rl_err(err, RL_EPARSE,
                           "%s: turn %zu: %s[%zu]: expected [offset, length, origin] continuing at byte %zu of %zu",
                           w->where, k, field, i - first, at, len);
-        if (grow((void **)&w->segv, &w->segv_cap, i + 1, sizeof *w->segv) < 0)
+        if (vec_grow(&w->segv, &w->segv_cap, i + 1, sizeof *w->segv, SIZE_MAX) < 0)
             return rl_err(err, RL_ENOMEM, "%s: out of memory", w->where);
         rec_seg v = {off, n, (tpl_origin)o};
         if (all_same && i < old_n && w->segv[i].off == v.off && w->segv[i].len == v.len &&
@@ -181,7 +168,7 @@ static int put_ids(rec_walk *w, int32_t **v, size_t *cap, size_t at, const cJSON
     size_t n = (size_t)cJSON_GetArraySize(a);
     if (at + n > RL_REC_IDS_MAX)
         return rl_err(err, RL_ELIMIT, "%s: turn %zu: %s: more than %u ids", w->where, k, field, RL_REC_IDS_MAX);
-    if (grow((void **)v, cap, at + n + 1, sizeof **v) < 0)
+    if (vec_grow(v, cap, at + n + 1, sizeof **v, SIZE_MAX) < 0)
         return rl_err(err, RL_ENOMEM, "%s: out of memory", w->where);
     size_t i = 0;
     const cJSON *e;
@@ -230,7 +217,7 @@ static int walk_ctx_ids(rec_walk *w, const cJSON *j, size_t k, char *err)
         if (at + w->n_ids > RL_REC_IDS_MAX)
             return rl_err(err, RL_ELIMIT, "%s: turn %zu: context_ids: more than %u ids", w->where, k,
                           RL_REC_IDS_MAX);
-        if (grow((void **)&w->ctxv, &w->ctxv_cap, at + w->n_ids + 1, sizeof *w->ctxv) < 0)
+        if (vec_grow(&w->ctxv, &w->ctxv_cap, at + w->n_ids + 1, sizeof *w->ctxv, SIZE_MAX) < 0)
             return rl_err(err, RL_ENOMEM, "%s: out of memory", w->where);
         memcpy(w->ctxv + at, w->idv, w->n_ids * sizeof *w->idv);
         at += w->n_ids;

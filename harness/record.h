@@ -77,10 +77,10 @@ typedef struct rec_walk {
 /* Starts a walk over rec's "turns". `where` prefixes every error ("file:
  * record 3"); vocab bounds every id (0: RL_TOK_VOCAB_MAX). The record's
  * "schema" must be absent, 1 or 2. */
-int rec_walk_open(rec_walk *w, const cJSON *rec, const char *where, int vocab, char *err);
+int rec_walk_init(rec_walk *w, const cJSON *rec, const char *where, int vocab, char *err);
 /* 1: the next turn is current; 0: no more turns; < 0: the record is
  * malformed (err names the turn and the field). */
 int rec_walk_next(rec_walk *w, char *err);
-void rec_walk_free(rec_walk *w);
+void rec_walk_dispose(rec_walk *w);
 
 #endif

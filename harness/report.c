@@ -66,7 +66,8 @@ void report_opts_default(report_opts *o)
     o->eps = 1e-6;
     o->lambda = 0.7;
     o->identical_flag = 0.05;
-    o->quiet = 0;
+    o->log = NULL;
+    o->log_ctx = NULL;
 }
 
 static const char *jstr(const cJSON *o, const char *k, const char *dflt)
@@ -340,7 +341,7 @@ static int plots(const char *dir, const rows *rs, run_stats *st, size_t nruns, c
     svg_lines(&svg, &ax3, &s, 1);
     rc = write_svg(dir, "utilization.svg", &svg, err);
 out:
-    buf_free(&svg);
+    buf_dispose(&svg);
     free(labels);
     free(v);
     free(lo);
@@ -567,16 +568,15 @@ int report_write(const char *dir, const report_opts *o, char *err)
         goto out;
     if ((rc = plots(dir, &rs, st, runs.n, o, err)) < 0)
         goto out;
-    if (!o->quiet) {
-        printf("report: %zu episodes, %zu runs -> %s/summary.md\n", rs.n, runs.n, dir);
-        for (size_t k = 0; k < runs.n; k++)
-            printf("  %-28s %3zu/%-3zu passed  %.2f [%.2f, %.2f]  zero-variance groups %zu/%zu  flagged %zu\n",
-                   st[k].name, st[k].passed, st[k].n, st[k].n ? (double)st[k].passed / (double)st[k].n : 0,
-                   st[k].lo, st[k].hi, st[k].zero_groups, st[k].groups, st[k].flagged);
-    }
+    rl_logf(o->log, o->log_ctx, RL_LOG_INFO, "report: %zu episodes, %zu runs -> %s/summary.md", rs.n, runs.n, dir);
+    for (size_t k = 0; k < runs.n; k++)
+        rl_logf(o->log, o->log_ctx, RL_LOG_INFO,
+                "  %-28s %3zu/%-3zu passed  %.2f [%.2f, %.2f]  zero-variance groups %zu/%zu  flagged %zu", st[k].name,
+                st[k].passed, st[k].n, st[k].n ? (double)st[k].passed / (double)st[k].n : 0, st[k].lo, st[k].hi,
+                st[k].zero_groups, st[k].groups, st[k].flagged);
 out:
-    buf_free(&md);
-    buf_free(&grp);
+    buf_dispose(&md);
+    buf_dispose(&grp);
     cJSON_Delete(root);
     free(st);
     free(dur);

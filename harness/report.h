@@ -7,6 +7,7 @@
 #ifndef RL_REPORT_H
 #define RL_REPORT_H
 
+#include "common/log.h"
 #include "common/stats.h"
 
 typedef struct report_opts {
@@ -14,7 +15,8 @@ typedef struct report_opts {
     double eps;             /* advantage denominator epsilon, 1e-6 */
     double lambda;          /* partial-rollout fraction, 0.7 */
     double identical_flag;  /* flag runs with more identical calls, 0.05 */
-    int quiet;              /* no stdout summary */
+    rl_log_fn log;          /* the summary, one line per run; NULL: none */
+    void *log_ctx;
 } report_opts;
 
 void report_opts_default(report_opts *o);

@@ -3,6 +3,7 @@
 
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/vec.h"
 #include "harness/workspace.h"
 
 #include <pthread.h>
@@ -43,6 +44,8 @@ void rollout_opts_default(rollout_opts *o)
     o->slot_base = 0;
     o->max_active = RL_ROLLOUT_ACTIVE;
     o->threads = 0;
+    o->log = NULL;
+    o->log_ctx = NULL;
 }
 
 int rollout_new(rollout **out, policy *pol, const rollout_opts *o, char *err)
@@ -81,7 +84,7 @@ void rollout_free(rollout *r)
     for (int i = 0; i < r->o.max_active; i++) {
         ep_free(r->slots[i].ep);
         ws_free(r->slots[i].ws);
-        pol_response_free(&r->slots[i].resp);
+        pol_response_dispose(&r->slots[i].resp);
     }
     free(r->slots);
     free(r->q);
@@ -90,14 +93,11 @@ void rollout_free(rollout *r)
 
 int rollout_add(rollout *r, const task *t, const ep_config *cfg, uint64_t seed, long tag, char *err)
 {
-    if (r->nq == r->qcap) {
-        size_t nc = r->qcap ? r->qcap * 2 : 64;
-        queued *q = realloc(r->q, nc * sizeof *q);
-        if (!q)
-            return rl_err(err, RL_ENOMEM, "rollout: out of memory");
-        r->q = q;
-        r->qcap = nc;
-    }
+    int rc = VEC_GROW(r->q, r->qcap, r->nq + 1, RL_VEC_DEFAULT_MAX);
+    if (rc == RL_ELIMIT)
+        return rl_err(err, rc, "rollout: more than %u episodes queued", RL_VEC_DEFAULT_MAX);
+    if (rc < 0)
+        return rl_err(err, rc, "rollout: out of memory");
     r->q[r->nq++] = (queued){t, cfg, seed, tag};
     return 0;
 }
@@ -113,11 +113,11 @@ size_t rollout_pending(const rollout *r)
 void rollout_set_version(rollout *r, long version) { r->version = version; }
 
 /* Scores a finished episode, hands its record over, frees the slot. */
-static void finish(slot *s, rollout_done_fn done, void *user)
+static void finish(const rollout *r, slot *s, rollout_done_fn done, void *user)
 {
     char err[RL_ERR_MAX], *rec = NULL;
     if (ep_finish(&rec, s->ep, err) < 0) {
-        fprintf(stderr, "rollout: episode %ld: %s\n", s->tag, err);
+        rl_logf(r->o.log, r->o.log_ctx, RL_LOG_ERROR, "rollout: episode %ld: %s", s->tag, err);
         rec = NULL;
     }
     double reward = ep_reward(s->ep);
@@ -147,13 +147,14 @@ static void start_queued(rollout *r, rollout_done_fn done, void *user)
             wo.root = r->o.ws_root;
         s->cfg = *q->cfg;
         s->cfg.seed = q->seed;
-        s->cfg.transcript = NULL;
+        s->cfg.log = NULL;
         if (!s->cfg.tok)
             s->cfg.tok = r->pol->tok;
         s->tag = q->tag;
         if (ws_open_task(&s->ws, &wo, q->t, r->o.slot_base + i, err) < 0 ||
             ep_new(&s->ep, q->t, &s->cfg, s->ws, err) < 0) {
-            fprintf(stderr, "rollout: %s seed %llu: %s\n", q->t->instance_id, (unsigned long long)q->seed, err);
+            rl_logf(r->o.log, r->o.log_ctx, RL_LOG_ERROR, "rollout: %s seed %llu: %s", q->t->instance_id,
+                    (unsigned long long)q->seed, err);
             ws_free(s->ws);
             s->ws = NULL;
             s->ep = NULL;
@@ -187,7 +188,7 @@ static void *feed_worker(void *arg)
         char err[RL_ERR_MAX];
         if (ep_feed(s->ep, &s->resp, err) < 0)
             ep_abort(s->ep, "error", err);
-        pol_response_free(&s->resp);
+        pol_response_dispose(&s->resp);
     }
 }
 
@@ -211,7 +212,7 @@ int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
         if (!s->ep)
             continue;
         if (!ep_request(s->ep, &s->req)) {
-            finish(s, done, user);
+            finish(r, s, done, user);
             continue;
         }
         s->req.episode = i;
@@ -222,7 +223,7 @@ int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
         char perr[RL_ERR_MAX];
         if (pol_generate(r->pol, resps, reqs, (size_t)nreq, perr) < 0) {
             for (int k = 0; k < nreq; k++) {
-                pol_response_free(&resps[k]);
+                pol_response_dispose(&resps[k]);
                 ep_abort(r->slots[who[k]].ep, "policy_error", perr);
             }
         } else {
@@ -253,7 +254,7 @@ int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
     for (int i = 0; i < (int)n; i++) {
         slot *s = &r->slots[i];
         if (s->ep && s->pending && ep_done(s->ep))
-            finish(s, done, user);
+            finish(r, s, done, user);
     }
     return (int)rollout_pending(r);
 }

@@ -12,6 +12,7 @@
 #ifndef RL_ROLLOUT_H
 #define RL_ROLLOUT_H
 
+#include "common/log.h"
 #include "harness/episode.h"
 #include "policy/policy.h"
 #include "corpus/task.h"
@@ -23,6 +24,9 @@ typedef struct rollout_opts {
     int slot_base;         /* work-tree slots used: slot_base .. +max_active */
     int max_active;        /* episodes stepped at once (RL_ROLLOUT_ACTIVE) */
     int threads;           /* tool-call threads; 0: online CPUs */
+    rl_log_fn log;         /* why an episode could not start or be scored
+                              (it comes back with a NULL record); NULL: none */
+    void *log_ctx;
 } rollout_opts;
 
 void rollout_opts_default(rollout_opts *o);

@@ -2,6 +2,7 @@
 #include "harness/testrun.h"
 
 #include "common/buf.h"
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
@@ -14,13 +15,6 @@
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
-
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 /* ---- the result channel ---------------------------------------------------- */
 
@@ -98,10 +92,10 @@ static int parse_output(testrun *r, const task *t, const char *dir, const char *
         return rc == 0;
     }
     if (t->test_format == TASK_FMT_JUNIT) {
-        char legacy[4096];
-        if (t->test_result_file) { /* the task names the file: the weaker legacy channel */
-            snprintf(legacy, sizeof legacy, "%s/%s", dir, t->test_result_file);
-            result_path = legacy;
+        char named[4096];
+        if (t->test_result_file) { /* the task names the file: the weaker channel */
+            snprintf(named, sizeof named, "%s/%s", dir, t->test_result_file);
+            result_path = named;
         }
         return read_results(r, result_path, 0);
     }
@@ -111,7 +105,7 @@ static int parse_output(testrun *r, const task *t, const char *dir, const char *
     tr_report so;
     tr_parse_check(&so, out, r->sb.out_len, perr);
     tr_check_agrees(&r->report, &so, r->sb.out_truncated);
-    tr_report_free(&so);
+    tr_report_dispose(&so);
     return 1;
 }
 
@@ -224,13 +218,13 @@ int testrun_run(testrun *out, const task *t, const char *dir, char *err)
     return run_tests(out, t, dir, NULL, NULL, err);
 }
 
-void testrun_free(testrun *r)
+void testrun_dispose(testrun *r)
 {
-    tr_report_free(&r->report);
-    sb_result_free(&r->sb);
+    tr_report_dispose(&r->report);
+    sb_result_dispose(&r->sb);
 }
 
-static void score_tests(score *s, const task *t)
+static void score_tests(testrun_verdict *s, const task *t)
 {
     size_t n = t->fail_to_pass.n + t->pass_to_pass.n;
     s->tests = calloc(n ? n : 1, sizeof *s->tests);
@@ -241,7 +235,7 @@ static void score_tests(score *s, const task *t)
         int f2p = i < t->fail_to_pass.n;
         const char *name = f2p ? t->fail_to_pass.v[i] : t->pass_to_pass.v[i - t->fail_to_pass.n];
         const tr_case *c = tr_find(&s->run.report, name);
-        test_outcome *o = &s->tests[i];
+        testrun_outcome *o = &s->tests[i];
         o->name = name;
         o->must_pass = 1;
         o->from_f2p = f2p;
@@ -282,28 +276,28 @@ int testrun_fresh(testrun *out, char **patch, const task *t, struct ws_tree *ws,
     return rc;
 }
 
-int testrun_score(score *out, const task *t, struct ws_tree *ws, const testrun_limits *lim, char *err)
+int testrun_score(testrun_verdict *out, const task *t, struct ws_tree *ws, const testrun_limits *lim, char *err)
 {
     memset(out, 0, sizeof *out);
-    long t0 = now_ms();
+    long t0 = clk_ms_int();
     int rc = testrun_fresh(&out->run, &out->patch, t, ws, 1, lim, err);
     if (rc < 0) {
-        testrun_free(&out->run);
+        testrun_dispose(&out->run);
         return rc;
     }
     score_tests(out, t);
     if (!out->tests)
         return rl_err(err, RL_ENOMEM, "score: out of memory");
     out->reward = out->f2p_pass == out->f2p_total && out->p2p_pass == out->p2p_total;
-    out->ms = now_ms() - t0;
+    out->ms = clk_ms_int() - t0;
     return 0;
 }
 
-void score_free(score *s)
+void testrun_verdict_dispose(testrun_verdict *s)
 {
     free(s->tests);
     free(s->patch);
-    testrun_free(&s->run);
+    testrun_dispose(&s->run);
     memset(s, 0, sizeof *s);
 }
 

@@ -22,8 +22,9 @@
  * removed. TAP has no channel of its own: a TAP runner that writes its
  * stream to RL_RESULT_FILE (the corpus's does, from its parent process)
  * is read from there, any other from stdout.
- * A task may still name a result file in the work tree (test_result_file,
- * the weaker legacy channel for outside tasks).
+ * A task may instead name a result file in the work tree (test_result_file,
+ * a weaker channel, for tasks brought from outside whose runner writes a
+ * fixed path).
  *
  * Strict checks (docs/scoring.md): the command exited by itself; its exit
  * status agrees with the results (0 exactly when every reported test
@@ -66,7 +67,7 @@ typedef struct testrun {
  * command ran (whatever the tests said), RL_E* when the sandbox failed or
  * the result directory could not be made. */
 int testrun_run(testrun *out, const task *t, const char *dir, char *err);
-void testrun_free(testrun *r);
+void testrun_dispose(testrun *r);
 
 /* Runs the tests on ws's change (ws_change) applied to a fresh checkout
  * of the base (ws's companion, reset first); ws itself is only read.
@@ -77,27 +78,27 @@ int testrun_fresh(testrun *out, char **patch, const task *t, struct ws_tree *ws,
                   const testrun_limits *lim, char *err);
 
 /* Per-test outcome of the scoring run. */
-typedef struct test_outcome {
+typedef struct testrun_outcome {
     const char *name;     /* borrowed from the task */
     int must_pass;        /* always 1: F2P and P2P must both pass */
     int from_f2p;         /* 1 for FAIL_TO_PASS, 0 for PASS_TO_PASS */
     tr_status status;
     const char *message;  /* borrowed from the run's report */
-} test_outcome;
+} testrun_outcome;
 
-typedef struct score {
+typedef struct testrun_verdict {
     int reward;           /* 0 or 1 */
     size_t f2p_pass, f2p_total, p2p_pass, p2p_total;
-    test_outcome *tests;  /* f2p then p2p */
+    testrun_outcome *tests;  /* f2p then p2p */
     size_t n_tests;
     testrun run;
     char *patch;          /* the change that was scored, exactly */
     long ms;
-} score;
+} testrun_verdict;
 
 /* Scores ws's change: testrun_fresh with protect, then the rule. */
-int testrun_score(score *out, const task *t, struct ws_tree *ws, const testrun_limits *lim, char *err);
-void score_free(score *s);
+int testrun_score(testrun_verdict *out, const task *t, struct ws_tree *ws, const testrun_limits *lim, char *err);
+void testrun_verdict_dispose(testrun_verdict *s);
 
 /* A compact per-test summary for the agent: counts, then one line per
  * failing test with its (cut) message. `only` filters by name (NULL or

@@ -9,6 +9,7 @@
 
 #include "common/utf8.h"
 
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/limits.h"
 
@@ -95,7 +96,7 @@ void tool_ctx_default(tool_ctx *c)
     c->search_matches_max = RL_TOOL_SEARCH_MATCHES_MAX;
 }
 
-int tool_ctx_open(tool_ctx *c, const char *root, char *err)
+int tool_ctx_init(tool_ctx *c, const char *root, char *err)
 {
     int fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
@@ -108,24 +109,17 @@ int tool_ctx_open(tool_ctx *c, const char *root, char *err)
     return 0;
 }
 
-void tool_ctx_close(tool_ctx *c)
+void tool_ctx_dispose(tool_ctx *c)
 {
     if (c->root_fd >= 0)
         close(c->root_fd);
     c->root_fd = -1;
 }
 
-void tool_result_free(tool_result *r)
+void tool_result_dispose(tool_result *r)
 {
     free(r->obs);
     memset(r, 0, sizeof *r);
-}
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
 /* ---- paths -------------------------------------------------------------- */
@@ -534,7 +528,7 @@ static void walk_dir(walk *w, int fd, const char *rel, int depth)
     for (size_t i = 0; i < n && !w->rc; i++) {
         if (w->stop && w->stop != STOP_VISITS)
             break;
-        if (now_ms() >= w->deadline) {
+        if (clk_ms() >= w->deadline) {
             w->stop = STOP_TIME;
             break;
         }
@@ -572,7 +566,7 @@ static int walk_tree(walk *w, const char *path, char *err)
     if (fd < 0)
         return fd == -ENOTDIR ? rl_err(err, RL_EINVAL, "%s is not a directory", path)
                               : open_err(err, -fd, path);
-    w->deadline = now_ms() + w->c->time_ms;
+    w->deadline = clk_ms() + w->c->time_ms;
     walk_dir(w, fd, strcmp(path, ".") ? path : "", 0);
     return w->rc ? rl_err(err, w->rc, "walking %s: out of memory", path) : 0;
 }
@@ -847,7 +841,7 @@ static int tool_search(buf_t *out, const tool_ctx *c, const tool_call *call, cha
             free(d);
             return rl_err(err, RL_EINVAL, "%s is a binary file: expected a text file", path);
         }
-        w.deadline = now_ms() + c->time_ms;
+        w.deadline = clk_ms() + c->time_ms;
         search_text(&w, &s, path, d, n);
         free(d);
     } else {
@@ -1257,7 +1251,7 @@ static const char *kind_of(int rc)
 int tool_exec(tool_result *out, const tool_ctx *ctx, const tool_call *call, char *err)
 {
     char e[RL_ERR_MAX] = "";
-    double t0 = now_ms();
+    double t0 = clk_ms();
     memset(out, 0, sizeof *out);
     buf_t obs, hint;
     buf_init(&obs, 0);
@@ -1297,14 +1291,14 @@ int tool_exec(tool_result *out, const tool_ctx *ctx, const tool_call *call, char
             buf_append(&obs, hint.data, hint.len);
         }
     }
-    buf_free(&hint);
+    buf_dispose(&hint);
     buf_t clean;
     buf_init(&clean, 0);
     if (sanitize(&clean, buf_str(&obs), obs.len) == 0)
         out->obs = tool_obs_cut(buf_str(&clean), clean.len, ctx->obs_budget, &out->obs_len,
                                 &out->cut);
-    buf_free(&clean);
-    buf_free(&obs);
+    buf_dispose(&clean);
+    buf_dispose(&obs);
     if (!out->obs) {
         rc = rl_err(e, RL_ENOMEM, "%s: out of memory", name);
         kind = NULL;
@@ -1313,7 +1307,7 @@ int tool_exec(tool_result *out, const tool_ctx *ctx, const tool_call *call, char
     }
     out->code = rc;
     out->kind = rc ? (kind ? kind : kind_of(rc)) : NULL;
-    out->ms = now_ms() - t0;
+    out->ms = clk_ms() - t0;
     if (rc)
         rl_err(err, rc, "%s", e);
     return rc;

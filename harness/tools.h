@@ -55,8 +55,8 @@ typedef struct tool_ctx {
 void tool_ctx_default(tool_ctx *c);
 /* Opens the work-tree root (must be a directory; symlinks are resolved
  * here, once, by the trusted caller). */
-int tool_ctx_open(tool_ctx *c, const char *root, char *err);
-void tool_ctx_close(tool_ctx *c);
+int tool_ctx_init(tool_ctx *c, const char *root, char *err);
+void tool_ctx_dispose(tool_ctx *c);
 
 /* The error kinds of edit_file's own failures (tool_result.kind). */
 #define TOOL_KIND_NO_MATCH "no_match"     /* old_string is not in the file */
@@ -74,7 +74,7 @@ typedef struct tool_result {
                          any tool: "invalid", "not_found", "denied", "limit", "timeout", "io", ... */
 } tool_result;
 
-void tool_result_free(tool_result *r);
+void tool_result_dispose(tool_result *r);
 
 /* The seven specs, in a fixed order. */
 const tool_spec *tool_specs(size_t *n);

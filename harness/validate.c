@@ -1,6 +1,7 @@
 /* validate.c - the base fails where it should, the gold patch fixes it. */
 #include "harness/validate.h"
 
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/limits.h"
 #include "harness/testrun.h"
@@ -10,13 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 void val_split(const tr_report *r, const char ***failed, size_t *nf, const char ***passed, size_t *np)
 {
@@ -85,18 +79,18 @@ static int run_stage(const task *t, struct ws_tree *ws, int gold, int runs, doub
                      char *err)
 {
     testrun first, again;
-    double t0 = now_ms();
+    double t0 = clk_ms();
     int rc = testrun_fresh(&first, NULL, t, ws, 1, NULL, err);
     if (rc < 0) {
-        testrun_free(&first);
+        testrun_dispose(&first);
         return rc;
     }
     int ok = expect(&first, t, gold, why, n);
     int done = 1;
     for (; ok && done < runs; done++) {
         if ((rc = testrun_fresh(&again, NULL, t, ws, 1, NULL, err)) < 0) {
-            testrun_free(&again);
-            testrun_free(&first);
+            testrun_dispose(&again);
+            testrun_dispose(&first);
             return rc;
         }
         if (!val_same_outcome(&first.report, &again.report)) {
@@ -104,10 +98,10 @@ static int run_stage(const task *t, struct ws_tree *ws, int gold, int runs, doub
             snprintf(why, n, "%s: run %d of %d disagrees with run 1 (flaky)", gold ? "with the gold patch" : "at the base",
                      done + 1, runs);
         }
-        testrun_free(&again);
+        testrun_dispose(&again);
     }
-    *mean_ms = (now_ms() - t0) / done;
-    testrun_free(&first);
+    *mean_ms = (clk_ms() - t0) / done;
+    testrun_dispose(&first);
     return ok;
 }
 

@@ -1585,7 +1585,7 @@ static int diff_print(char **patch, ws_tree *t, git_diff *diff, delta_keep_fn ke
     if (rc == RL_ELIMIT)
         rc = rl_err(err, RL_ELIMIT, "%s: diff exceeds %u bytes", t->path, RL_WS_DIFF_MAX);
     if (rc) {
-        buf_free(&b);
+        buf_dispose(&b);
         return rc;
     }
     *patch = buf_detach(&b, NULL);

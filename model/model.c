@@ -42,7 +42,7 @@ struct model_acts {
     /* backward scratch */
     float *d_res, *d_ln, *d_att, *d_q, *d_k, *d_kraw, *d_v, *d_act, *d_gate, *d_up;
     float *fused;            /* N x max(dq + 2 dkv, 2 d_ff): fused products */
-    float *att_scratch;      /* n_threads x attn_scratch_floats(T, ...) */
+    float *att_scratch;      /* n_threads x ops_attn_scratch_floats(T, ...) */
 };
 
 void model_config_default(model_config *c)
@@ -328,7 +328,7 @@ static int acts_alloc(model *m, size_t N, int T, char *err)
         {&a->d_v, N * dkv},           {&a->d_act, N * ff},        {&a->d_gate, N * ff},
         {&a->d_up, N * ff},
         {&a->fused, N * (dq + 2 * dkv > 2 * ff ? dq + 2 * dkv : 2 * ff)},
-        {&a->att_scratch, nthr * attn_scratch_floats(T, c->n_head / c->n_kv_head, m->head_dim)},
+        {&a->att_scratch, nthr * ops_attn_scratch_floats(T, c->n_head / c->n_kv_head, m->head_dim)},
     };
     size_t total = 0;
     for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++)
@@ -394,7 +394,7 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
     int d = c->d_model, hd = m->head_dim, nh = c->n_head, nkv = c->n_kv_head, ff = c->d_ff;
     int dq = hd * nh, dkv = hd * nkv, n = (int)N;
     mpool *p = m->pool;
-    embed_forward(a->res, tokens, m->wte, n, d);
+    ops_embed_forward(a->res, tokens, m->wte, n, d);
     for (int l = 0; l < c->n_layer; l++) {
         const model_layer *W = &m->layer[l];
         float *x = a->res + (size_t)l * N * d;
@@ -407,34 +407,34 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
         float *gate = a->gate + (size_t)l * N * ff, *up = a->up + (size_t)l * N * ff;
         float *act = a->act + (size_t)l * N * ff, *xo = x + N * d;
 
-        rmsnorm_forward(p, ln1, ln1_rstd, x, W->attn_norm, n, d, c->norm_eps);
+        ops_rmsnorm_forward(p, ln1, ln1_rstd, x, W->attn_norm, n, d, c->norm_eps);
         /* wq, wk, wv are one (dq + 2 dkv) x d matrix: one product */
-        matmul_forward(p, a->fused, ln1, W->wq, n, d, dq + 2 * dkv, 0.0f);
-        cols_split(p, (float *const[]){qraw, kraw, v}, (const int[]){dq, dkv, dkv}, 3, a->fused,
+        ops_matmul_forward(p, a->fused, ln1, W->wq, n, d, dq + 2 * dkv, 0.0f);
+        ops_cols_split(p, (float *const[]){qraw, kraw, v}, (const int[]){dq, dkv, dkv}, 3, a->fused,
                    n);
         if (c->qk_norm) {
-            rmsnorm_forward(p, q, a->q_rstd + (size_t)l * N * nh, qraw, W->q_norm, n * nh, hd,
+            ops_rmsnorm_forward(p, q, a->q_rstd + (size_t)l * N * nh, qraw, W->q_norm, n * nh, hd,
                             c->norm_eps);
-            rmsnorm_forward(p, k, a->k_rstd + (size_t)l * N * nkv, kraw, W->k_norm, n * nkv, hd,
+            ops_rmsnorm_forward(p, k, a->k_rstd + (size_t)l * N * nkv, kraw, W->k_norm, n * nkv, hd,
                             c->norm_eps);
         } else {
             memcpy(q, qraw, N * dq * sizeof(float));
             memcpy(k, kraw, N * dkv * sizeof(float));
         }
-        rope_forward(p, q, a->pos, m->rope_cos, m->rope_sin, n, nh, hd);
-        rope_forward(p, k, a->pos, m->rope_cos, m->rope_sin, n, nkv, hd);
-        attention_forward(p, att, lse, q, k, v, B, T, nh, nkv, hd, a->att_scratch);
+        ops_rope_forward(p, q, a->pos, m->rope_cos, m->rope_sin, n, nh, hd);
+        ops_rope_forward(p, k, a->pos, m->rope_cos, m->rope_sin, n, nkv, hd);
+        ops_attention_forward(p, att, lse, q, k, v, B, T, nh, nkv, hd, a->att_scratch);
         memcpy(mid, x, N * d * sizeof(float));
-        matmul_forward(p, mid, att, W->wo, n, dq, d, 1.0f);
+        ops_matmul_forward(p, mid, att, W->wo, n, dq, d, 1.0f);
 
-        rmsnorm_forward(p, ln2, a->ln2_rstd + (size_t)l * N, mid, W->mlp_norm, n, d, c->norm_eps);
-        matmul_forward(p, a->fused, ln2, W->w_gate, n, d, 2 * ff, 0.0f); /* gate | up */
-        cols_split(p, (float *const[]){gate, up}, (const int[]){ff, ff}, 2, a->fused, n);
-        swiglu_forward(p, act, gate, up, N * ff);
+        ops_rmsnorm_forward(p, ln2, a->ln2_rstd + (size_t)l * N, mid, W->mlp_norm, n, d, c->norm_eps);
+        ops_matmul_forward(p, a->fused, ln2, W->w_gate, n, d, 2 * ff, 0.0f); /* gate | up */
+        ops_cols_split(p, (float *const[]){gate, up}, (const int[]){ff, ff}, 2, a->fused, n);
+        ops_swiglu_forward(p, act, gate, up, N * ff);
         memcpy(xo, mid, N * d * sizeof(float));
-        matmul_forward(p, xo, act, W->w_down, n, ff, d, 1.0f);
+        ops_matmul_forward(p, xo, act, W->w_down, n, ff, d, 1.0f);
     }
-    rmsnorm_forward(p, a->lnf, a->lnf_rstd, a->res + (size_t)c->n_layer * N * d, m->final_norm, n, d,
+    ops_rmsnorm_forward(p, a->lnf, a->lnf_rstd, a->res + (size_t)c->n_layer * N * d, m->final_norm, n, d,
                     c->norm_eps);
 
     /* The head runs only on rows that have a target. */
@@ -448,10 +448,10 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
         }
     a->n_rows = nr;
     if (nr > 0) {
-        matmul_forward(p, a->logits, a->h, m->wte, nr, d, c->vocab, 0.0f);
+        ops_matmul_forward(p, a->logits, a->h, m->wte, nr, d, c->vocab, 0.0f);
         /* head_dlogp doubles as the row logp / entropy scratch here */
         float *row_logp = a->head_dlogp, *row_ent = entropy ? a->d_res : NULL;
-        logp_forward(p, row_logp, row_ent, a->lse, a->logits, a->row_targets, nr, c->vocab,
+        ops_logp_forward(p, row_logp, row_ent, a->lse, a->logits, a->row_targets, nr, c->vocab,
                      temperature);
         memset(logp, 0, N * sizeof(float));
         if (entropy)
@@ -504,10 +504,10 @@ static void head_backward(model *m, const float *dlogp)
     memset(a->d_ln, 0, (size_t)a->N * d * sizeof(float));
     if (k == 0)
         return;
-    logp_backward(m->pool, a->logits, a->head_dlogp, a->lse, a->row_targets, k, V,
+    ops_logp_backward(m->pool, a->logits, a->head_dlogp, a->lse, a->row_targets, k, V,
                   a->temperature);
     float *dh = a->d_att; /* k x d scratch: d_att has N x dq floats and dq == d */
-    matmul_backward(m->pool, dh, m->gwte, a->logits, a->h, m->wte, k, d, V, 0.0f);
+    ops_matmul_backward(m->pool, dh, m->gwte, a->logits, a->h, m->wte, k, d, V, 0.0f);
     for (int r = 0; r < k; r++)
         memcpy(a->d_ln + (size_t)a->rows[r] * d, dh + (size_t)r * d, (size_t)d * sizeof(float));
 }
@@ -531,7 +531,7 @@ int model_backward(model *m, const float *dlogp, char *err)
 
     head_backward(m, dlogp);
     memset(a->d_res, 0, N * d * sizeof(float));
-    rmsnorm_backward(p, a->d_res, m->gfinal_norm, a->d_ln, a->res + (size_t)c->n_layer * N * d,
+    ops_rmsnorm_backward(p, a->d_res, m->gfinal_norm, a->d_ln, a->res + (size_t)c->n_layer * N * d,
                      m->final_norm, a->lnf_rstd, n, d);
     for (int l = c->n_layer - 1; l >= 0; l--) {
         const model_layer *W = &m->layer[l];
@@ -547,35 +547,35 @@ int model_backward(model *m, const float *dlogp, char *err)
         float *act = a->act + (size_t)l * N * ff;
 
         /* MLP branch; d_res holds dL/dres[l+1] = dL/d(mlp out) */
-        matmul_backward(p, a->d_act, G->w_down, a->d_res, act, W->w_down, n, ff, d, 0.0f);
-        swiglu_backward(p, a->d_gate, a->d_up, a->d_act, gate, up, N * ff);
-        cols_join(p, a->fused, (float *const[]){a->d_gate, a->d_up}, (const int[]){ff, ff}, 2, n);
-        matmul_backward(p, a->d_ln, G->w_gate, a->fused, ln2, W->w_gate, n, d, 2 * ff, 0.0f);
-        rmsnorm_backward(p, a->d_res, G->mlp_norm, a->d_ln, mid, W->mlp_norm,
+        ops_matmul_backward(p, a->d_act, G->w_down, a->d_res, act, W->w_down, n, ff, d, 0.0f);
+        ops_swiglu_backward(p, a->d_gate, a->d_up, a->d_act, gate, up, N * ff);
+        ops_cols_join(p, a->fused, (float *const[]){a->d_gate, a->d_up}, (const int[]){ff, ff}, 2, n);
+        ops_matmul_backward(p, a->d_ln, G->w_gate, a->fused, ln2, W->w_gate, n, d, 2 * ff, 0.0f);
+        ops_rmsnorm_backward(p, a->d_res, G->mlp_norm, a->d_ln, mid, W->mlp_norm,
                          a->ln2_rstd + (size_t)l * N, n, d);
 
         /* attention branch; d_res now holds dL/dres_mid */
-        matmul_backward(p, a->d_att, G->wo, a->d_res, att, W->wo, n, dq, d, 0.0f);
-        attention_backward(p, a->d_q, a->d_k, a->d_v, a->d_att, att, lse, q, k, v, a->B, a->T, nh,
+        ops_matmul_backward(p, a->d_att, G->wo, a->d_res, att, W->wo, n, dq, d, 0.0f);
+        ops_attention_backward(p, a->d_q, a->d_k, a->d_v, a->d_att, att, lse, q, k, v, a->B, a->T, nh,
                            nkv, hd, a->att_scratch);
-        rope_backward(p, a->d_q, a->pos, m->rope_cos, m->rope_sin, n, nh, hd);
-        rope_backward(p, a->d_k, a->pos, m->rope_cos, m->rope_sin, n, nkv, hd);
+        ops_rope_backward(p, a->d_q, a->pos, m->rope_cos, m->rope_sin, n, nh, hd);
+        ops_rope_backward(p, a->d_k, a->pos, m->rope_cos, m->rope_sin, n, nkv, hd);
         float *dqraw = a->d_q, *dkraw = a->d_k;
         if (c->qk_norm) {
-            dqraw = a->d_att; /* free again after attention_backward */
+            dqraw = a->d_att; /* free again after ops_attention_backward */
             dkraw = a->d_kraw;
             memset(dqraw, 0, N * dq * sizeof(float));
             memset(dkraw, 0, N * dkv * sizeof(float));
-            rmsnorm_backward(p, dqraw, G->q_norm, a->d_q, qraw, W->q_norm,
+            ops_rmsnorm_backward(p, dqraw, G->q_norm, a->d_q, qraw, W->q_norm,
                              a->q_rstd + (size_t)l * N * nh, n * nh, hd);
-            rmsnorm_backward(p, dkraw, G->k_norm, a->d_k, kraw, W->k_norm,
+            ops_rmsnorm_backward(p, dkraw, G->k_norm, a->d_k, kraw, W->k_norm,
                              a->k_rstd + (size_t)l * N * nkv, n * nkv, hd);
         }
-        cols_join(p, a->fused, (float *const[]){dqraw, dkraw, a->d_v},
+        ops_cols_join(p, a->fused, (float *const[]){dqraw, dkraw, a->d_v},
                   (const int[]){dq, dkv, dkv}, 3, n);
-        matmul_backward(p, a->d_ln, G->wq, a->fused, ln1, W->wq, n, d, dq + 2 * dkv, 0.0f);
-        rmsnorm_backward(p, a->d_res, G->attn_norm, a->d_ln, x, W->attn_norm, ln1_rstd, n, d);
+        ops_matmul_backward(p, a->d_ln, G->wq, a->fused, ln1, W->wq, n, d, dq + 2 * dkv, 0.0f);
+        ops_rmsnorm_backward(p, a->d_res, G->attn_norm, a->d_ln, x, W->attn_norm, ln1_rstd, n, d);
     }
-    embed_backward(m->gwte, a->d_res, a->tokens, n, d);
+    ops_embed_backward(m->gwte, a->d_res, a->tokens, n, d);
     return 0;
 }

@@ -159,12 +159,12 @@ typedef struct model_sample_out {
 
 /* Samples continuations of n_seq prompts (different lengths allowed) with
  * a KV cache, decoding all unfinished sequences together. out[i] is filled
- * (free with model_sample_out_free). Deterministic given the seed,
+ * (free with model_sample_out_dispose). Deterministic given the seed,
  * independent of thread count. */
 int model_sample(model *m, model_sample_out *out, const int *const *prompts,
                  const int *prompt_lens, int n_seq, const model_sample_opts *o,
                  char *err);
-void model_sample_out_free(model_sample_out *o);
+void model_sample_out_dispose(model_sample_out *o);
 
 /* Prefix caches kept across calls. An episode's next prompt is its last
  * prompt + the reply + the new tool response, so the keys and values of

@@ -78,9 +78,9 @@ static int use_v16(void)
 #define DISPATCH(name, ...) name##_v8(__VA_ARGS__)
 #endif
 
-void vexp(float *y, const float *x, int n)
+void ops_vexp(float *y, const float *x, int n)
 {
-    DISPATCH(vexp, y, x, n);
+    DISPATCH(ops_vexp, y, x, n);
 }
 
 static double vexp_sub_sum(float *y, const float *x, float sub, int n)
@@ -129,7 +129,7 @@ static void vswiglu_bwd(float *dgate, float *dup, const float *dout, const float
     DISPATCH(vswiglu_bwd, dgate, dup, dout, gate, up, n);
 }
 
-void attn_decode(float *out, const float *q, const float *Kt, int ldk, const float *V, int ldv,
+void ops_attn_decode(float *out, const float *q, const float *Kt, int ldk, const float *V, int ldv,
                  int nk, int hd, int hpg, float scale, float *S)
 {
     DISPATCH(vattn_decode, out, q, Kt, ldk, V, ldv, nk, hd, hpg, scale, S);
@@ -236,7 +236,7 @@ static void cols_rows(void *va, int lo, int hi, int thread)
     }
 }
 
-void cols_split(mpool *p, float *const *parts, const int *widths, int n_parts, const float *fused,
+void ops_cols_split(mpool *p, float *const *parts, const int *widths, int n_parts, const float *fused,
                 int N)
 {
     int total = 0;
@@ -246,7 +246,7 @@ void cols_split(mpool *p, float *const *parts, const int *widths, int n_parts, c
     parallel_range(p, N, 256, cols_rows, &a);
 }
 
-void cols_join(mpool *p, float *fused, float *const *parts, const int *widths, int n_parts, int N)
+void ops_cols_join(mpool *p, float *fused, float *const *parts, const int *widths, int n_parts, int N)
 {
     int total = 0;
     for (int k = 0; k < n_parts; k++)
@@ -257,13 +257,13 @@ void cols_join(mpool *p, float *fused, float *const *parts, const int *widths, i
 
 /* ---- embedding ------------------------------------------------------------ */
 
-void embed_forward(float *out, const int *tokens, const float *wte, int N, int C)
+void ops_embed_forward(float *out, const int *tokens, const float *wte, int N, int C)
 {
     for (int i = 0; i < N; i++)
         memcpy(out + (size_t)i * C, wte + (size_t)tokens[i] * C, sizeof(float) * (size_t)C);
 }
 
-void embed_backward(float *dwte, const float *dout, const int *tokens, int N, int C)
+void ops_embed_backward(float *dwte, const float *dout, const int *tokens, int N, int C)
 {
     for (int i = 0; i < N; i++) {
         float *d = dwte + (size_t)tokens[i] * C;
@@ -298,7 +298,7 @@ static void rmsnorm_fwd_rows(void *va, int lo, int hi, int thread)
     }
 }
 
-void rmsnorm_forward(mpool *p, float *out, float *rstd, const float *inp, const float *w, int N,
+void ops_rmsnorm_forward(mpool *p, float *out, float *rstd, const float *inp, const float *w, int N,
                      int C, float eps)
 {
     norm_args a = {.out = out, .rstd = rstd, .inp = inp, .w = w, .C = C, .eps = eps};
@@ -324,7 +324,7 @@ static void rmsnorm_bwd_rows(void *va, int lo, int hi, int thread)
     }
 }
 
-void rmsnorm_backward(mpool *p, float *dinp, float *dw, const float *dout, const float *inp,
+void ops_rmsnorm_backward(mpool *p, float *dinp, float *dw, const float *dout, const float *inp,
                       const float *w, const float *rstd, int N, int C)
 {
     int nt = mpool_threads(p);
@@ -417,7 +417,7 @@ static void mm_fwd_small(void *vctx, int t, int thread)
                 c->W + (size_t)lo * c->C, c->C, c->beta, c->out + lo, c->OC);
 }
 
-void matmul_forward(mpool *p, float *out, const float *inp, const float *W, int N, int C, int OC,
+void ops_matmul_forward(mpool *p, float *out, const float *inp, const float *W, int N, int C, int OC,
                     float beta)
 {
     mm_ctx c = {.out = out, .inp = inp, .W = W, .N = N, .C = C, .OC = OC, .beta = beta,
@@ -466,7 +466,7 @@ static void mm_bwd_dW(void *vctx, int t, int thread)
                     c->dout + lo, c->OC, c->inp, c->C, 1.0f, c->dW + (size_t)lo * c->C, c->C);
 }
 
-void matmul_backward(mpool *p, float *dinp, float *dW, const float *dout, const float *inp,
+void ops_matmul_backward(mpool *p, float *dinp, float *dW, const float *dout, const float *inp,
                      const float *W, int N, int C, int OC, float dinp_beta)
 {
     mm_ctx c = {.dinp = dinp, .dW = dW, .dout = dout, .inp = inp, .W = W, .N = N, .C = C,
@@ -508,7 +508,7 @@ static void rope_rows(void *va, int lo, int hi, int thread)
     }
 }
 
-void rope_forward(mpool *p, float *x, const int *pos, const float *cos_t, const float *sin_t,
+void ops_rope_forward(mpool *p, float *x, const int *pos, const float *cos_t, const float *sin_t,
                   int N, int n_head, int hd)
 {
     rope_args r = {x, pos, cos_t, sin_t, n_head, hd, 1.0f};
@@ -516,7 +516,7 @@ void rope_forward(mpool *p, float *x, const int *pos, const float *cos_t, const 
 }
 
 /* The rotation is orthogonal: its gradient is the inverse rotation. */
-void rope_backward(mpool *p, float *dx, const int *pos, const float *cos_t, const float *sin_t,
+void ops_rope_backward(mpool *p, float *dx, const int *pos, const float *cos_t, const float *sin_t,
                    int N, int n_head, int hd)
 {
     rope_args r = {dx, pos, cos_t, sin_t, n_head, hd, -1.0f};
@@ -543,7 +543,7 @@ static void swiglu_fwd_range(void *va, int lo, int hi, int thread)
     vswiglu_fwd(a->out + i0, a->gate + i0, a->up + i0, (int)(i1 - i0));
 }
 
-void swiglu_forward(mpool *p, float *out, const float *gate, const float *up, size_t n)
+void ops_swiglu_forward(mpool *p, float *out, const float *gate, const float *up, size_t n)
 {
     swiglu_args a = {.out = out, .gate = gate, .up = up, .n = n};
     parallel_range(p, (int)((n + SWIGLU_CHUNK - 1) / SWIGLU_CHUNK), 2, swiglu_fwd_range, &a);
@@ -559,7 +559,7 @@ static void swiglu_bwd_range(void *va, int lo, int hi, int thread)
                 (int)(i1 - i0));
 }
 
-void swiglu_backward(mpool *p, float *dgate, float *dup, const float *dout, const float *gate,
+void ops_swiglu_backward(mpool *p, float *dgate, float *dup, const float *dout, const float *gate,
                      const float *up, size_t n)
 {
     swiglu_args a = {.dgate = dgate, .dup = dup, .dout = dout, .gate = gate, .up = up, .n = n};
@@ -597,7 +597,7 @@ static void logp_fwd_rows(void *va, int lo, int hi, int thread)
     }
 }
 
-void logp_forward(mpool *p, float *logp, float *ent, float *lse, float *z, const int *targets,
+void ops_logp_forward(mpool *p, float *logp, float *ent, float *lse, float *z, const int *targets,
                   int N, int V, float temp)
 {
     logp_args a = {.logp = logp, .ent = ent, .lse = lse, .z = z, .targets = targets, .V = V,
@@ -625,7 +625,7 @@ static void logp_bwd_rows(void *va, int lo, int hi, int thread)
     }
 }
 
-void logp_backward(mpool *p, float *z, const float *dlogp, const float *lse, const int *targets,
+void ops_logp_backward(mpool *p, float *z, const float *dlogp, const float *lse, const int *targets,
                    int N, int V, float temp)
 {
     logp_args a = {.z = z, .dlogp = dlogp, .lse_in = lse, .targets = targets, .V = V,
@@ -641,7 +641,7 @@ void logp_backward(mpool *p, float *z, const float *dlogp, const float *lse, con
  * group, so the keys are packed once per block instead of once per head.
  * The masked upper triangle of the diagonal block is the only waste. */
 
-size_t attn_scratch_floats(int T, int heads_per_kv, int hd)
+size_t ops_attn_scratch_floats(int T, int heads_per_kv, int hd)
 {
     size_t rows = (size_t)ATT_BQ * (size_t)heads_per_kv;
     return 2 * rows * (size_t)T + 3 * rows * (size_t)hd;
@@ -674,7 +674,7 @@ static void unstack_heads(float *x, const float *src, int i0, int m, int h0, int
                    sizeof(float) * (size_t)hd);
 }
 
-float softmax_row(float *s, int n, int total)
+float ops_softmax_row(float *s, int n, int total)
 {
     float mx = vmax(s, n);
     double sum = vexp_sub_sum(s, s, mx, n);
@@ -704,7 +704,7 @@ static void att_fwd_task(void *vctx, int task, int thread)
         for (int k = 0; k < hpg; k++) {
             float *L = c->lse + ((size_t)b * c->n_head + h0 + k) * T;
             for (int r = 0; r < m; r++)
-                L[i0 + r] = softmax_row(S + ((size_t)k * m + r) * nk, i0 + r + 1, nk);
+                L[i0 + r] = ops_softmax_row(S + ((size_t)k * m + r) * nk, i0 + r + 1, nk);
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, hpg * m, hd, nk, 1.0f, S, nk, Vv, ks,
                     0.0f, Os, hd);
@@ -712,13 +712,13 @@ static void att_fwd_task(void *vctx, int task, int thread)
     }
 }
 
-void attention_forward(mpool *p, float *out, float *lse, const float *q, const float *k,
+void ops_attention_forward(mpool *p, float *out, float *lse, const float *q, const float *k,
                        const float *v, int B, int T, int n_head, int n_kv, int hd,
                        float *scratch)
 {
     att_ctx c = {.out = out, .lse = lse, .q = q, .k = k, .v = v, .B = B, .T = T,
                  .n_head = n_head, .n_kv = n_kv, .hd = hd, .scratch = scratch,
-                 .scratch_stride = attn_scratch_floats(T, n_head / n_kv, hd)};
+                 .scratch_stride = ops_attn_scratch_floats(T, n_head / n_kv, hd)};
     mpool_run(p, B * n_kv, att_fwd_task, &c);
 }
 
@@ -787,7 +787,7 @@ static void att_bwd_task(void *vctx, int task, int thread)
     }
 }
 
-void attention_backward(mpool *p, float *dq, float *dk, float *dv, const float *dout,
+void ops_attention_backward(mpool *p, float *dq, float *dk, float *dv, const float *dout,
                         const float *out, const float *lse, const float *q, const float *k,
                         const float *v, int B, int T, int n_head, int n_kv, int hd,
                         float *scratch)
@@ -795,6 +795,6 @@ void attention_backward(mpool *p, float *dq, float *dk, float *dv, const float *
     att_ctx c = {.dq = dq, .dk = dk, .dv = dv, .dout = dout, .o = out, .lse_in = lse, .q = q,
                  .k = k, .v = v, .B = B, .T = T, .n_head = n_head, .n_kv = n_kv, .hd = hd,
                  .scratch = scratch,
-                 .scratch_stride = attn_scratch_floats(T, n_head / n_kv, hd)};
+                 .scratch_stride = ops_attn_scratch_floats(T, n_head / n_kv, hd)};
     mpool_run(p, B * n_kv, att_bwd_task, &c);
 }

@@ -7,7 +7,7 @@
  * cache up to its own position, so prompts of different lengths decode
  * together in one batch of matrix products.
  *
- * Logprobs of sampled tokens come from the same logp_forward as training
+ * Logprobs of sampled tokens come from the same ops_logp_forward as training
  * and scoring (log softmax of logits / temperature), so sampling, scoring
  * and the training forward agree to rounding.
  */
@@ -32,7 +32,7 @@
 
 /* Keys are stored transposed (n_layer x n_kv x head_dim x cap): a decoding
  * step then scores a query against many keys with vertical multiply-adds
- * (attn_decode), and prefill multiplies by them without a transpose.
+ * (ops_attn_decode), and prefill multiplies by them without a transpose.
  * Values are rows (n_layer x cap x dkv). */
 typedef struct kv_cache {
     int cap;      /* positions held */
@@ -70,7 +70,7 @@ void model_sample_opts_default(model_sample_opts *o)
     o->max_new = 256;
 }
 
-void model_sample_out_free(model_sample_out *o)
+void model_sample_out_dispose(model_sample_out *o)
 {
     if (!o)
         return;
@@ -176,7 +176,7 @@ static void iatt_task(void *vctx, int task, int thread)
          * this kv head sit side by side in the row */
         for (int i = r->r0; i < r->r1; i++) {
             size_t off = (size_t)i * qs + (size_t)g * hpg * hd;
-            attn_decode(w->att + off, w->q + off, Kt, kc->cap, V, ks, w->pos[i] + 1, hd, hpg,
+            ops_attn_decode(w->att + off, w->q + off, Kt, kc->cap, V, ks, w->pos[i] + 1, hd, hpg,
                         scale, S);
         }
         return;
@@ -188,7 +188,7 @@ static void iatt_task(void *vctx, int task, int thread)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, nk, hd, scale,
                         w->q + (size_t)i0 * qs + (size_t)h * hd, qs, Kt, kc->cap, 0.0f, S, nk);
             for (int i = 0; i < n; i++)
-                softmax_row(S + (size_t)i * nk, w->pos[i0 + i] + 1, nk);
+                ops_softmax_row(S + (size_t)i * nk, w->pos[i0 + i] + 1, nk);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd, nk, 1.0f, S, nk, V, ks,
                         0.0f, w->att + (size_t)i0 * qs + (size_t)h * hd, qs);
         }
@@ -212,19 +212,19 @@ static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out,
         }
         w->runs[n_runs - 1].r1 = i + 1;
     }
-    embed_forward(w->x, w->tok, m->wte, n, d);
+    ops_embed_forward(w->x, w->tok, m->wte, n, d);
     for (int l = 0; l < c->n_layer; l++) {
         const model_layer *W = &m->layer[l];
-        rmsnorm_forward(p, w->ln, w->rstd, w->x, W->attn_norm, n, d, c->norm_eps);
-        matmul_forward(p, w->fused, w->ln, W->wq, n, d, dq + 2 * dkv, 0.0f); /* q | k | v */
-        cols_split(p, (float *const[]){w->q, w->k, w->v}, (const int[]){dq, dkv, dkv}, 3,
+        ops_rmsnorm_forward(p, w->ln, w->rstd, w->x, W->attn_norm, n, d, c->norm_eps);
+        ops_matmul_forward(p, w->fused, w->ln, W->wq, n, d, dq + 2 * dkv, 0.0f); /* q | k | v */
+        ops_cols_split(p, (float *const[]){w->q, w->k, w->v}, (const int[]){dq, dkv, dkv}, 3,
                    w->fused, n);
         if (c->qk_norm) {
-            rmsnorm_forward(p, w->q, w->rstd, w->q, W->q_norm, n * nh, hd, c->norm_eps);
-            rmsnorm_forward(p, w->k, w->rstd, w->k, W->k_norm, n * nkv, hd, c->norm_eps);
+            ops_rmsnorm_forward(p, w->q, w->rstd, w->q, W->q_norm, n * nh, hd, c->norm_eps);
+            ops_rmsnorm_forward(p, w->k, w->rstd, w->k, W->k_norm, n * nkv, hd, c->norm_eps);
         }
-        rope_forward(p, w->q, w->pos, m->rope_cos, m->rope_sin, n, nh, hd);
-        rope_forward(p, w->k, w->pos, m->rope_cos, m->rope_sin, n, nkv, hd);
+        ops_rope_forward(p, w->q, w->pos, m->rope_cos, m->rope_sin, n, nh, hd);
+        ops_rope_forward(p, w->k, w->pos, m->rope_cos, m->rope_sin, n, nkv, hd);
         for (int i = 0; i < n; i++) {
             kv_cache *kc = &cache[w->seq[i]];
             size_t off = ((size_t)l * kc->cap + (size_t)w->pos[i]) * dkv;
@@ -235,20 +235,20 @@ static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out,
         }
         iatt_ctx ac = {.m = m, .w = w, .cache = cache, .layer = l, .n_runs = n_runs};
         mpool_run(p, n_runs * nkv, iatt_task, &ac);
-        matmul_forward(p, w->x, w->att, W->wo, n, dq, d, 1.0f);
-        rmsnorm_forward(p, w->ln, w->rstd, w->x, W->mlp_norm, n, d, c->norm_eps);
-        matmul_forward(p, w->fused, w->ln, W->w_gate, n, d, 2 * ff, 0.0f); /* gate | up */
-        cols_split(p, (float *const[]){w->gate, w->up}, (const int[]){ff, ff}, 2, w->fused, n);
-        swiglu_forward(p, w->gate, w->gate, w->up, (size_t)n * ff);
-        matmul_forward(p, w->x, w->gate, W->w_down, n, ff, d, 1.0f);
+        ops_matmul_forward(p, w->x, w->att, W->wo, n, dq, d, 1.0f);
+        ops_rmsnorm_forward(p, w->ln, w->rstd, w->x, W->mlp_norm, n, d, c->norm_eps);
+        ops_matmul_forward(p, w->fused, w->ln, W->w_gate, n, d, 2 * ff, 0.0f); /* gate | up */
+        ops_cols_split(p, (float *const[]){w->gate, w->up}, (const int[]){ff, ff}, 2, w->fused, n);
+        ops_swiglu_forward(p, w->gate, w->gate, w->up, (size_t)n * ff);
+        ops_matmul_forward(p, w->x, w->gate, W->w_down, n, ff, d, 1.0f);
     }
     if (n_out == 0)
         return;
     for (int j = 0; j < n_out; j++)
         memcpy(w->ln + (size_t)j * d, w->x + (size_t)w->out_rows[j] * d, (size_t)d * sizeof(float));
-    rmsnorm_forward(p, w->h, w->rstd, w->ln, m->final_norm, n_out, d, c->norm_eps);
-    matmul_forward(p, w->logits, w->h, m->wte, n_out, d, c->vocab, 0.0f);
-    logp_forward(p, w->lp, NULL, w->lse, w->logits, w->no_target, n_out, c->vocab, temp);
+    ops_rmsnorm_forward(p, w->h, w->rstd, w->ln, m->final_norm, n_out, d, c->norm_eps);
+    ops_matmul_forward(p, w->logits, w->h, m->wte, n_out, d, c->vocab, 0.0f);
+    ops_logp_forward(p, w->lp, NULL, w->lse, w->logits, w->no_target, n_out, c->vocab, temp);
 }
 
 /* ---- choosing a token ------------------------------------------------------- */
@@ -496,7 +496,7 @@ static void draw(const sampler *sp, model_sample_out *out, int s, const infer_ws
     } else {
         for (int v = 0; v < sp->V; v++)
             sp->prob[v] = z[v] - w->lse[r];
-        vexp(sp->prob, sp->prob, sp->V);
+        ops_vexp(sp->prob, sp->prob, sp->V);
         tok = model_draw_token(sp->prob, sp->V, sp->o->top_p, mrng_uniform(&sp->rng[s]), sp->hist);
     }
     out->tokens[out->n] = tok;
@@ -628,7 +628,7 @@ static int sample_impl(model *m, model_kvset *set, model_sample_out *out, const 
 out:
     if (rc)
         for (int s = 0; s < n_seq; s++)
-            model_sample_out_free(&out[s]);
+            model_sample_out_dispose(&out[s]);
     if (set && rc == 0 && o->max_new > 0) /* what each cache now holds: prompt + fed tokens */
         for (int s = 0; s < n_seq; s++) {
             int *ids = set->ids[pick[s]];

@@ -59,7 +59,7 @@ static inline __attribute__((always_inline)) VF FN(vexp_lanes)(VF x)
     return (VF)((VI)y & ~under);
 }
 
-VATTR static void FN(vexp)(float *y, const float *x, int n)
+VATTR static void FN(ops_vexp)(float *y, const float *x, int n)
 {
     int i = 0;
     for (; i + VW <= n; i += VW)
@@ -317,7 +317,7 @@ VATTR static void FN(vattn_decode)(float *out, const float *q, const float *Kt, 
         }
     }
     for (int k = 0; k < hpg; k++)
-        softmax_row(S + (size_t)k * nk, nk, nk);
+        ops_softmax_row(S + (size_t)k * nk, nk, nk);
     for (int k = 0; k < hpg; k++) {
         const float *s = S + (size_t)k * nk;
         float *o = out + (size_t)k * hd;

@@ -224,12 +224,12 @@ static int mpol_generate(policy *p, pol_response *resp, const pol_request *req, 
             rc = fill_response(&resp[which[s]], mp, &outs[s], err);
         }
         for (int s = 0; s < n_seq; s++)
-            model_sample_out_free(&outs[s]);
+            model_sample_out_dispose(&outs[s]);
     }
     long ms = (long)(now_ms() - t0);
     for (size_t i = 0; i < n; i++) {
         if (rc < 0)
-            pol_response_free(&resp[i]);
+            pol_response_dispose(&resp[i]);
         else
             resp[i].gen_ms = ms > 0 ? ms : 1;
     }

@@ -594,7 +594,7 @@ static const char *const REPAIR_WHY[3] = {
  * response shows after its "most similar" header. */
 static int hint_shows(const char *ctx, size_t len, const char *text)
 {
-    char *r = scr_last_response(ctx, len), *out = NULL;
+    char *r = scripted_last_response(ctx, len), *out = NULL;
     const char *h = r ? strstr(r, "the most similar text in ") : NULL;
     const char *l = h ? strchr(h, '\n') : NULL, *stop;
     size_t n = 0;
@@ -614,14 +614,14 @@ static int oracle_generate(policy *p, pol_response *resp, const pol_request *req
 {
     oracle *o = p->impl;
     for (size_t i = 0; i < n; i++) {
-        size_t turn = scr_turn(req[i].context, req[i].context_len);
+        size_t turn = scripted_turn(req[i].context, req[i].context_len);
         int rc;
         char *bad = NULL, *fix = NULL;
         int kind = 0;
         if (turn >= o->demo && o->demo < o->n && demo_edits(o, req[i].context, req[i].context_len, &bad, &fix, &kind)) {
             if (turn == o->demo || turn == o->demo + 1) {
                 const step *s = &o->steps[o->demo];
-                rc = scr_reply(&resp[i], req[i].context, req[i].context_len,
+                rc = scripted_reply(&resp[i], req[i].context, req[i].context_len,
                                turn == o->demo                                 ? s->why
                                : kind || hint_shows(req[i].context, req[i].context_len, fix) ? REPAIR_WHY[kind]
                                                                                              : REPAIR_WHY[2],
@@ -646,11 +646,11 @@ static int oracle_generate(policy *p, pol_response *resp, const pol_request *req
                 small = file ? minimal_edit(s, file, fn) : NULL;
                 free(file);
             }
-            rc = scr_reply(&resp[i], req[i].context, req[i].context_len, s->why, NULL, s->tool,
+            rc = scripted_reply(&resp[i], req[i].context, req[i].context_len, s->why, NULL, s->tool,
                            small ? small : s->args, err);
             free(small);
         } else {
-            rc = scr_reply(&resp[i], req[i].context, req[i].context_len, NULL, "Done.", NULL, NULL, err);
+            rc = scripted_reply(&resp[i], req[i].context, req[i].context_len, NULL, "Done.", NULL, NULL, err);
         }
         if (rc < 0)
             return rc;
@@ -686,7 +686,7 @@ int oracle_open(policy **out, const pol_env *env, int recover_pct, char *err)
     policy *p = calloc(1, sizeof *p);
     oracle *o = calloc(1, sizeof *o);
     if (!p || !o || plan(o, &pt) < 0) {
-        patch_free(&pt);
+        patch_dispose(&pt);
         free(p);
         if (o) {
             policy tmp = {.impl = o};
@@ -694,7 +694,7 @@ int oracle_open(policy **out, const pol_env *env, int recover_pct, char *err)
         }
         return rl_err(err, RL_ENOMEM, "policy oracle: out of memory");
     }
-    patch_free(&pt);
+    patch_dispose(&pt);
     o->h = fnv1a(env->gold_patch);
     o->demo = o->n;
     size_t edits = 0, at = o->n;

@@ -58,7 +58,7 @@ int pol_generate(policy *p, pol_response *resp, const pol_request *req, size_t n
     return p->vt->generate(p, resp, req, n, err);
 }
 
-void pol_response_free(pol_response *r)
+void pol_response_dispose(pol_response *r)
 {
     free(r->text);
     free(r->ids);

@@ -83,6 +83,6 @@ int pol_open(policy **out, const char *spec, const pol_env *env, char *err);
 void pol_free(policy *p);
 
 int pol_generate(policy *p, pol_response *resp, const pol_request *req, size_t n, char *err);
-void pol_response_free(pol_response *r);
+void pol_response_dispose(pol_response *r);
 
 #endif

@@ -24,7 +24,7 @@ static int replay_generate(policy *p, pol_response *resp, const pol_request *req
 {
     replay *r = p->impl;
     for (size_t i = 0; i < n; i++) {
-        size_t turn = scr_turn(req[i].context, req[i].context_len);
+        size_t turn = scripted_turn(req[i].context, req[i].context_len);
         memset(&resp[i], 0, sizeof resp[i]);
         const char *t = turn < r->n ? r->texts[turn] : "";
         resp[i].text = strdup(t);

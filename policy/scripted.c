@@ -20,7 +20,7 @@ static const char *find_last(const char *hay, size_t len, const char *needle)
     return last;
 }
 
-size_t scr_turn(const char *ctx, size_t len)
+size_t scripted_turn(const char *ctx, size_t len)
 {
     static const char tag[] = "<|im_start|>assistant\n";
     size_t n = 0;
@@ -32,14 +32,14 @@ size_t scr_turn(const char *ctx, size_t len)
     return n ? n - 1 : 0;
 }
 
-int scr_think_off(const char *ctx, size_t len)
+int scripted_think_off(const char *ctx, size_t len)
 {
     static const char tail[] = "<think>\n\n</think>\n\n";
     size_t tl = sizeof tail - 1;
     return len >= tl && !memcmp(ctx + len - tl, tail, tl);
 }
 
-char *scr_last_response(const char *ctx, size_t len)
+char *scripted_last_response(const char *ctx, size_t len)
 {
     const char *open = find_last(ctx, len, "<tool_response>\n");
     if (!open)
@@ -50,7 +50,7 @@ char *scr_last_response(const char *ctx, size_t len)
     return strndup(open, n);
 }
 
-char *scr_problem(const char *ctx, size_t len)
+char *scripted_problem(const char *ctx, size_t len)
 {
     static const char tag[] = "<|im_start|>user\n";
     const char *p = memmem(ctx, len, tag, sizeof tag - 1);
@@ -61,11 +61,11 @@ char *scr_problem(const char *ctx, size_t len)
     return strndup(p, e ? (size_t)(e - p) : len - (size_t)(p - ctx));
 }
 
-int scr_reply(pol_response *resp, const char *ctx, size_t len, const char *think, const char *prose,
+int scripted_reply(pol_response *resp, const char *ctx, size_t len, const char *think, const char *prose,
               const char *tool, const char *args_json, char *err)
 {
     memset(resp, 0, sizeof *resp);
-    int think_on = !scr_think_off(ctx, len);
+    int think_on = !scripted_think_off(ctx, len);
     chat_call call = {"call", (char *)tool, (char *)(args_json ? args_json : "{}")};
     chat_msg m = {0};
     m.role = CHAT_ASSISTANT;

@@ -10,22 +10,22 @@
 
 /* Assistant turns already in the context (the generation prompt's open
  * assistant turn not counted). */
-size_t scr_turn(const char *ctx, size_t len);
+size_t scripted_turn(const char *ctx, size_t len);
 
 /* 1 when the context ends inside an empty think block (thinking off). */
-int scr_think_off(const char *ctx, size_t len);
+int scripted_think_off(const char *ctx, size_t len);
 
 /* The text of the last <tool_response> of the context (a copy; "" when
  * none). Caller frees. */
-char *scr_last_response(const char *ctx, size_t len);
+char *scripted_last_response(const char *ctx, size_t len);
 
 /* The problem statement: the first user turn's text. Caller frees. */
-char *scr_problem(const char *ctx, size_t len);
+char *scripted_problem(const char *ctx, size_t len);
 
 /* A reply with optional thinking, optional prose and one tool call whose
  * arguments are a JSON object text (NULL: none). The call is written in
  * the chat format's canonical style. Fills resp. */
-int scr_reply(pol_response *resp, const char *ctx, size_t len, const char *think, const char *prose,
+int scripted_reply(pol_response *resp, const char *ctx, size_t len, const char *think, const char *prose,
               const char *tool, const char *args_json, char *err);
 
 /* Policy constructors (called by pol_open). recover_pct: the share of

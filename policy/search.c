@@ -40,7 +40,7 @@
  * Prompt sensitivity, modelled honestly. The policy reads the system
  * prompt. Only when it spells out the working method (run the tests first,
  * run them again after an edit, submit only when they pass: detected in
- * the prompt text, sr_prompt_wants_verify) does the policy follow the
+ * the prompt text, search_prompt_wants_verify) does the policy follow the
  * verify loop above. With a minimal prompt (v1) it behaves like an agent
  * that was not told to verify: it works from the problem statement alone
  * (searches the names the statement mentions, reads that code, makes the
@@ -85,7 +85,7 @@ typedef struct pend {
     int ref;       /* test, name or file index */
 } pend;
 
-typedef struct sr_test {
+typedef struct search_test {
     char *name;                 /* as reported */
     char key[SR_NAME_MAX];      /* the name searched for */
     char *msg;
@@ -95,21 +95,21 @@ typedef struct sr_test {
     int line;                   /* line of its definition */
     char (*refs)[SR_NAME_MAX];  /* names its body calls */
     size_t nrefs;
-} sr_test;
+} search_test;
 
-typedef struct sr_name {
+typedef struct search_name {
     char name[SR_NAME_MAX];
     int searched;
-} sr_name;
+} search_name;
 
 /* A helper defined in a test file (dec(), fmt()): its body counts as part
  * of the tests that call it. */
-typedef struct sr_helper {
+typedef struct search_helper {
     char name[SR_NAME_MAX];
     int file, line, read;
     char (*refs)[SR_NAME_MAX];
     size_t nrefs;
-} sr_helper;
+} search_helper;
 
 typedef struct search {
     uint64_t seed;
@@ -121,36 +121,36 @@ typedef struct search {
     pend pend[RL_TC_CALLS_MAX];
     int npend;
     int have_best, eval;      /* baseline known; a candidate awaits its run */
-    sr_result best;
-    sr_test tests[RL_SEARCH_TESTS_MAX];
+    search_result best;
+    search_test tests[RL_SEARCH_TESTS_MAX];
     size_t ntests;
-    sr_helper helpers[RL_SEARCH_TESTS_MAX];
+    search_helper helpers[RL_SEARCH_TESTS_MAX];
     size_t nhelpers;
-    sr_name names[RL_SEARCH_NAMES_MAX];
+    search_name names[RL_SEARCH_NAMES_MAX];
     size_t nnames;
-    sr_file files[RL_SEARCH_FILES_MAX];
-    sr_def *defs[RL_SEARCH_FILES_MAX];
+    search_file files[RL_SEARCH_FILES_MAX];
+    search_def *defs[RL_SEARCH_FILES_MAX];
     size_t ndefs[RL_SEARCH_FILES_MAX];
     int read_tries[RL_SEARCH_FILES_MAX];
     char *loc_path[RL_SEARCH_FAILS_MAX];
     int loc_line[RL_SEARCH_FAILS_MAX];
     size_t nloc;
-    sr_cand *cands;
+    search_cand *cands;
     size_t ncands, cap;
     int dirty;                /* candidates must be ranked again */
     uint64_t *tried;
     size_t ntried, tried_cap;
     int tries, kept;
-    sr_cand applied;          /* the candidate under evaluation */
+    search_cand applied;          /* the candidate under evaluation */
     int applied_ok;
-    sr_cand revert[RL_SEARCH_KEEP_MAX + 1]; /* to undo in the next message, in order */
+    search_cand revert[RL_SEARCH_KEEP_MAX + 1]; /* to undo in the next message, in order */
     int nrevert;
     /* Kept edits, innermost last: each with the result before it and the
      * size of the tried list when it was kept (backtracking restores
      * both). */
     struct {
-        sr_cand cand;
-        sr_result prev;
+        search_cand cand;
+        search_result prev;
         size_t tried_mark;
     } kept_stack[RL_SEARCH_KEEP_MAX];
     int nkept;
@@ -158,8 +158,8 @@ typedef struct search {
     /* The best partial improvement seen since the last commit: undone at
      * once, built on after RL_SEARCH_LOOKAHEAD more attempts (a full fix
      * among them wins outright). */
-    sr_cand partial;
-    sr_result partial_res;
+    search_cand partial;
+    search_result partial_res;
     int have_partial, since_partial, need_commit;
     /* Every partial improvement of the window: the ones not built on may
      * be the next defect's fix, tried again on top of the chosen one. */
@@ -204,7 +204,7 @@ static int file_add(search *s, const char *path)
     for (size_t i = 0; i < RL_SEARCH_FILES_MAX; i++) {
         if (s->files[i].path)
             continue;
-        sr_file *fl = &s->files[i];
+        search_file *fl = &s->files[i];
         memset(fl, 0, sizeof *fl);
         if (!(fl->path = strdup(path)))
             return -1;
@@ -253,14 +253,14 @@ static void tried_add(search *s, uint64_t k)
     s->tried[s->ntried++] = k;
 }
 
-static int cand_copy(sr_cand *dst, const sr_cand *src)
+static int cand_copy(search_cand *dst, const search_cand *src)
 {
     *dst = *src;
     dst->old_block = strdup(src->old_block);
     dst->new_block = strdup(src->new_block);
     dst->desc = strdup(src->desc);
     if (!dst->old_block || !dst->new_block || !dst->desc) {
-        sr_cand_free(dst);
+        search_cand_dispose(dst);
         return -1;
     }
     return 0;
@@ -282,8 +282,8 @@ static void first_line(char *out, size_t n, const char *msg)
 static void state_clear(search *s)
 {
     free(s->problem);
-    buf_free(&s->hints);
-    sr_result_free(&s->best);
+    buf_dispose(&s->hints);
+    search_result_dispose(&s->best);
     for (size_t i = 0; i < s->ntests; i++) {
         free(s->tests[i].name);
         free(s->tests[i].msg);
@@ -292,26 +292,26 @@ static void state_clear(search *s)
     for (size_t i = 0; i < s->nhelpers; i++)
         free(s->helpers[i].refs);
     for (size_t i = 0; i < RL_SEARCH_FILES_MAX; i++) {
-        sr_file_free(&s->files[i]);
+        search_file_dispose(&s->files[i]);
         free(s->defs[i]);
     }
     for (size_t i = 0; i < s->nloc; i++)
         free(s->loc_path[i]);
     for (size_t i = 0; i < s->ncands; i++)
-        sr_cand_free(&s->cands[i]);
+        search_cand_dispose(&s->cands[i]);
     free(s->cands);
     free(s->tried);
-    sr_cand_free(&s->applied);
+    search_cand_dispose(&s->applied);
     for (int i = 0; i < s->nrevert; i++)
-        sr_cand_free(&s->revert[i]);
+        search_cand_dispose(&s->revert[i]);
     for (int i = 0; i < s->nkept; i++) {
-        sr_cand_free(&s->kept_stack[i].cand);
-        sr_result_free(&s->kept_stack[i].prev);
+        search_cand_dispose(&s->kept_stack[i].cand);
+        search_result_dispose(&s->kept_stack[i].prev);
     }
     for (size_t i = 0; i < s->nhot; i++)
         free(s->hot_path[i]);
-    sr_cand_free(&s->partial);
-    sr_result_free(&s->partial_res);
+    search_cand_dispose(&s->partial);
+    search_result_dispose(&s->partial_res);
     uint64_t seed = s->seed;
     double temperature = s->temperature;
     memset(s, 0, sizeof *s);
@@ -355,7 +355,7 @@ static int number_pair(const char *m, long *g, long *v)
 
 /* +1 or -1 when the failing tests show results one too small or one too
  * large (and agree), else 0. */
-static int off_by_one(const sr_result *r)
+static int off_by_one(const search_result *r)
 {
     int dir = 0;
     for (size_t i = 0; i < r->nfail; i++) {
@@ -371,7 +371,7 @@ static int off_by_one(const sr_result *r)
 }
 
 /* Every numeric (got, expected) pair the failing tests show. */
-static size_t number_pairs(const sr_result *r, long *got, long *want, size_t max)
+static size_t number_pairs(const search_result *r, long *got, long *want, size_t max)
 {
     size_t n = 0;
     for (size_t i = 0; i < r->nfail && n < max; i++)
@@ -446,25 +446,25 @@ static void test_key(char *out, const char *name)
     out[n] = 0;
 }
 
-static void tests_register(search *s, const sr_result *r)
+static void tests_register(search *s, const search_result *r)
 {
     /* Followed in a seed-dependent order when there are more than fit. */
     size_t n = r->nfail, idx[RL_SEARCH_FAILS_MAX];
     for (size_t i = 0; i < n; i++)
         idx[i] = i;
-    uint64_t st = sr_mix(s->seed, 0x7e57);
+    uint64_t st = search_mix(s->seed, 0x7e57);
     for (size_t i = n; i > 1; i--) {
-        st = sr_mix(st, i);
+        st = search_mix(st, i);
         size_t j = st % i, t = idx[i - 1];
         idx[i - 1] = idx[j];
         idx[j] = t;
     }
     for (size_t k = 0; k < n; k++) {
-        const sr_fail *f = &r->fail[idx[k]];
+        const search_fail *f = &r->fail[idx[k]];
         locs_add(s, f->msg);
         if (s->ntests >= RL_SEARCH_TESTS_MAX)
             continue;
-        sr_test *t = &s->tests[s->ntests];
+        search_test *t = &s->tests[s->ntests];
         memset(t, 0, sizeof *t);
         t->name = strdup(f->name);
         t->msg = strdup(f->msg ? f->msg : "");
@@ -504,7 +504,7 @@ static int lvl_set(lvl *L, const char *name, int level)
     return 1;
 }
 
-static char *file_lines_text(const sr_file *f, int from, int to, size_t *len)
+static char *file_lines_text(const search_file *f, int from, int to, size_t *len)
 {
     buf_t b;
     buf_init(&b, RL_SEARCH_OBS_MAX);
@@ -518,7 +518,7 @@ static char *file_lines_text(const sr_file *f, int from, int to, size_t *len)
 }
 
 /* Python "from .x import a, b": names a file brings in. */
-static size_t py_imports(char (*names)[SR_NAME_MAX], size_t n, size_t max, const sr_file *f)
+static size_t py_imports(char (*names)[SR_NAME_MAX], size_t n, size_t max, const search_file *f)
 {
     for (size_t i = 0; i < f->n && n < max; i++) {
         const char *l = f->line[i];
@@ -543,7 +543,7 @@ static size_t py_imports(char (*names)[SR_NAME_MAX], size_t n, size_t max, const
                 int dup = 0;
                 for (size_t j = 0; j < n; j++)
                     dup |= !strcmp(names[j], w);
-                if (!dup && !sr_name_ignored(w))
+                if (!dup && !search_name_ignored(w))
                     memcpy(names[n++], w, k + 1);
             }
             p += k;
@@ -564,14 +564,14 @@ static void defs_refresh(search *s)
         free(s->defs[f]);
         s->defs[f] = NULL;
         s->ndefs[f] = 0;
-        sr_file *fl = &s->files[f];
-        if (!fl->path || fl->is_test || !sr_file_complete(fl))
+        search_file *fl = &s->files[f];
+        if (!fl->path || fl->is_test || !search_file_complete(fl))
             continue;
         size_t len;
-        char *t = sr_file_text(fl, &len);
+        char *t = search_file_text(fl, &len);
         if (!t)
             continue;
-        s->ndefs[f] = sr_find_defs(&s->defs[f], t, len, fl->lang, RL_SEARCH_DEFS_MAX);
+        s->ndefs[f] = search_find_defs(&s->defs[f], t, len, fl->lang, RL_SEARCH_DEFS_MAX);
         free(t);
     }
 }
@@ -588,7 +588,7 @@ static void reach_from(search *s, lvl *L, int **lv)
             for (size_t i = 0; i < s->nloc; i++) {
                 int f = file_find(s, s->loc_path[i]);
                 for (size_t d = 0; f >= 0 && d < s->ndefs[f]; d++) {
-                    sr_def *df = &s->defs[f][d];
+                    search_def *df = &s->defs[f][d];
                     if (!df->is_class && s->loc_line[i] >= df->start && s->loc_line[i] <= df->end &&
                         lv[f][d] > 0)
                         lv[f][d] = 0;
@@ -596,7 +596,7 @@ static void reach_from(search *s, lvl *L, int **lv)
             }
         for (size_t f = 0; f < RL_SEARCH_FILES_MAX; f++)
             for (size_t d = 0; d < s->ndefs[f]; d++) {
-                sr_def *df = &s->defs[f][d];
+                search_def *df = &s->defs[f][d];
                 for (size_t i = 0; i < L->n; i++) {
                     if (L->level[i] != level)
                         continue;
@@ -619,17 +619,17 @@ static void reach_from(search *s, lvl *L, int **lv)
         for (size_t f = 0; f < RL_SEARCH_FILES_MAX; f++) {
             if (!s->ndefs[f])
                 continue;
-            sr_file *fl = &s->files[f];
+            search_file *fl = &s->files[f];
             int any = 0;
             for (size_t d = 0; d < s->ndefs[f]; d++) {
-                sr_def *df = &s->defs[f][d];
+                search_def *df = &s->defs[f][d];
                 if (lv[f][d] != level || df->is_class)
                     continue;
                 any = 1;
                 char names[64][SR_NAME_MAX];
                 size_t len, nn;
                 char *t = file_lines_text(fl, df->start, df->end, &len);
-                nn = sr_refs(names, 0, 64, t, len, fl->lang, 2, df->end - df->start + 1, fl->lang != MUT_LANG_PY);
+                nn = search_refs(names, 0, 64, t, len, fl->lang, 2, df->end - df->start + 1, fl->lang != MUT_LANG_PY);
                 free(t);
                 for (size_t i = 0; i < nn && level < RL_SEARCH_LEVEL_MAX; i++)
                     changed |= lvl_set(L, names[i], level + 1);
@@ -647,7 +647,7 @@ static void reach_from(search *s, lvl *L, int **lv)
 
 /* Seeds of one test: what its body (and the helpers it calls) call, and
  * what its message names. */
-static void test_seeds(search *s, lvl *L, const sr_test *t)
+static void test_seeds(search *s, lvl *L, const search_test *t)
 {
     for (size_t i = 0; i < t->nrefs; i++) {
         lvl_set(L, t->refs[i], 0);
@@ -657,7 +657,7 @@ static void test_seeds(search *s, lvl *L, const sr_test *t)
                     lvl_set(L, s->helpers[h].refs[j], 0);
     }
     char names[64][SR_NAME_MAX];
-    size_t nn = sr_text_names(names, 0, 64, t->msg ? t->msg : "");
+    size_t nn = search_text_names(names, 0, 64, t->msg ? t->msg : "");
     for (size_t i = 0; i < nn; i++) {
         lvl_set(L, names[i], 0);
         for (size_t h = 0; h < s->nhelpers; h++)
@@ -701,7 +701,7 @@ static size_t want_add(want *w, size_t n, size_t max, const char *name, int leve
     name_copy(w[n].name, name);
     w[n].level = level;
     w[n].count = 1;
-    w[n].jitter = sr_mix(seed, sr_hash(name, strlen(name), 5));
+    w[n].jitter = search_mix(seed, search_hash(name, strlen(name), 5));
     return n + 1;
 }
 
@@ -734,7 +734,7 @@ static size_t analyze(search *s, want *w, size_t wmax)
             test_seeds(s, &L, &s->tests[k]);
         } else {
             char pn[64][SR_NAME_MAX];
-            size_t np = sr_text_names(pn, 0, 64, s->problem ? s->problem : "");
+            size_t np = search_text_names(pn, 0, 64, s->problem ? s->problem : "");
             for (size_t i = 0; i < np; i++)
                 lvl_set(&L, pn[i], 0);
         }
@@ -745,7 +745,7 @@ static size_t analyze(search *s, want *w, size_t wmax)
         reach_from(s, &L, lv);
         for (size_t f = 0; f < RL_SEARCH_FILES_MAX; f++)
             for (size_t d = 0; d < s->ndefs[f]; d++) {
-                sr_def *df = &s->defs[f][d];
+                search_def *df = &s->defs[f][d];
                 if (!lv[f] || lv[f][d] > RL_SEARCH_LEVEL_MAX)
                     continue;
                 df->reach++;
@@ -779,7 +779,7 @@ static int want_cmp(const void *a, const void *b)
 
 /* Line where the body of the test (or helper) at line `line` ends, from
  * what is known of the file. */
-static int body_end(const sr_file *f, int line)
+static int body_end(const search_file *f, int line)
 {
     if (line < 1 || (size_t)line > f->n || !f->line[line - 1])
         return line;
@@ -816,7 +816,7 @@ static int body_end(const sr_file *f, int line)
     return line;
 }
 
-static void body_refs(const sr_file *f, int line, char (**refs)[SR_NAME_MAX], size_t *nrefs)
+static void body_refs(const search_file *f, int line, char (**refs)[SR_NAME_MAX], size_t *nrefs)
 {
     int end = body_end(f, line);
     size_t len;
@@ -830,27 +830,27 @@ static void body_refs(const sr_file *f, int line, char (**refs)[SR_NAME_MAX], si
     /* From the second line on for Python (the header names the test
      * itself); C bodies start on the START_TEST line. */
     int from = f->lang == MUT_LANG_PY ? 2 : 1;
-    size_t n = sr_refs(names, 0, 64, t, len, f->lang, from, end - line + 1, f->lang != MUT_LANG_PY);
+    size_t n = search_refs(names, 0, 64, t, len, f->lang, from, end - line + 1, f->lang != MUT_LANG_PY);
     free(t);
     free(*refs);
     *refs = names;
     *nrefs = n;
 }
 
-static void on_find_test(search *s, sr_test *t, const char *obs)
+static void on_find_test(search *s, search_test *t, const char *obs)
 {
-    sr_hit *h;
-    size_t n = sr_parse_search(&h, obs, RL_SEARCH_HITS_MAX);
+    search_hit *h;
+    size_t n = search_parse_search(&h, obs, RL_SEARCH_HITS_MAX);
     int best = -1, score = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!mut_is_test_path(h[i].path) || !sr_has_word(h[i].text, t->key))
+        if (!mut_is_test_path(h[i].path) || !search_has_word(h[i].text, t->key))
             continue;
         const char *tx = h[i].text;
         size_t tl = strlen(tx);
         while (tl && (tx[tl - 1] == ' ' || tx[tl - 1] == '\t'))
             tl--;
         int sc = 1;
-        if (sr_line_defines(tx, t->key) || strstr(tx, "START_TEST"))
+        if (search_line_defines(tx, t->key) || strstr(tx, "START_TEST"))
             sc = 3;
         else if (tl && (tx[tl - 1] == ';' || tx[tl - 1] == ','))
             sc = 0;
@@ -867,7 +867,7 @@ static void on_find_test(search *s, sr_test *t, const char *obs)
             t->located = 1;
         }
     }
-    sr_hits_free(h, n);
+    search_hits_free(h, n);
 }
 
 static void on_read_test(search *s, int ti, const char *obs)
@@ -876,7 +876,7 @@ static void on_read_test(search *s, int ti, const char *obs)
     int f = ti >= 0 ? s->tests[ti].file : s->helpers[-ti - 1].file;
     if (f < 0)
         return;
-    if (sr_parse_read(&s->files[f], obs) < 0)
+    if (search_parse_read(&s->files[f], obs) < 0)
         return;
     if (ti >= 0)
         body_refs(&s->files[f], s->tests[ti].line, &s->tests[ti].refs, &s->tests[ti].nrefs);
@@ -885,12 +885,12 @@ static void on_read_test(search *s, int ti, const char *obs)
                   &s->helpers[-ti - 1].nrefs);
 }
 
-static void on_find_name(search *s, const sr_name *nm, const char *obs)
+static void on_find_name(search *s, const search_name *nm, const char *obs)
 {
-    sr_hit *h;
-    size_t n = sr_parse_search(&h, obs, RL_SEARCH_HITS_MAX);
+    search_hit *h;
+    size_t n = search_parse_search(&h, obs, RL_SEARCH_HITS_MAX);
     for (size_t i = 0; i < n; i++) {
-        if (!sr_line_defines(h[i].text, nm->name))
+        if (!search_line_defines(h[i].text, nm->name))
             continue;
         if (mut_is_test_path(h[i].path)) {
             if (s->nhelpers >= RL_SEARCH_TESTS_MAX)
@@ -898,7 +898,7 @@ static void on_find_name(search *s, const sr_name *nm, const char *obs)
             int f = file_add(s, h[i].path);
             if (f < 0)
                 continue;
-            sr_helper *hp = &s->helpers[s->nhelpers++];
+            search_helper *hp = &s->helpers[s->nhelpers++];
             memset(hp, 0, sizeof *hp);
             name_copy(hp->name, nm->name);
             hp->file = f;
@@ -911,11 +911,11 @@ static void on_find_name(search *s, const sr_name *nm, const char *obs)
         if (f >= 0)
             s->files[f].wanted = 1;
     }
-    sr_hits_free(h, n);
+    search_hits_free(h, n);
 }
 
 /* Keep when strictly fewer tests fail and none that passed fails now. */
-static int improved(const sr_result *best, const sr_result *r)
+static int improved(const search_result *best, const search_result *r)
 {
     if (!r->parsed || !r->ran)
         return 0;
@@ -924,18 +924,18 @@ static int improved(const sr_result *best, const sr_result *r)
     if (r->failed >= best->failed || r->passed + r->failed < best->passed + best->failed)
         return 0;
     for (size_t i = 0; i < r->nfail; i++)
-        if (!sr_result_has(best, r->fail[i].name) && !best->cut)
+        if (!search_result_has(best, r->fail[i].name) && !best->cut)
             return 0;
     return 1;
 }
 
-static int all_pass(const sr_result *best, const sr_result *r)
+static int all_pass(const search_result *best, const search_result *r)
 {
     return r->parsed && r->ran && r->failed == 0 && r->passed > 0 &&
            (!best->parsed || r->passed >= best->passed);
 }
 
-static void names_list(char *out, size_t n, const sr_result *r, size_t max)
+static void names_list(char *out, size_t n, const search_result *r, size_t max)
 {
     out[0] = 0;
     for (size_t i = 0; i < r->nfail && i < max; i++) {
@@ -949,15 +949,15 @@ static void names_list(char *out, size_t n, const sr_result *r, size_t max)
 }
 
 /* Identity of a result's failing set (order-free). */
-static uint64_t result_sig(const sr_result *r)
+static uint64_t result_sig(const search_result *r)
 {
     uint64_t h = (uint64_t)r->failed * 0x9e3779b97f4a7c15ULL;
     for (size_t i = 0; i < r->nfail; i++)
-        h ^= sr_hash(r->fail[i].name, strlen(r->fail[i].name), 7);
+        h ^= search_hash(r->fail[i].name, strlen(r->fail[i].name), 7);
     return h;
 }
 
-static int dead_end(const search *s, const sr_result *from, const sr_result *to)
+static int dead_end(const search *s, const search_result *from, const search_result *to)
 {
     uint64_t a = result_sig(from), b = result_sig(to);
     for (size_t i = 0; i < s->ndead; i++)
@@ -966,7 +966,7 @@ static int dead_end(const search *s, const sr_result *from, const sr_result *to)
     return 0;
 }
 
-static void revert_push(search *s, const sr_cand *c)
+static void revert_push(search *s, const search_cand *c)
 {
     if (s->nrevert > RL_SEARCH_KEEP_MAX || cand_copy(&s->revert[s->nrevert], c) < 0) {
         s->files[c->file].stale = 1; /* cannot undo it: read the truth */
@@ -982,18 +982,18 @@ static void tests_mark_fixed(search *s)
     if (s->best.cut)
         return;
     for (size_t i = 0; i < s->ntests; i++)
-        s->tests[i].fixed = !sr_result_has(&s->best, s->tests[i].name);
+        s->tests[i].fixed = !search_result_has(&s->best, s->tests[i].name);
 }
 
 /* An attempt that made a failing test pass (even if it broke others or
  * left the count unchanged) touched code on the failure's path. */
-static void hot_add(search *s, const sr_result *r)
+static void hot_add(search *s, const search_result *r)
 {
     if (!r->parsed || !r->ran || r->cut || s->best.cut || s->nhot >= RL_SEARCH_HOT_MAX)
         return;
     int fixed_one = 0;
     for (size_t i = 0; i < s->best.nfail && !fixed_one; i++)
-        fixed_one = !sr_result_has(r, s->best.fail[i].name);
+        fixed_one = !search_result_has(r, s->best.fail[i].name);
     if (!fixed_one || !(s->hot_path[s->nhot] = strdup(s->files[s->applied.file].path)))
         return;
     s->hot_line[s->nhot++] = s->applied.line;
@@ -1017,8 +1017,8 @@ static void backtrack(search *s)
         s->dead_from[s->ndead] = result_sig(&s->kept_stack[k].prev);
         s->dead_to[s->ndead++] = result_sig(&s->best);
     }
-    sr_cand_free(&s->kept_stack[k].cand);
-    sr_result_free(&s->best);
+    search_cand_dispose(&s->kept_stack[k].cand);
+    search_result_dispose(&s->best);
     s->best = s->kept_stack[k].prev;
     if (s->kept_stack[k].tried_mark < s->ntried)
         s->ntried = s->kept_stack[k].tried_mark;
@@ -1031,8 +1031,8 @@ static void backtrack(search *s)
 
 static void on_run(search *s, const char *obs)
 {
-    sr_result r;
-    sr_parse_tests(&r, obs);
+    search_result r;
+    search_parse_tests(&r, obs);
     if (!s->have_best) {
         s->have_best = 1;
         s->best = r;
@@ -1044,20 +1044,20 @@ static void on_run(search *s, const char *obs)
         return;
     }
     if (!s->eval) {
-        sr_result_free(&r);
+        search_result_dispose(&r);
         return;
     }
     s->eval = 0;
     char fl[300];
     if (!s->applied_ok) {
         snprintf(s->last_note, sizeof s->last_note, "The edit (%s) did not apply.", s->applied.desc);
-        sr_result_free(&r);
+        search_result_dispose(&r);
         return;
     }
     if (all_pass(&s->best, &r)) {
         snprintf(s->last_note, sizeof s->last_note, "After %s all %ld tests pass.", s->applied.desc,
                  r.passed);
-        sr_result_free(&s->best);
+        search_result_dispose(&s->best);
         s->best = r;
         s->done = 1;
         s->kept++;
@@ -1067,7 +1067,7 @@ static void on_run(search *s, const char *obs)
         snprintf(s->last_note, sizeof s->last_note,
                  "%s leads to the same failures as an edit I already abandoned; I revert it.", s->applied.desc);
         revert_push(s, &s->applied);
-        sr_result_free(&r);
+        search_result_dispose(&r);
         if (s->have_partial) {
             if (++s->since_partial >= RL_SEARCH_LOOKAHEAD)
                 s->need_commit = 1;
@@ -1088,16 +1088,16 @@ static void on_run(search *s, const char *obs)
         if (s->npartial_keys <= RL_SEARCH_LOOKAHEAD)
             s->partial_keys[s->npartial_keys++] = s->applied.key;
         if (better) {
-            sr_cand_free(&s->partial);
-            sr_result_free(&s->partial_res);
+            search_cand_dispose(&s->partial);
+            search_result_dispose(&s->partial_res);
             if (cand_copy(&s->partial, &s->applied) == 0) {
                 s->partial_res = r;
                 s->have_partial = 1;
             } else {
-                sr_result_free(&r);
+                search_result_dispose(&r);
             }
         } else {
-            sr_result_free(&r);
+            search_result_dispose(&r);
         }
         if (s->have_partial && ++s->since_partial >= RL_SEARCH_LOOKAHEAD)
             s->need_commit = 1;
@@ -1115,7 +1115,7 @@ static void on_run(search *s, const char *obs)
         snprintf(s->last_note, sizeof s->last_note, "%s did not help (%ld failing); I revert it.",
                  s->applied.desc, r.failed);
     revert_push(s, &s->applied);
-    sr_result_free(&r);
+    search_result_dispose(&r);
     if (s->have_partial) {
         if (++s->since_partial >= RL_SEARCH_LOOKAHEAD)
             s->need_commit = 1;
@@ -1127,9 +1127,9 @@ static void on_run(search *s, const char *obs)
 /* Replaces the unique old block with the new one in the file we track. */
 static void local_edit(search *s, int f, const char *from, const char *to)
 {
-    sr_file *fl = &s->files[f];
+    search_file *fl = &s->files[f];
     size_t len;
-    char *t = sr_file_text(fl, &len);
+    char *t = search_file_text(fl, &len);
     const char *p = t ? strstr(t, from) : NULL;
     if (!p) {
         fl->stale = 1;
@@ -1143,7 +1143,7 @@ static void local_edit(search *s, int f, const char *from, const char *to)
         memcpy(n, t, a);
         memcpy(n + a, to, tl);
         memcpy(n + a + tl, p + fl_, len - a - fl_ + 1);
-        if (sr_file_set_text(fl, n, len - fl_ + tl) < 0)
+        if (search_file_set_text(fl, n, len - fl_ + tl) < 0)
             fl->stale = 1;
     } else {
         fl->stale = 1;
@@ -1175,8 +1175,8 @@ static void on_response(search *s, const pend *p, const char *obs)
         break;
     case K_READ_FILE:
         if (p->ref >= 0 && p->ref < RL_SEARCH_FILES_MAX && s->files[p->ref].path) {
-            sr_file *f = &s->files[p->ref];
-            if (sr_parse_read(f, obs) == 0 && sr_file_complete(f))
+            search_file *f = &s->files[p->ref];
+            if (search_parse_read(f, obs) == 0 && search_file_complete(f))
                 f->stale = 0;
             s->dirty = 1;
         }
@@ -1288,7 +1288,7 @@ static int step_find_tests(search *s, reply *r)
     int n = 0;
     char list[400] = "";
     for (size_t i = 0; i < s->ntests && n < RL_SEARCH_CALLS_PER_TURN; i++) {
-        sr_test *t = &s->tests[i];
+        search_test *t = &s->tests[i];
         if (t->searched || !t->key[0])
             continue;
         t->searched = 1;
@@ -1306,11 +1306,11 @@ static int step_read_tests(search *s, reply *r)
 {
     int n = 0;
     for (size_t i = 0; i < s->ntests && n < 4; i++) {
-        sr_test *t = &s->tests[i];
+        search_test *t = &s->tests[i];
         if (!t->located || t->read)
             continue;
         t->read = 1;
-        sr_file *f = &s->files[t->file];
+        search_file *f = &s->files[t->file];
         /* Already on screen from an earlier read: no call needed. */
         if (f->line && (size_t)t->line <= f->n && f->line[t->line - 1] &&
             body_end(f, t->line) > t->line) {
@@ -1325,11 +1325,11 @@ static int step_read_tests(search *s, reply *r)
         n++;
     }
     for (size_t i = 0; i < s->nhelpers && n < 4; i++) {
-        sr_helper *h = &s->helpers[i];
+        search_helper *h = &s->helpers[i];
         if (h->read)
             continue;
         h->read = 1;
-        sr_file *f = &s->files[h->file];
+        search_file *f = &s->files[h->file];
         if (f->line && (size_t)h->line <= f->n && f->line[h->line - 1] && body_end(f, h->line) > h->line) {
             body_refs(f, h->line, &h->refs, &h->nrefs);
             continue;
@@ -1353,7 +1353,7 @@ static int step_read_files(search *s, reply *r)
             order[no++] = f;
     for (int i = 0; i < no && n < 4; i++) {
         int f = order[i];
-        sr_file *fl = &s->files[f];
+        search_file *fl = &s->files[f];
         if (s->read_tries[f] >= 2)
             continue;
         size_t a, b;
@@ -1369,7 +1369,7 @@ static int step_read_files(search *s, reply *r)
             think(r, "I read %s again to see its current text.", fl->path);
             call_read(s, r, f, 0, 0, K_READ_FILE, f);
             n++;
-        } else if (sr_file_gap(fl, &a, &b)) {
+        } else if (search_file_gap(fl, &a, &b)) {
             s->read_tries[f]++;
             think(r, "Part of %s was cut from the output; I read lines %zu-%zu.", fl->path, a, b);
             call_read(s, r, f, a, b, K_READ_FILE, f);
@@ -1432,36 +1432,36 @@ static void rank(search *s)
     want w[8];
     analyze(s, w, 8);
     for (size_t i = 0; i < s->ncands; i++)
-        sr_cand_free(&s->cands[i]);
+        search_cand_dispose(&s->cands[i]);
     s->ncands = 0;
-    sr_cmp *cmps = NULL;
+    search_cmp *cmps = NULL;
     size_t ncmps = 0, ccap = 0;
     for (int f = 0; f < RL_SEARCH_FILES_MAX; f++) {
-        sr_file *fl = &s->files[f];
+        search_file *fl = &s->files[f];
         size_t len;
-        char *t = fl->path && !fl->is_test ? sr_file_text(fl, &len) : NULL;
+        char *t = fl->path && !fl->is_test ? search_file_text(fl, &len) : NULL;
         if (t)
-            ncmps = sr_find_cmps(&cmps, ncmps, &ccap, RL_SEARCH_CMPS_MAX, t, len, fl->lang, f);
+            ncmps = search_find_cmps(&cmps, ncmps, &ccap, RL_SEARCH_CMPS_MAX, t, len, fl->lang, f);
         free(t);
     }
     long got[RL_SEARCH_TESTS_MAX], want[RL_SEARCH_TESTS_MAX];
     size_t npairs = number_pairs(&s->best, got, want, RL_SEARCH_TESTS_MAX);
-    sr_rank_in in = {buf_str(&s->hints), s->problem, s->seed, (const char *const *)s->loc_path,
+    search_rank_in in = {buf_str(&s->hints), s->problem, s->seed, (const char *const *)s->loc_path,
                      s->loc_line, s->nloc, (const char *const *)s->hot_path, s->hot_line, s->nhot,
                      cmps, ncmps, off_by_one(&s->best), s->temperature, got, want, npairs};
     for (int f = 0; f < RL_SEARCH_FILES_MAX; f++) {
-        sr_file *fl = &s->files[f];
-        if (!fl->path || fl->is_test || fl->stale || !sr_file_complete(fl))
+        search_file *fl = &s->files[f];
+        if (!fl->path || fl->is_test || fl->stale || !search_file_complete(fl))
             continue;
-        s->ncands = sr_cands_for_file(&s->cands, s->ncands, &s->cap, RL_SEARCH_CANDS_MAX, f, fl, s->defs[f],
+        s->ncands = search_cands_for_file(&s->cands, s->ncands, &s->cap, RL_SEARCH_CANDS_MAX, f, fl, s->defs[f],
                                       s->ndefs[f], &in);
     }
     free(cmps);
-    sr_cands_sort(s->cands, s->ncands);
+    search_cands_sort(s->cands, s->ncands);
     s->dirty = 0;
 }
 
-static const sr_cand *next_cand(search *s)
+static const search_cand *next_cand(search *s)
 {
     if (s->dirty)
         rank(s);
@@ -1474,12 +1474,12 @@ static const sr_cand *next_cand(search *s)
 static void flush_revert(search *s, reply *r)
 {
     for (int i = 0; i < s->nrevert; i++) {
-        sr_cand *c = &s->revert[i];
+        search_cand *c = &s->revert[i];
         call_edit(s, r, c->file, c->new_block, c->old_block, K_REVERT);
         /* The next candidate is ranked on the reverted text: apply the
          * revert to our copy now; a failed revert marks the file stale. */
         local_edit(s, c->file, c->new_block, c->old_block);
-        sr_cand_free(c);
+        search_cand_dispose(c);
     }
     s->nrevert = 0;
 }
@@ -1503,7 +1503,7 @@ static void commit_partial(search *s, reply *r)
 {
     if (!s->have_partial)
         return;
-    sr_cand *p = &s->partial;
+    search_cand *p = &s->partial;
     call_edit(s, r, p->file, p->old_block, p->new_block, K_REAPPLY);
     local_edit(s, p->file, p->old_block, p->new_block);
     think(r, "The best of them was %s (%ld failing); I apply it again and build on it.", p->desc,
@@ -1518,11 +1518,11 @@ static void commit_partial(search *s, reply *r)
         s->kept_stack[s->nkept].tried_mark = s->ntried;
         s->nkept++;
     } else {
-        sr_result_free(&s->best);
+        search_result_dispose(&s->best);
     }
     s->best = s->partial_res;
     memset(&s->partial_res, 0, sizeof s->partial_res);
-    sr_cand_free(&s->partial);
+    search_cand_dispose(&s->partial);
     s->have_partial = s->since_partial = s->need_commit = 0;
     s->kept++;
     s->since_keep = 0;
@@ -1571,7 +1571,7 @@ static void decide_verify(search *s, reply *r, int turn)
     /* An attempt needs its edit and a test run in this message. */
     if (r->n + 2 > RL_TC_CALLS_MAX - 1)
         return;
-    const sr_cand *c = next_cand(s);
+    const search_cand *c = next_cand(s);
     if (!c && s->have_partial) {
         commit_partial(s, r);
         c = next_cand(s);
@@ -1582,7 +1582,7 @@ static void decide_verify(search *s, reply *r, int turn)
         submit(s, r);
         return;
     }
-    sr_cand_free(&s->applied);
+    search_cand_dispose(&s->applied);
     if (cand_copy(&s->applied, c) < 0) {
         submit(s, r);
         return;
@@ -1605,13 +1605,13 @@ static void decide_blind(search *s, reply *r, int turn)
     }
     if (step_find_names(s, r, 0) || step_read_files(s, r))
         return;
-    const sr_cand *c = next_cand(s);
+    const search_cand *c = next_cand(s);
     if (!c) {
         think(r, "Nothing in the code I read looks like the defect; I submit.");
         submit(s, r);
         return;
     }
-    sr_cand_free(&s->applied);
+    search_cand_dispose(&s->applied);
     if (cand_copy(&s->applied, c) < 0) {
         submit(s, r);
         return;
@@ -1627,7 +1627,7 @@ static void decide_blind(search *s, reply *r, int turn)
 static int build_reply(pol_response *resp, const char *ctx, size_t len, reply *r, char *err)
 {
     memset(resp, 0, sizeof *resp);
-    int think_on = !scr_think_off(ctx, len);
+    int think_on = !scripted_think_off(ctx, len);
     chat_msg m = {0};
     m.role = CHAT_ASSISTANT;
     m.content = "";
@@ -1647,10 +1647,10 @@ static int build_reply(pol_response *resp, const char *ctx, size_t len, reply *r
 static void start(search *s, const char *ctx, size_t len)
 {
     state_clear(s);
-    char *sys = sr_system_prompt(ctx, len);
-    s->verify = sys && sr_prompt_wants_verify(sys);
+    char *sys = search_system_prompt(ctx, len);
+    s->verify = sys && search_prompt_wants_verify(sys);
     free(sys);
-    s->problem = scr_problem(ctx, len);
+    s->problem = scripted_problem(ctx, len);
     hints_add(s, s->problem);
 }
 
@@ -1658,7 +1658,7 @@ static int search_one(search *s, pol_response *resp, const pol_request *req, cha
 {
     const char *ctx = req->context ? req->context : "";
     size_t len = req->context ? req->context_len : 0;
-    int turn = (int)scr_turn(ctx, len);
+    int turn = (int)scripted_turn(ctx, len);
     if (turn == 0 || turn != s->turn) {
         /* A new episode, or a context this state did not follow: start
          * over from what the context shows. */
@@ -1666,7 +1666,7 @@ static int search_one(search *s, pol_response *resp, const pol_request *req, cha
         s->turn = turn;
     } else if (s->npend) {
         char **obs;
-        size_t n = sr_last_responses(&obs, ctx, len);
+        size_t n = search_last_responses(&obs, ctx, len);
         for (int i = 0; i < s->npend; i++) {
             /* A format error answers a whole message with one line: every
              * call of it counts as not done. */
@@ -1689,7 +1689,7 @@ static int search_one(search *s, pol_response *resp, const pol_request *req, cha
     int rc = build_reply(resp, ctx, len, &r, err);
     for (int i = 0; i < r.n; i++)
         free(r.args[i]);
-    buf_free(&r.think);
+    buf_dispose(&r.think);
     s->turn = turn + 1;
     return rc;
 }
@@ -1700,7 +1700,7 @@ static int search_generate(policy *p, pol_response *resp, const pol_request *req
         int rc = search_one(p->impl, &resp[i], &req[i], err);
         if (rc < 0) {
             for (size_t j = 0; j < i; j++)
-                pol_response_free(&resp[j]);
+                pol_response_dispose(&resp[j]);
             return rc;
         }
     }
@@ -1712,7 +1712,7 @@ static void search_free(policy *p)
     search *s = p->impl;
     if (s) {
         state_clear(s);
-        buf_free(&s->hints);
+        buf_dispose(&s->hints);
     }
     free(s);
 }

@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t sr_mix(uint64_t a, uint64_t b)
+uint64_t search_mix(uint64_t a, uint64_t b)
 {
     uint64_t z = a ^ (b + 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -41,7 +41,7 @@ uint64_t sr_mix(uint64_t a, uint64_t b)
     return z ^ (z >> 31);
 }
 
-uint64_t sr_hash(const void *p, size_t n, uint64_t h)
+uint64_t search_hash(const void *p, size_t n, uint64_t h)
 {
     const unsigned char *s = p;
     h ^= 0xcbf29ce484222325ULL;
@@ -52,7 +52,7 @@ uint64_t sr_hash(const void *p, size_t n, uint64_t h)
     return h;
 }
 
-void sr_cand_free(sr_cand *c)
+void search_cand_dispose(search_cand *c)
 {
     free(c->old_block);
     free(c->new_block);
@@ -146,18 +146,18 @@ typedef struct cand_in {
     const char *path;
     const char *text;
     size_t len;
-    const sr_def *defs;
+    const search_def *defs;
     size_t ndefs;
-    const sr_rank_in *rk;
+    const search_rank_in *rk;
     int file_index;
 } cand_in;
 
 /* Innermost definition holding line (not a class when a method holds it). */
-static const sr_def *def_at(const cand_in *ci, int line)
+static const search_def *def_at(const cand_in *ci, int line)
 {
-    const sr_def *best = NULL;
+    const search_def *best = NULL;
     for (size_t i = 0; i < ci->ndefs; i++) {
-        const sr_def *d = &ci->defs[i];
+        const search_def *d = &ci->defs[i];
         if (line < d->start || line > d->end)
             continue;
         if (!best || d->start >= best->start)
@@ -179,8 +179,8 @@ static int hint_points(const cand_in *ci, size_t ls, size_t le)
 {
     if (!ci->rk->hint_text)
         return 0;
-    sr_tok *k;
-    size_t nt = sr_tokenize(&k, ci->text + ls, le - ls, MUT_LANG_C, 256);
+    search_tok *k;
+    size_t nt = search_tokenize(&k, ci->text + ls, le - ls, MUT_LANG_C, 256);
     int pts = 0;
     char seen[8][SR_NAME_MAX];
     int nseen = 0;
@@ -193,14 +193,14 @@ static int hint_points(const cand_in *ci, size_t ls, size_t le)
         char w[SR_NAME_MAX];
         memcpy(w, ci->text + ls + k[i].s, n);
         w[n] = 0;
-        if (k[i].kind == SR_T_IDENT && sr_name_ignored(w))
+        if (k[i].kind == SR_T_IDENT && search_name_ignored(w))
             continue;
         if (k[i].kind == SR_T_NUM && (!strcmp(w, "0") || !strcmp(w, "1")))
             continue;
         int dup = 0;
         for (int j = 0; j < nseen; j++)
             dup |= !strcmp(seen[j], w);
-        if (dup || !sr_has_word(ci->rk->hint_text, w))
+        if (dup || !search_has_word(ci->rk->hint_text, w))
             continue;
         if (nseen < 8)
             memcpy(seen[nseen++], w, n + 1);
@@ -219,7 +219,7 @@ static int old_number_shown(const cand_in *ci, const rep *r)
     char w[32];
     memcpy(w, ci->text + r->s, n);
     w[n] = 0;
-    return sr_has_word(ci->rk->hint_text, w);
+    return search_has_word(ci->rk->hint_text, w);
 }
 
 /* A change that brings in a value or a name the failure shows (63 where
@@ -243,9 +243,9 @@ static int intro_points(const cand_in *ci, const rep *r, size_t nr)
                 if (k >= 2 && k < SR_NAME_MAX && !(k == 1 && (*p == '0' || *p == '1'))) {
                     memcpy(w, p, k);
                     w[k] = 0;
-                    int common = !strcmp(w, "0") || !strcmp(w, "1") || sr_name_ignored(w);
+                    int common = !strcmp(w, "0") || !strcmp(w, "1") || search_name_ignored(w);
                     int fresh = !memmem(ci->text + r[i].s, ol, w, k);
-                    int shown = w[0] == '\\' ? strstr(h, w) != NULL : sr_has_word(h, w);
+                    int shown = w[0] == '\\' ? strstr(h, w) != NULL : search_has_word(h, w);
                     /* a number: the failure must show the old value too
                      * (got 62, expected 63), else any date or count in the
                      * message would vote */
@@ -260,7 +260,7 @@ static int intro_points(const cand_in *ci, const rep *r, size_t nr)
                 } else if (k == 1 && isdigit((unsigned char)*p) && *p > '1') {
                     w[0] = *p;
                     w[1] = 0;
-                    if (!memmem(ci->text + r[i].s, ol, w, 1) && sr_has_word(h, w) && old_number_shown(ci, &r[i]))
+                    if (!memmem(ci->text + r[i].s, ol, w, 1) && search_has_word(h, w) && old_number_shown(ci, &r[i]))
                         return 4;
                 }
                 p += k ? k : 1;
@@ -274,7 +274,7 @@ static int intro_points(const cand_in *ci, const rep *r, size_t nr)
 
 /* Places where an earlier attempt changed the outcome of a failing test:
  * the defect is likely near (mutation-based fault localisation). */
-static int hot_points(const cand_in *ci, int line, const sr_def *d)
+static int hot_points(const cand_in *ci, int line, const search_def *d)
 {
     int best = 0;
     for (size_t i = 0; i < ci->rk->nhot; i++) {
@@ -290,7 +290,7 @@ static int hot_points(const cand_in *ci, int line, const sr_def *d)
     return best;
 }
 
-static int loc_points(const cand_in *ci, int line, const sr_def *d)
+static int loc_points(const cand_in *ci, int line, const search_def *d)
 {
     int best = 0;
     for (size_t i = 0; i < ci->rk->nloc; i++) {
@@ -306,7 +306,7 @@ static int loc_points(const cand_in *ci, int line, const sr_def *d)
 }
 
 typedef struct cands {
-    sr_cand **v;
+    search_cand **v;
     size_t n, *cap, max;
 } cands;
 
@@ -367,18 +367,18 @@ static void add_cand_x(cands *C, const cand_in *ci, const rep *r, size_t nr, int
         free(nt);
         return;
     }
-    sr_cand c = {0};
+    search_cand c = {0};
     c.file = ci->file_index;
     c.line = line_no(ci->text, r[0].s);
     c.old_block = strndup(ci->text + a, b - a);
     c.new_block = strndup(nt + a, (size_t)((long)b + delta) - a);
     /* Identity: the file and the minimal changed lines, both ways. */
-    uint64_t hp = sr_hash(ci->path, strlen(ci->path), 0);
-    uint64_t ho = sr_hash(ci->text + a0, b0 - a0, 1), hn = sr_hash(nt + a0, (size_t)((long)b0 + delta) - a0, 2);
-    uint64_t ho2 = sr_hash(ci->text + a0, b0 - a0, 2), hn2 = sr_hash(nt + a0, (size_t)((long)b0 + delta) - a0, 1);
-    c.key = sr_mix(hp, ho ^ (hn * 31));
-    c.rkey = sr_mix(hp, hn2 ^ (ho2 * 31));
-    const sr_def *d = def_at(ci, c.line);
+    uint64_t hp = search_hash(ci->path, strlen(ci->path), 0);
+    uint64_t ho = search_hash(ci->text + a0, b0 - a0, 1), hn = search_hash(nt + a0, (size_t)((long)b0 + delta) - a0, 2);
+    uint64_t ho2 = search_hash(ci->text + a0, b0 - a0, 2), hn2 = search_hash(nt + a0, (size_t)((long)b0 + delta) - a0, 1);
+    c.key = search_mix(hp, ho ^ (hn * 31));
+    c.rkey = search_mix(hp, hn2 ^ (ho2 * 31));
+    const search_def *d = def_at(ci, c.line);
     c.level = d ? d->level : SR_LEVEL_NONE;
     int pts = d ? level_points(d->level) : 0;
     if (d && d->level <= RL_SEARCH_LEVEL_MAX && d->reach > 1)
@@ -386,9 +386,9 @@ static void add_cand_x(cands *C, const cand_in *ci, const rep *r, size_t nr, int
     size_t ls = line_start(ci->text, r[0].s), le = line_end(ci->text, ci->len, r[0].s);
     pts += prior + extra + hint_points(ci, ls, le) + loc_points(ci, c.line, d) + intro_points(ci, r, nr) +
            hot_points(ci, c.line, d);
-    c.fn = d ? sr_mix(hp, (uint64_t)d->start) : hp;
-    c.jitter = sr_mix(ci->rk->seed, c.key);
-    c.score = pts + gumbel_points(ci->rk->temperature, sr_mix(c.jitter, 0x6a09e667f3bcc908ULL));
+    c.fn = d ? search_mix(hp, (uint64_t)d->start) : hp;
+    c.jitter = search_mix(ci->rk->seed, c.key);
+    c.score = pts + gumbel_points(ci->rk->temperature, search_mix(c.jitter, 0x6a09e667f3bcc908ULL));
     /* The changed line as it would read, so that two changes of one line
      * are told apart in the reasoning. */
     size_t nls = line_start(nt, r[0].s), nle = line_end(nt, nlen, nls);
@@ -405,14 +405,14 @@ static void add_cand_x(cands *C, const cand_in *ci, const rep *r, size_t nr, int
     c.desc = strdup(desc);
     free(nt);
     if (!c.old_block || !c.new_block || !c.desc) {
-        sr_cand_free(&c);
+        search_cand_dispose(&c);
         return;
     }
     if (C->n == *C->cap) {
         size_t ncap = *C->cap ? *C->cap * 2 : 128;
-        sr_cand *nv = realloc(*C->v, ncap * sizeof *nv);
+        search_cand *nv = realloc(*C->v, ncap * sizeof *nv);
         if (!nv) {
-            sr_cand_free(&c);
+            search_cand_dispose(&c);
             return;
         }
         *C->v = nv;
@@ -464,17 +464,17 @@ static int site_prior(const mut_site *s, const char *text)
 
 /* ---- consistency with sibling comparisons ------------------------------- */
 
-static int tis(const char *t, const sr_tok *k, const char *s)
+static int tis(const char *t, const search_tok *k, const char *s)
 {
     size_t n = strlen(s);
     return k->e - k->s == n && !memcmp(t + k->s, s, n);
 }
 
 
-static int is_lit(const sr_tok *k) { return k->kind == SR_T_NUM || k->kind == SR_T_CHAR || k->kind == SR_T_STR; }
+static int is_lit(const search_tok *k) { return k->kind == SR_T_NUM || k->kind == SR_T_CHAR || k->kind == SR_T_STR; }
 
 /* Operand key of token i, extended over member access (a->b.c). */
-static void operand_key(char *out, const char *t, const sr_tok *k, size_t nt, size_t i, int backward)
+static void operand_key(char *out, const char *t, const search_tok *k, size_t nt, size_t i, int backward)
 {
     out[0] = 0;
     if (i >= nt || (k[i].kind != SR_T_IDENT && !is_lit(&k[i])))
@@ -499,16 +499,16 @@ static void operand_key(char *out, const char *t, const sr_tok *k, size_t nt, si
     out[n] = 0;
 }
 
-size_t sr_find_cmps(sr_cmp **out, size_t n, size_t *cap, size_t max, const char *t, size_t len, mut_lang lang,
+size_t search_find_cmps(search_cmp **out, size_t n, size_t *cap, size_t max, const char *t, size_t len, mut_lang lang,
                     int file)
 {
-    sr_tok *k;
-    size_t nt = sr_tokenize(&k, t, len, lang, RL_SEARCH_TOKENS_MAX);
+    search_tok *k;
+    size_t nt = search_tokenize(&k, t, len, lang, RL_SEARCH_TOKENS_MAX);
     for (size_t i = 1; i + 1 < nt && n < max; i++) {
         int lt = tis(t, &k[i], "<") || tis(t, &k[i], "<="), gt = tis(t, &k[i], ">") || tis(t, &k[i], ">=");
         if (!lt && !gt)
             continue;
-        sr_cmp c = {0};
+        search_cmp c = {0};
         c.file = file;
         c.off = k[i].s;
         c.line = k[i].line;
@@ -517,7 +517,7 @@ size_t sr_find_cmps(sr_cmp **out, size_t n, size_t *cap, size_t max, const char 
         operand_key(c.lkey, t, k, nt, i - 1, 1);
         operand_key(c.rkey, t, k, nt, i + 1, 0);
         int llit = is_lit(&k[i - 1]), rlit = is_lit(&k[i + 1]);
-        const sr_tok *bt = &k[i + 1];
+        const search_tok *bt = &k[i + 1];
         if (llit && !rlit) {
             bt = &k[i - 1];
             char tmp[SR_NAME_MAX];
@@ -531,7 +531,7 @@ size_t sr_find_cmps(sr_cmp **out, size_t n, size_t *cap, size_t max, const char 
             continue;
         if (n == *cap) {
             size_t nc = *cap ? *cap * 2 : 64;
-            sr_cmp *nv = realloc(*out, nc * sizeof *nv);
+            search_cmp *nv = realloc(*out, nc * sizeof *nv);
             if (!nv)
                 break;
             *out = nv;
@@ -553,19 +553,19 @@ static int cut_after(int dir, int strict) { return (dir < 0 && !strict) || (dir 
  * odd one out is the defect. */
 static int consistency_points(const cand_in *ci, size_t off, int new_strict)
 {
-    const sr_rank_in *rk = ci->rk;
-    const sr_cmp *me = NULL;
+    const search_rank_in *rk = ci->rk;
+    const search_cmp *me = NULL;
     for (size_t i = 0; i < rk->ncmps && !me; i++)
         if (rk->cmps[i].file == ci->file_index && rk->cmps[i].off == off)
             me = &rk->cmps[i];
     if (!me)
         return 0;
-    const sr_def *dm = def_at(ci, me->line);
+    const search_def *dm = def_at(ci, me->line);
     int pro = 0, con = 0;
     int new_cut = cut_after(me->dir, new_strict), old_cut = cut_after(me->dir, me->strict);
     int bound_ok = me->rkey[0] && strcmp(me->rkey, "0") && strcmp(me->rkey, "1");
     for (size_t i = 0; i < rk->ncmps; i++) {
-        const sr_cmp *c = &rk->cmps[i];
+        const search_cmp *c = &rk->cmps[i];
         if (c == me)
             continue;
         int here = c->file == ci->file_index;
@@ -591,7 +591,7 @@ static int consistency_points(const cand_in *ci, size_t off, int new_strict)
 
 /* The argument text of the call whose '(' is token o, with reps applied
  * and whitespace removed. */
-static char *call_text(const cand_in *ci, const sr_tok *k, size_t nt, size_t o, const rep *r, size_t nr)
+static char *call_text(const cand_in *ci, const search_tok *k, size_t nt, size_t o, const rep *r, size_t nr)
 {
     int depth = 0;
     size_t close = nt;
@@ -631,7 +631,7 @@ static char *call_text(const cand_in *ci, const sr_tok *k, size_t nt, size_t o, 
 /* A swap that makes a call read like another call of the same function
  * (make_date(out, y, d, m) when the other branch has make_date(out, y, m,
  * d)) is likely the repair; one that breaks such a likeness is not. */
-static int call_points(const cand_in *ci, const sr_tok *k, size_t nt, size_t o, const rep *r, size_t nr)
+static int call_points(const cand_in *ci, const search_tok *k, size_t nt, size_t o, const rep *r, size_t nr)
 {
     if (o == 0 || k[o - 1].kind != SR_T_IDENT)
         return 0;
@@ -666,7 +666,7 @@ static void site_what(char *out, size_t n, const mut_site *s)
 
 /* ---- kinds of our own --------------------------------------------------- */
 
-static int tok_in_def(const sr_tok *k, const sr_def *d)
+static int tok_in_def(const search_tok *k, const search_def *d)
 {
     return d && k->line >= d->start && k->line <= d->end;
 }
@@ -714,7 +714,7 @@ static void gen_sym_flips(cands *C, const cand_in *ci, const mut_list *ml)
 }
 
 /* Top-level argument ranges of the call whose '(' is token o. */
-static size_t call_args(const char *t, const sr_tok *k, size_t nt, size_t o, size_t *as, size_t *ae, size_t max)
+static size_t call_args(const char *t, const search_tok *k, size_t nt, size_t o, size_t *as, size_t *ae, size_t max)
 {
     int depth = 0;
     size_t n = 0, st = o + 1;
@@ -743,7 +743,7 @@ static size_t call_args(const char *t, const sr_tok *k, size_t nt, size_t o, siz
 
 /* 1 when a and b are declared together ("int y, m, d;") or are both
  * parameters of the function: values of one kind that can trade places. */
-static int same_decl(const cand_in *ci, const sr_def *d, const char *a, const char *b)
+static int same_decl(const cand_in *ci, const search_def *d, const char *a, const char *b)
 {
     if (!d)
         return 0;
@@ -759,7 +759,7 @@ static int same_decl(const cand_in *ci, const sr_def *d, const char *a, const ch
              * a C header mixes types (char *out, size_t n). */
             int hdr = l == d->start && ci->defs && strstr(ci->path, ".py");
             int decl = !hdr && line[n ? n - 1 : 0] == ';' && !strchr(line, '(') && !strchr(line, '=');
-            if ((hdr || decl) && sr_has_word(line, a) && sr_has_word(line, b))
+            if ((hdr || decl) && search_has_word(line, a) && search_has_word(line, b))
                 return 1;
         }
         p = e ? e + 1 : NULL;
@@ -769,13 +769,13 @@ static int same_decl(const cand_in *ci, const sr_def *d, const char *a, const ch
 
 /* Two neighbouring plain-name arguments of a call with three or more
  * arguments swapped (mutate swaps the arguments of two-argument calls). */
-static void gen_swap_adjacent(cands *C, const cand_in *ci, const sr_tok *k, size_t nt)
+static void gen_swap_adjacent(cands *C, const cand_in *ci, const search_tok *k, size_t nt)
 {
     const char *t = ci->text;
     for (size_t o = 1; o < nt; o++) {
         if (!tis(t, &k[o], "(") || k[o - 1].kind != SR_T_IDENT)
             continue;
-        const sr_def *d = def_at(ci, k[o].line);
+        const search_def *d = def_at(ci, k[o].line);
         if (!d || d->level > RL_SEARCH_LEVEL_MAX || k[o].line == d->start)
             continue;
         size_t as[16], ae[16];
@@ -806,7 +806,7 @@ static void gen_swap_adjacent(cands *C, const cand_in *ci, const sr_tok *k, size
 
 /* A member read from the wrong variable: a->f or a.f where another
  * variable of the function is used with members too (d->year vs r.year). */
-static void gen_member(cands *C, const cand_in *ci, const sr_tok *k, size_t nt)
+static void gen_member(cands *C, const cand_in *ci, const search_tok *k, size_t nt)
 {
     const char *t = ci->text;
     for (size_t i = 0; i + 2 < nt; i++) {
@@ -817,7 +817,7 @@ static void gen_member(cands *C, const cand_in *ci, const sr_tok *k, size_t nt)
             continue; /* a.b.c: only the first base */
         if (i + 3 < nt && tis(t, &k[i + 3], "("))
             continue; /* a method call */
-        const sr_def *d = def_at(ci, k[i].line);
+        const search_def *d = def_at(ci, k[i].line);
         if (!d || d->level > 2 || k[i].line == d->start)
             continue;
         /* Other bases in the same function, with their own operator. */
@@ -835,7 +835,7 @@ static void gen_member(cands *C, const cand_in *ci, const sr_tok *k, size_t nt)
             char base[SR_NAME_MAX];
             memcpy(base, t + k[j].s, bl);
             base[bl] = 0;
-            if (isupper((unsigned char)base[0]) || !strcmp(base, "self") || (bl > 1 && sr_name_ignored(base)))
+            if (isupper((unsigned char)base[0]) || !strcmp(base, "self") || (bl > 1 && search_name_ignored(base)))
                 continue; /* modules and classes are not values */
             int dup = 0;
             for (int q = 0; q < ndone; q++)
@@ -867,7 +867,7 @@ static void gen_member(cands *C, const cand_in *ci, const sr_tok *k, size_t nt)
 }
 
 /* Parameters of a definition: commas at depth 1 of its header. */
-static int def_arity(const cand_in *ci, const sr_def *d)
+static int def_arity(const cand_in *ci, const search_def *d)
 {
     const char *p = ci->text;
     for (int l = 1; l < d->start && p; l++) {
@@ -898,16 +898,16 @@ static int def_arity(const cand_in *ci, const sr_def *d)
 
 /* A sibling called instead of the right function: a call of a function of
  * this file replaced by another of the same file (same class) and arity. */
-static void gen_sibling(cands *C, const cand_in *ci, const sr_tok *k, size_t nt)
+static void gen_sibling(cands *C, const cand_in *ci, const search_tok *k, size_t nt)
 {
     const char *t = ci->text;
     for (size_t i = 0; i + 1 < nt; i++) {
         if (k[i].kind != SR_T_IDENT || !tis(t, &k[i + 1], "("))
             continue;
-        const sr_def *d = def_at(ci, k[i].line);
+        const search_def *d = def_at(ci, k[i].line);
         if (!d || d->level > 2 || k[i].line == d->start)
             continue;
-        const sr_def *callee = NULL;
+        const search_def *callee = NULL;
         for (size_t j = 0; j < ci->ndefs && !callee; j++)
             if (!ci->defs[j].is_class && tis(t, &k[i], ci->defs[j].name))
                 callee = &ci->defs[j];
@@ -915,7 +915,7 @@ static void gen_sibling(cands *C, const cand_in *ci, const sr_tok *k, size_t nt)
             continue;
         int ar = def_arity(ci, callee);
         for (size_t j = 0; j < ci->ndefs; j++) {
-            const sr_def *o = &ci->defs[j];
+            const search_def *o = &ci->defs[j];
             if (o == callee || o->is_class || strcmp(o->cls, callee->cls) || o->name[0] == '_' ||
                 def_arity(ci, o) != ar)
                 continue;
@@ -929,7 +929,7 @@ static void gen_sibling(cands *C, const cand_in *ci, const sr_tok *k, size_t nt)
 
 /* A chain "c == ' ' || c == '\t'" missing a character that the failure or
  * the problem statement shows as an escape (\r, \t, \n, \0, \f, \v). */
-static void gen_disjunct(cands *C, const cand_in *ci, const sr_tok *k, size_t nt)
+static void gen_disjunct(cands *C, const cand_in *ci, const search_tok *k, size_t nt)
 {
     const char *t = ci->text, *h = ci->rk->hint_text;
     if (!h)
@@ -946,7 +946,7 @@ static void gen_disjunct(cands *C, const cand_in *ci, const sr_tok *k, size_t nt
          * by name) */
         if (i >= 1 && (tis(t, &k[i - 1], "*") || tis(t, &k[i - 1], ".") || tis(t, &k[i - 1], "->")))
             continue;
-        const sr_def *d = def_at(ci, k[i].line);
+        const search_def *d = def_at(ci, k[i].line);
         if (!d || d->level > RL_SEARCH_LEVEL_MAX)
             continue;
         size_t j = i, last = i + 2;
@@ -991,7 +991,7 @@ static void gen_disjunct(cands *C, const cand_in *ci, const sr_tok *k, size_t nt
 
 /* "x + 1" where the function holds lengths (n = strlen(..), n = len(..)):
  * a step that should be a length. */
-static void gen_len_step(cands *C, const cand_in *ci, const sr_tok *k, size_t nt)
+static void gen_len_step(cands *C, const cand_in *ci, const search_tok *k, size_t nt)
 {
     const char *t = ci->text;
     for (size_t i = 2; i < nt; i++) {
@@ -999,7 +999,7 @@ static void gen_len_step(cands *C, const cand_in *ci, const sr_tok *k, size_t nt
             !(tis(t, &k[i - 1], "+") || tis(t, &k[i - 1], "-")) ||
             !(k[i - 2].kind == SR_T_IDENT || tis(t, &k[i - 2], ")")))
             continue;
-        const sr_def *d = def_at(ci, k[i].line);
+        const search_def *d = def_at(ci, k[i].line);
         if (!d || d->level > 2)
             continue;
         for (size_t j = 0; j + 3 < nt; j++) {
@@ -1022,19 +1022,19 @@ static void gen_len_step(cands *C, const cand_in *ci, const sr_tok *k, size_t nt
 
 /* ---- entry ---------------------------------------------------------------- */
 
-size_t sr_cands_for_file(sr_cand **v, size_t n, size_t *cap, size_t max, int file_index,
-                         const sr_file *f, const sr_def *defs, size_t ndefs, const sr_rank_in *in)
+size_t search_cands_for_file(search_cand **v, size_t n, size_t *cap, size_t max, int file_index,
+                         const search_file *f, const search_def *defs, size_t ndefs, const search_rank_in *in)
 {
     size_t len;
-    char *text = sr_file_text(f, &len);
+    char *text = search_file_text(f, &len);
     if (!text || f->is_test || f->lang == MUT_LANG_NONE)
         return free(text), n;
     cands C = {v, n, cap, max};
     cand_in ci = {f->path, text, len, defs, ndefs, in, file_index};
     mut_list ml = {0};
     char err[RL_ERR_MAX];
-    sr_tok *k;
-    size_t nt = sr_tokenize(&k, text, len, f->lang, RL_SEARCH_TOKENS_MAX);
+    search_tok *k;
+    size_t nt = search_tokenize(&k, text, len, f->lang, RL_SEARCH_TOKENS_MAX);
     if (mut_enumerate(&ml, text, len, f->lang, in->seed, err) == 0) {
         for (size_t i = 0; i < ml.n; i++) {
             const mut_site *s = &ml.v[i];
@@ -1104,14 +1104,14 @@ size_t sr_cands_for_file(sr_cand **v, size_t n, size_t *cap, size_t max, int fil
     gen_disjunct(&C, &ci, k, nt);
     gen_len_step(&C, &ci, k, nt);
     free(k);
-    mut_list_free(&ml);
+    mut_list_dispose(&ml);
     free(text);
     return C.n;
 }
 
 static int cand_cmp(const void *a, const void *b)
 {
-    const sr_cand *x = a, *y = b;
+    const search_cand *x = a, *y = b;
     if (x->score != y->score)
         return x->score > y->score ? -1 : 1;
     if (x->jitter != y->jitter)
@@ -1119,7 +1119,7 @@ static int cand_cmp(const void *a, const void *b)
     return x->key < y->key ? -1 : x->key > y->key;
 }
 
-void sr_cands_sort(sr_cand *v, size_t n)
+void search_cands_sort(search_cand *v, size_t n)
 {
     if (n < 2)
         return;

@@ -41,12 +41,12 @@ static size_t skip_string(const char *t, size_t i, size_t len, char q, int tripl
     return len;
 }
 
-size_t sr_tokenize(sr_tok **out, const char *t, size_t len, mut_lang lang, size_t max)
+size_t search_tokenize(search_tok **out, const char *t, size_t len, mut_lang lang, size_t max)
 {
     *out = NULL;
     size_t n = 0, cap = 0, i = 0;
     int line = 1;
-    sr_tok *v = NULL;
+    search_tok *v = NULL;
     while (i < len && n < max) {
         char c = t[i];
         if (c == '\n') {
@@ -73,7 +73,7 @@ size_t sr_tokenize(sr_tok **out, const char *t, size_t len, mut_lang lang, size_
             i = i + 2 < len ? i + 2 : len;
             continue;
         }
-        sr_tok k = {SR_T_PUNCT, line, i, i + 1};
+        search_tok k = {SR_T_PUNCT, line, i, i + 1};
         if (c == '"' || c == '\'') {
             int triple = lang == MUT_LANG_PY && i + 2 < len && t[i + 1] == c && t[i + 2] == c;
             k.kind = c == '\'' && lang != MUT_LANG_PY ? SR_T_CHAR : SR_T_STR;
@@ -107,7 +107,7 @@ size_t sr_tokenize(sr_tok **out, const char *t, size_t len, mut_lang lang, size_
         }
         if (n == cap) {
             size_t nc = cap ? cap * 2 : 256;
-            sr_tok *nv = realloc(v, nc * sizeof *nv);
+            search_tok *nv = realloc(v, nc * sizeof *nv);
             if (!nv)
                 break;
             v = nv;
@@ -120,13 +120,13 @@ size_t sr_tokenize(sr_tok **out, const char *t, size_t len, mut_lang lang, size_
     return n;
 }
 
-static int tok_is(const char *t, const sr_tok *k, const char *s)
+static int tok_is(const char *t, const search_tok *k, const char *s)
 {
     size_t n = strlen(s);
     return k->e - k->s == n && !memcmp(t + k->s, s, n);
 }
 
-static void tok_name(char *out, const char *t, const sr_tok *k)
+static void tok_name(char *out, const char *t, const search_tok *k)
 {
     size_t n = k->e - k->s;
     if (n >= SR_NAME_MAX)
@@ -165,7 +165,7 @@ static const char *const IGNORED[] = {
     "Assertion",
 };
 
-int sr_name_ignored(const char *name)
+int search_name_ignored(const char *name)
 {
     size_t n = strlen(name);
     if (n < 2 || n >= SR_NAME_MAX)
@@ -194,7 +194,7 @@ static size_t name_add(char (*names)[SR_NAME_MAX], size_t n, size_t max, const c
     char tmp[SR_NAME_MAX];
     memcpy(tmp, s, len);
     tmp[len] = 0;
-    if (sr_name_ignored(tmp))
+    if (search_name_ignored(tmp))
         return n;
     for (size_t i = 0; i < n; i++)
         if (!strcmp(names[i], tmp))
@@ -205,13 +205,13 @@ static size_t name_add(char (*names)[SR_NAME_MAX], size_t n, size_t max, const c
 
 /* ---- definitions ----------------------------------------------------------- */
 
-static size_t def_push(sr_def **v, size_t n, size_t *cap, size_t max, const sr_def *d)
+static size_t def_push(search_def **v, size_t n, size_t *cap, size_t max, const search_def *d)
 {
     if (n >= max)
         return n;
     if (n == *cap) {
         size_t nc = *cap ? *cap * 2 : 32;
-        sr_def *nv = realloc(*v, nc * sizeof *nv);
+        search_def *nv = realloc(*v, nc * sizeof *nv);
         if (!nv)
             return n;
         *v = nv;
@@ -221,7 +221,7 @@ static size_t def_push(sr_def **v, size_t n, size_t *cap, size_t max, const sr_d
     return n + 1;
 }
 
-static int c_keyword(const char *t, const sr_tok *k)
+static int c_keyword(const char *t, const search_tok *k)
 {
     static const char *const KW[] = {"if", "while", "for", "switch", "return", "sizeof", "do"};
     for (size_t i = 0; i < sizeof KW / sizeof *KW; i++)
@@ -231,7 +231,7 @@ static int c_keyword(const char *t, const sr_tok *k)
 }
 
 /* Index of the token closing the bracket at i, or n. */
-static size_t match_close(const char *t, const sr_tok *k, size_t n, size_t i)
+static size_t match_close(const char *t, const search_tok *k, size_t n, size_t i)
 {
     char open = t[k[i].s], close = open == '(' ? ')' : open == '[' ? ']' : '}';
     int depth = 0;
@@ -246,10 +246,10 @@ static size_t match_close(const char *t, const sr_tok *k, size_t n, size_t i)
     return n;
 }
 
-static size_t c_defs(sr_def **out, const char *t, size_t len, size_t max)
+static size_t c_defs(search_def **out, const char *t, size_t len, size_t max)
 {
-    sr_tok *k;
-    size_t nt = sr_tokenize(&k, t, len, MUT_LANG_C, RL_SEARCH_TOKENS_MAX), n = 0, cap = 0;
+    search_tok *k;
+    size_t nt = search_tokenize(&k, t, len, MUT_LANG_C, RL_SEARCH_TOKENS_MAX), n = 0, cap = 0;
     for (size_t i = 0; i < nt; i++) {
         if (k[i].kind == SR_T_PUNCT && t[k[i].s] == '{' && k[i].e - k[i].s == 1) {
             /* A body at file level: is it a function's? name ( ... ) { */
@@ -266,7 +266,7 @@ static size_t c_defs(sr_def **out, const char *t, size_t len, size_t max)
                         break;
                 }
                 if (depth == 0 && j >= 1 && k[j - 1].kind == SR_T_IDENT && !c_keyword(t, &k[j - 1])) {
-                    sr_def d = {0};
+                    search_def d = {0};
                     tok_name(d.name, t, &k[j - 1]);
                     d.start = k[j - 1].line;
                     d.end = close < nt ? k[close].line : k[nt - 1].line;
@@ -297,11 +297,11 @@ static int indent_of(const char *l, size_t n)
     return -1; /* blank */
 }
 
-static size_t py_defs(sr_def **out, const char *t, size_t len, size_t max)
+static size_t py_defs(search_def **out, const char *t, size_t len, size_t max)
 {
     /* Lines inside a multi-line string are neither headers nor ends. */
-    sr_tok *k;
-    size_t nt = sr_tokenize(&k, t, len, MUT_LANG_PY, RL_SEARCH_TOKENS_MAX);
+    search_tok *k;
+    size_t nt = search_tokenize(&k, t, len, MUT_LANG_PY, RL_SEARCH_TOKENS_MAX);
     size_t nlines = 1;
     for (size_t i = 0; i < len; i++)
         nlines += t[i] == '\n';
@@ -358,7 +358,7 @@ static size_t py_defs(sr_def **out, const char *t, size_t len, size_t max)
             nl++;
         if (!nl || nl >= SR_NAME_MAX)
             continue;
-        sr_def d = {0};
+        search_def d = {0};
         memcpy(d.name, s, nl);
         d.is_class = is_class;
         d.start = (int)l;
@@ -390,7 +390,7 @@ out:
     return n;
 }
 
-size_t sr_find_defs(sr_def **out, const char *text, size_t len, mut_lang lang, size_t max)
+size_t search_find_defs(search_def **out, const char *text, size_t len, mut_lang lang, size_t max)
 {
     *out = NULL;
     if (lang == MUT_LANG_PY)
@@ -402,11 +402,11 @@ size_t sr_find_defs(sr_def **out, const char *text, size_t len, mut_lang lang, s
 
 /* ---- references ------------------------------------------------------------ */
 
-size_t sr_refs(char (*names)[SR_NAME_MAX], size_t n, size_t max, const char *text, size_t len,
+size_t search_refs(char (*names)[SR_NAME_MAX], size_t n, size_t max, const char *text, size_t len,
                mut_lang lang, int from, int to, int calls_only)
 {
-    sr_tok *k;
-    size_t nt = sr_tokenize(&k, text, len, lang, RL_SEARCH_TOKENS_MAX);
+    search_tok *k;
+    size_t nt = search_tokenize(&k, text, len, lang, RL_SEARCH_TOKENS_MAX);
     for (size_t i = 0; i < nt && n < max; i++) {
         if (k[i].line < from || k[i].line > to || k[i].kind != SR_T_IDENT)
             continue;
@@ -421,7 +421,7 @@ size_t sr_refs(char (*names)[SR_NAME_MAX], size_t n, size_t max, const char *tex
     return n;
 }
 
-size_t sr_text_names(char (*names)[SR_NAME_MAX], size_t n, size_t max, const char *s)
+size_t search_text_names(char (*names)[SR_NAME_MAX], size_t n, size_t max, const char *s)
 {
     size_t len = strnlen(s, RL_SEARCH_OBS_MAX);
     for (size_t i = 0; i < len && n < max;) {
@@ -450,7 +450,7 @@ size_t sr_text_names(char (*names)[SR_NAME_MAX], size_t n, size_t max, const cha
     return n;
 }
 
-int sr_has_word(const char *s, const char *word)
+int search_has_word(const char *s, const char *word)
 {
     size_t wl = strlen(word);
     if (!wl)
@@ -464,7 +464,7 @@ int sr_has_word(const char *s, const char *word)
     return 0;
 }
 
-int sr_line_defines(const char *line, const char *name)
+int search_line_defines(const char *line, const char *name)
 {
     const char *s = line + strspn(line, " \t");
     size_t nl = strlen(name);

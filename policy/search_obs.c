@@ -25,7 +25,7 @@ static const char *find_last(const char *hay, size_t len, const char *needle)
     return last;
 }
 
-size_t sr_last_responses(char ***out, const char *ctx, size_t len)
+size_t search_last_responses(char ***out, const char *ctx, size_t len)
 {
     *out = NULL;
     static const char OPEN[] = "\n<tool_response>\n", CLOSE[] = "\n</tool_response>";
@@ -77,7 +77,7 @@ size_t sr_last_responses(char ***out, const char *ctx, size_t len)
     return n;
 }
 
-char *sr_system_prompt(const char *ctx, size_t len)
+char *search_system_prompt(const char *ctx, size_t len)
 {
     static const char TAG[] = "<|im_start|>system\n";
     if (len < sizeof TAG - 1 || memcmp(ctx, TAG, sizeof TAG - 1))
@@ -92,7 +92,7 @@ char *sr_system_prompt(const char *ctx, size_t len)
     return strndup(p, (size_t)(e - p));
 }
 
-int sr_prompt_wants_verify(const char *prompt)
+int search_prompt_wants_verify(const char *prompt)
 {
     size_t n = strlen(prompt);
     if (n > RL_SEARCH_OBS_MAX)
@@ -117,7 +117,7 @@ int sr_prompt_wants_verify(const char *prompt)
 
 /* ---- run_tests ------------------------------------------------------------ */
 
-void sr_result_free(sr_result *r)
+void search_result_dispose(search_result *r)
 {
     for (size_t i = 0; i < r->nfail; i++) {
         free(r->fail[i].name);
@@ -127,7 +127,7 @@ void sr_result_free(sr_result *r)
     memset(r, 0, sizeof *r);
 }
 
-int sr_result_has(const sr_result *r, const char *name)
+int search_result_has(const search_result *r, const char *name)
 {
     for (size_t i = 0; i < r->nfail; i++)
         if (!strcmp(r->fail[i].name, name))
@@ -167,7 +167,7 @@ static size_t fail_line(const char *l, size_t n, const char **name, const char *
     return 0;
 }
 
-static void msg_append(sr_fail *f, const char *s, size_t n)
+static void msg_append(search_fail *f, const char *s, size_t n)
 {
     size_t have = f->msg ? strlen(f->msg) : 0;
     if (have >= RL_SEARCH_MSG_MAX)
@@ -184,14 +184,14 @@ static void msg_append(sr_fail *f, const char *s, size_t n)
     f->msg = m;
 }
 
-void sr_parse_tests(sr_result *out, const char *obs)
+void search_parse_tests(search_result *out, const char *obs)
 {
     memset(out, 0, sizeof *out);
     size_t total = strnlen(obs, RL_SEARCH_OBS_MAX);
     const char *p = obs, *end = obs + total;
     int in_list = 0, stopped = 0, build_out = 0;
     size_t cap = 0;
-    sr_fail *cur = NULL;
+    search_fail *cur = NULL;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -232,7 +232,7 @@ void sr_parse_tests(sr_result *out, const char *obs)
         if (nlen && out->nfail < RL_SEARCH_FAILS_MAX) {
             if (out->nfail == cap) {
                 size_t nc = cap ? cap * 2 : 8;
-                sr_fail *nv = realloc(out->fail, nc * sizeof *nv);
+                search_fail *nv = realloc(out->fail, nc * sizeof *nv);
                 if (!nv)
                     break;
                 out->fail = nv;
@@ -258,7 +258,7 @@ void sr_parse_tests(sr_result *out, const char *obs)
 
 /* ---- read_file ------------------------------------------------------------ */
 
-void sr_file_free(sr_file *f)
+void search_file_dispose(search_file *f)
 {
     if (!f)
         return;
@@ -269,7 +269,7 @@ void sr_file_free(sr_file *f)
     memset(f, 0, sizeof *f);
 }
 
-int sr_file_complete(const sr_file *f)
+int search_file_complete(const search_file *f)
 {
     if (!f->line)
         return 0;
@@ -279,7 +279,7 @@ int sr_file_complete(const sr_file *f)
     return 1;
 }
 
-int sr_file_gap(const sr_file *f, size_t *from, size_t *to)
+int search_file_gap(const search_file *f, size_t *from, size_t *to)
 {
     *from = *to = 0;
     if (!f->line)
@@ -294,9 +294,9 @@ int sr_file_gap(const sr_file *f, size_t *from, size_t *to)
     return *from != 0;
 }
 
-char *sr_file_text(const sr_file *f, size_t *len)
+char *search_file_text(const search_file *f, size_t *len)
 {
-    if (!sr_file_complete(f) && f->n)
+    if (!search_file_complete(f) && f->n)
         return NULL;
     size_t total = 1;
     for (size_t i = 0; i < f->n; i++)
@@ -317,7 +317,7 @@ char *sr_file_text(const sr_file *f, size_t *len)
     return t;
 }
 
-static int file_resize(sr_file *f, size_t n)
+static int file_resize(search_file *f, size_t n)
 {
     if (n > RL_SEARCH_FILE_LINES_MAX)
         return -1;
@@ -338,7 +338,7 @@ static int file_resize(sr_file *f, size_t n)
     return 0;
 }
 
-int sr_file_set_text(sr_file *f, const char *text, size_t len)
+int search_file_set_text(search_file *f, const char *text, size_t len)
 {
     size_t lines = 0;
     for (size_t i = 0; i < len; i++)
@@ -382,7 +382,7 @@ static long listing_line(const char *l, size_t n, const char **text, size_t *tle
     return v;
 }
 
-int sr_parse_read(sr_file *f, const char *obs)
+int search_parse_read(search_file *f, const char *obs)
 {
     size_t total = strnlen(obs, RL_SEARCH_OBS_MAX);
     const char *nl = memchr(obs, '\n', total);
@@ -442,7 +442,7 @@ int sr_parse_read(sr_file *f, const char *obs)
 
 /* ---- search ---------------------------------------------------------------- */
 
-void sr_hits_free(sr_hit *h, size_t n)
+void search_hits_free(search_hit *h, size_t n)
 {
     for (size_t i = 0; h && i < n; i++) {
         free(h[i].path);
@@ -451,12 +451,12 @@ void sr_hits_free(sr_hit *h, size_t n)
     free(h);
 }
 
-size_t sr_parse_search(sr_hit **out, const char *obs, size_t max)
+size_t search_parse_search(search_hit **out, const char *obs, size_t max)
 {
     *out = NULL;
     size_t total = strnlen(obs, RL_SEARCH_OBS_MAX), n = 0, cap = 0;
     const char *p = obs, *end = obs + total;
-    sr_hit *v = NULL;
+    search_hit *v = NULL;
     while (p < end && n < max) {
         const char *e = memchr(p, '\n', (size_t)(end - p));
         size_t ln = e ? (size_t)(e - p) : (size_t)(end - p);
@@ -473,7 +473,7 @@ size_t sr_parse_search(sr_hit **out, const char *obs, size_t max)
             continue;
         if (n == cap) {
             size_t nc = cap ? cap * 2 : 16;
-            sr_hit *nv = realloc(v, nc * sizeof *nv);
+            search_hit *nv = realloc(v, nc * sizeof *nv);
             if (!nv)
                 break;
             v = nv;

@@ -8,9 +8,11 @@
 
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/vec.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,14 +79,8 @@ static char *dup_opt(const char *s, int *bad)
 /* A zeroed slot at the end of c->msgs. */
 static chat_msg *msg_push(chat *c)
 {
-    if (c->n == c->cap) {
-        size_t nc = c->cap ? c->cap * 2 : 16;
-        chat_msg *p = realloc(c->msgs, nc * sizeof *p);
-        if (!p)
-            return NULL;
-        c->msgs = p;
-        c->cap = nc;
-    }
+    if (VEC_GROW(c->msgs, c->cap, c->n + 1, SIZE_MAX) < 0)
+        return NULL;
     chat_msg *m = &c->msgs[c->n];
     memset(m, 0, sizeof *m);
     return m;
@@ -478,7 +474,7 @@ char *chat_assistant_text(const chat_msg *m, int think, size_t *len)
         rc = rc ? rc : put_call(&b, &m->calls[i]);
     }
     if (rc) {
-        buf_free(&b);
+        buf_dispose(&b);
         return NULL;
     }
     return buf_detach(&b, len);
@@ -537,15 +533,9 @@ static void emit(rend *r, tpl_origin o, int msg, const char *s, size_t n)
         last->len += n;
         return;
     }
-    if (r->nsegs == r->cap) {
-        size_t nc = r->cap ? r->cap * 2 : 32;
-        tpl_seg *p = realloc(r->segs, nc * sizeof *p);
-        if (!p) {
-            r->rc = RL_ENOMEM;
-            return;
-        }
-        r->segs = p;
-        r->cap = nc;
+    if (VEC_GROW(r->segs, r->cap, r->nsegs + 1, SIZE_MAX) < 0) {
+        r->rc = RL_ENOMEM;
+        return;
     }
     r->segs[r->nsegs++] = (tpl_seg){off, n, o, msg};
 }
@@ -582,7 +572,7 @@ static void render_system(rend *r, const tool_spec *tools, size_t ntools, const 
         buf_init(&t, RL_TPL_TEXT_MAX);
         if (!(r->rc = tpl_render_tools(&t, tools, ntools)))
             emit(r, TPL_TOOLS, -1, buf_str(&t), t.len);
-        buf_free(&t);
+        buf_dispose(&t);
     }
     emits(r, TPL_TEMPLATE, sys ? 0 : -1, "<|im_end|>\n");
 }
@@ -648,7 +638,7 @@ int tpl_render(tpl_text *out, const tpl_opts *o, const tool_spec *tools, size_t 
         const chat_msg *m = &msgs[i];
         switch (m->role) {
         case CHAT_SYSTEM:
-            buf_free(&r.b);
+            buf_dispose(&r.b);
             free(r.segs);
             return rl_err(err, RL_EINVAL, "message %zu: a system message may only come first",
                           i);
@@ -667,7 +657,7 @@ int tpl_render(tpl_text *out, const tpl_opts *o, const tool_spec *tools, size_t 
             emits(&r, TPL_TEMPLATE, -1, EMPTY_THINK);
     }
     if (r.rc) {
-        buf_free(&r.b);
+        buf_dispose(&r.b);
         free(r.segs);
         if (r.rc == RL_ELIMIT)
             return rl_err(err, r.rc, "template: context over %u bytes", (unsigned)RL_TPL_TEXT_MAX);
@@ -679,7 +669,7 @@ int tpl_render(tpl_text *out, const tpl_opts *o, const tool_spec *tools, size_t 
     return 0;
 }
 
-void tpl_text_free(tpl_text *t)
+void tpl_text_dispose(tpl_text *t)
 {
     free(t->text);
     free(t->segs);

@@ -132,7 +132,7 @@ typedef struct tpl_text {
  * tool descriptions of tools[0..ntools) in the system turn. */
 int tpl_render(tpl_text *out, const tpl_opts *o, const tool_spec *tools, size_t ntools,
                const chat_msg *msgs, size_t n, char *err);
-void tpl_text_free(tpl_text *t);
+void tpl_text_dispose(tpl_text *t);
 
 /* Number of messages before the k-th assistant message (k from 0): render
  * msgs[0..tpl_turn_start(c, k)) to get the context of turn k. Returns c->n

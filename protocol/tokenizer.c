@@ -712,13 +712,13 @@ int tok_decode(char **out, size_t *len, const tok_t *t, const int32_t *ids, size
     buf_init(&b, RL_TOK_TEXT_MAX);
     for (size_t i = 0; i < n; i++) {
         if (ids[i] < 0 || ids[i] >= t->vocab) {
-            buf_free(&b);
+            buf_dispose(&b);
             return rl_err(err, RL_EINVAL, "tokenizer: token id %d at position %zu: expected 0..%d",
                           ids[i], i, t->vocab - 1);
         }
         int rc = buf_append(&b, t->bytes + t->off[ids[i]], t->len[ids[i]]);
         if (rc) {
-            buf_free(&b);
+            buf_dispose(&b);
             return rl_err(err, rc, "tokenizer: decoding %zu tokens: output over %zu bytes", n,
                           (size_t)RL_TOK_TEXT_MAX);
         }
@@ -918,7 +918,7 @@ int tok_to_json(char **out, size_t *len, const tok_t *t, char *err)
     if (!rc)
         rc = buf_puts(&b, t->nmerges ? "\n  ]\n}\n" : "]\n}\n");
     if (rc) {
-        buf_free(&b);
+        buf_dispose(&b);
         return rl_err(err, rc, "tokenizer: cannot build the JSON form (%s)", rl_strerror(rc));
     }
     *out = buf_detach(&b, len);

@@ -547,7 +547,7 @@ static int parse_calls(tc_parsed *out, pctx *x, const char *p, const tc_opts *o)
 static void calls_free(tc_parsed *p)
 {
     for (size_t i = 0; i < p->ncalls; i++)
-        tc_call_free(&p->calls[i]);
+        tc_call_dispose(&p->calls[i]);
     p->ncalls = 0;
 }
 
@@ -581,7 +581,7 @@ int tc_parse(tc_parsed *out, const char *text, size_t len, const tool_spec *spec
     return 0;
 }
 
-void tc_parsed_free(tc_parsed *p)
+void tc_parsed_dispose(tc_parsed *p)
 {
     calls_free(p);
     free(p->calls);
@@ -614,14 +614,14 @@ int tc_call_init(tool_call *c, const char *id, const char *name, const char *arg
         rc = json_args(&x, s, c->args, in);
     cJSON_Delete(in);
     if (rc) {
-        tc_call_free(c);
+        tc_call_dispose(c);
         return rc == RL_ENOMEM ? rl_err(err, rc, "tool call: out of memory")
                                : rl_err(err, rc, "%s", msg);
     }
     return 0;
 }
 
-void tc_call_free(tool_call *c)
+void tc_call_dispose(tool_call *c)
 {
     free(c->name);
     cJSON_Delete(c->args);

@@ -76,16 +76,16 @@ typedef struct tc_parsed {
  * included). Returns 0, RL_EPARSE on a format error (out->format_error set,
  * out->error and err hold the observation, out->think/content hold what
  * was parsed), or RL_ENOMEM. out is always initialised: free it with
- * tc_parsed_free. opts may be NULL. */
+ * tc_parsed_dispose. opts may be NULL. */
 int tc_parse(tc_parsed *out, const char *text, size_t len, const tool_spec *specs,
              size_t nspecs, const tc_opts *opts, char *err);
-void tc_parsed_free(tc_parsed *p);
+void tc_parsed_dispose(tc_parsed *p);
 
 /* Builds a validated call from OpenAI form (arguments: JSON object text,
  * NULL or "" for {}). Same checks and messages as tc_parse. */
 int tc_call_init(tool_call *c, const char *id, const char *name, const char *arguments,
                  const tool_spec *specs, size_t nspecs, char *err);
-void tc_call_free(tool_call *c);
+void tc_call_dispose(tool_call *c);
 
 const tool_spec *tc_find_spec(const tool_spec *specs, size_t n, const char *name);
 const char *tc_type_name(tool_type t);

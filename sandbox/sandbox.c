@@ -17,6 +17,7 @@
 #include "sandbox/sb_internal.h"
 
 #include "common/buf.h"
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 
@@ -88,13 +89,6 @@ typedef struct sb_state {
     int ovl_fd, up_fd;           /* disk bound: the work dir's overlay (sent
                                     with the job) and its upper dir */
 } sb_state;
-
-static long sb_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
-}
 
 static void sb_close(int *fd)
 {
@@ -656,7 +650,7 @@ static void sb_stop_run(sb_watch *w, pid_t init)
         return;
     kill(init, SIGUSR1);
     w->stopping = 1;
-    w->grace_end = sb_now_ms() + SB_STOP_GRACE_MS;
+    w->grace_end = clk_ms_int() + SB_STOP_GRACE_MS;
 }
 
 static void sb_read_out(sb_spare *s, sb_watch *w, const sb_opts *o, pid_t init)
@@ -710,7 +704,7 @@ static void sb_watch_run(sb_spare *s, sb_watch *w, const sb_opts *o, pid_t init,
 {
     long deadline = t0 + o->lim.timeout_ms;
     while (s->out_r >= 0 || (s->msg_r >= 0 && !w->got_done)) {
-        long now = sb_now_ms(), until = -1;
+        long now = clk_ms_int(), until = -1;
         if (!w->stopping && !w->got_done)
             until = deadline;
         else if (w->stopping && !w->hard_killed)
@@ -893,16 +887,16 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
     memset(&w, 0, sizeof w);
     size_t head = o->lim.out_max / 2;
     if (buf_ht_init(&w.out, head, o->lim.out_max - head)) {
-        buf_ht_free(&w.out);
+        buf_ht_dispose(&w.out);
         return rl_err(err, RL_ENOMEM, "sandbox: output buffer: out of memory");
     }
     struct rusage self;
     getrusage(RUSAGE_SELF, &self);
-    long t0 = sb_now_ms();
+    long t0 = clk_ms_int();
     sb_spare *sp;
     int rc = sb_start(&sp, s, caps, err);
     if (rc) {
-        buf_ht_free(&w.out);
+        buf_ht_dispose(&w.out);
         return rc;
     }
     /* The sandbox has its own copies now. */
@@ -943,12 +937,12 @@ static int sb_execute(sb_result *res, sb_state *s, const sb_opts *o, const sb_ca
         sb_spare_free(sp);
         res->cpu_ms = sb_tv_ms(ru.ru_utime) + sb_tv_ms(ru.ru_stime);
     }
-    res->wall_ms = sb_now_ms() - t0;
+    res->wall_ms = clk_ms_int() - t0;
     res->layers = (caps->layers & ~SB_LAYER_CGROUP) | cg_layer;
     res->out_bytes = w.out.total;
     res->out_truncated = buf_ht_cut(&w.out) > 0;
     res->out = buf_ht_render(&w.out, &res->out_len);
-    buf_ht_free(&w.out);
+    buf_ht_dispose(&w.out);
     if (!res->out) {
         res->out_len = 0;
         return rl_err(err, RL_ENOMEM, "sandbox: output: out of memory");

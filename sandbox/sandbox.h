@@ -167,7 +167,7 @@ typedef struct sb_result {
     size_t out_bytes;     /* every byte written to stdout + stderr */
     int out_truncated;    /* the captured text lost bytes in the middle */
     char *out;            /* stdout and stderr interleaved, head + marker +
-                             tail, NUL-terminated; owned, see sb_result_free */
+                             tail, NUL-terminated; owned, see sb_result_dispose */
     size_t out_len;
     unsigned layers;      /* SB_LAYER_* active for this run */
 } sb_result;
@@ -178,10 +178,10 @@ typedef struct sb_result {
  * negative RL_E* code with err filled when the sandbox itself failed (bad
  * options, a layer the kernel offers could not be set up: nothing ran).
  * res is always initialized (res->out never NULL) and must be released
- * with sb_result_free. */
+ * with sb_result_dispose. */
 int sb_run(sb_result *res, const sb_opts *opts, char *err);
 
-void sb_result_free(sb_result *res);
+void sb_result_dispose(sb_result *res);
 
 /* Shell-style exit status: exit code, 124 on timeout, 128+N on signal N
  * (a flood is stopped with SIGKILL: 137), 125 when the sandbox failed. */

@@ -118,16 +118,9 @@ enum sb_prof_point {
     SB_P_H_MSG, SB_P_H_MSGEOF, SB_P_H_REAPED, SB_P_H_RETURN, SB_P_N
 };
 #ifdef SB_PROFILE
-#include <time.h>
-/* clock_gettime through the vDSO touches neither errno nor TLS when it
- * succeeds: safe on the child side. */
-static inline long long sb_prof_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-#define SB_PROF(c, id) ((c)->prof[id] = sb_prof_now())
+#include "common/clock.h"
+/* clk_ns is safe on the child side (common/clock.h). */
+#define SB_PROF(c, id) ((c)->prof[id] = clk_ns())
 #else
 #define SB_PROF(c, id) ((void)0)
 #endif

@@ -26,7 +26,7 @@ static const char *sb_stop_name(sb_stop s)
     return "unknown";
 }
 
-void sb_result_free(sb_result *res)
+void sb_result_dispose(sb_result *res)
 {
     if (!res)
         return;

@@ -25,6 +25,7 @@
 #include "sandbox/sb_internal.h"
 
 #include "common/err.h"
+#include "common/str.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -160,7 +161,7 @@ static int sb_etc_snapshot(void)
     int budget = SB_ETC_FILES_MAX;
     struct dirent *e;
     while ((e = readdir(d))) {
-        int keep = !strncmp(e->d_name, SB_ETC_KEEP_PREFIX, strlen(SB_ETC_KEEP_PREFIX));
+        int keep = str_has_prefix(e->d_name, SB_ETC_KEEP_PREFIX);
         for (int i = 0; SB_ETC_KEEP[i] && !keep; i++)
             keep = !strcmp(e->d_name, SB_ETC_KEEP[i]);
         if (keep)

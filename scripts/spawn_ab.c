@@ -95,7 +95,7 @@ static void load(build *b, const char *path)
     b->name = path;
     *(void **)&b->opts_default = dlsym(h, "sb_opts_default");
     *(void **)&b->run = dlsym(h, "sb_run");
-    *(void **)&b->result_free = dlsym(h, "sb_result_free");
+    *(void **)&b->result_free = dlsym(h, "sb_result_dispose");
     if (!b->opts_default || !b->run || !b->result_free) {
         fprintf(stderr, "spawn_ab: %s: not a sandbox build\n", path);
         exit(2);

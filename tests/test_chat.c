@@ -47,7 +47,7 @@ static void add_gen(chat *c, const char *raw)
     char err[RL_ERR_MAX];
     tc_parse(&p, raw, strlen(raw), specs, n, NULL, err);
     ck_assert_int_eq(chat_add_generated(c, raw, strlen(raw), &p, 0, err), 0);
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 }
 
 START_TEST(test_render_exact)
@@ -116,8 +116,8 @@ START_TEST(test_render_exact)
     ck_assert_uint_eq(t2.len, t.len);
     ck_assert(memcmp(t2.text, t.text, t.len) == 0);
     ck_assert_uint_eq(t2.nsegs, t.nsegs);
-    tpl_text_free(&t2);
-    tpl_text_free(&t);
+    tpl_text_dispose(&t2);
+    tpl_text_dispose(&t);
     chat_free(c);
 }
 END_TEST
@@ -191,9 +191,9 @@ START_TEST(test_keep_prefix_invariant)
         ck_assert_int_eq(tpl_check_prefix(ctx[2].text, ctx[2].len, gens[2], strlen(gens[2]),
                                           all.text, all.len, err), 0);
         ck_assert_uint_eq(all.len, ctx[2].len + strlen(gens[2]) + strlen("<|im_end|>\n"));
-        tpl_text_free(&all);
+        tpl_text_dispose(&all);
         for (int k = 0; k < 3; k++)
-            tpl_text_free(&ctx[k]);
+            tpl_text_dispose(&ctx[k]);
         chat_free(c);
     }
 }
@@ -243,10 +243,10 @@ START_TEST(test_drop_history)
     ck_assert_uint_eq(tpl_turn_start(c, 1), 4);
     ck_assert_int_eq(tpl_render(&again, &o, specs, ns, c->msgs, tpl_turn_start(c, 1), err), 0);
     ck_assert_str_eq(again.text, ctx[1].text);
-    tpl_text_free(&again);
+    tpl_text_dispose(&again);
     ck_assert_uint_eq(tpl_turn_start(c, 3), c->n);
     for (int k = 0; k < 3; k++)
-        tpl_text_free(&ctx[k]);
+        tpl_text_dispose(&ctx[k]);
     chat_free(c);
 }
 END_TEST
@@ -264,7 +264,7 @@ START_TEST(test_truncated_end_marker)
     char *a = origin_text(&t, TPL_ASSISTANT);
     ck_assert_str_eq(a, "<think>\nlong"); /* the policy did not write <|im_end|> */
     free(a);
-    tpl_text_free(&t);
+    tpl_text_dispose(&t);
     chat_free(c);
 }
 END_TEST
@@ -305,7 +305,7 @@ START_TEST(test_canonical_round_trip)
             ck_assert_str_eq(p.calls[i].name, calls[i].name);
             free(j);
         }
-        tc_parsed_free(&p);
+        tc_parsed_dispose(&p);
         free(text);
         chat_free(c);
     }
@@ -345,7 +345,7 @@ START_TEST(test_json_round_trip)
     tpl_text t;
     ck_assert_int_eq(tpl_render(&t, &o, specs, ns, back->msgs, tpl_turn_start(back, 2), err), 0);
     ck_assert_str_eq(t.text, ctx[2].text);
-    tpl_text_free(&t);
+    tpl_text_dispose(&t);
     free(s1);
     free(s2);
     cJSON_Delete(j);
@@ -353,7 +353,7 @@ START_TEST(test_json_round_trip)
     chat_free(back);
     chat_free(c);
     for (int k = 0; k < 3; k++)
-        tpl_text_free(&ctx[k]);
+        tpl_text_dispose(&ctx[k]);
 
     /* imported OpenAI messages: null content, object arguments, unknown keys */
     cJSON *in = cJSON_Parse("[{\"role\":\"user\",\"content\":\"hi\",\"refusal\":null},"
@@ -394,11 +394,11 @@ START_TEST(test_generated_message_fields)
     ck_assert_uint_eq(c->msgs[1].ncalls, 0);
     ck_assert_str_eq(c->msgs[1].raw, bad);
     ck_assert_int_eq(chat_add_tool(c, NULL, NULL, p.error, err), 0);
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
     tpl_text t;
     ck_assert_int_eq(tpl_render(&t, NULL, NULL, 0, c->msgs, c->n, err), 0);
     ck_assert_ptr_nonnull(strstr(t.text, "<tool_response>\nunknown function \"nope\""));
-    tpl_text_free(&t);
+    tpl_text_dispose(&t);
     chat_free(c);
 }
 END_TEST

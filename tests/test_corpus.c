@@ -35,7 +35,7 @@ START_TEST(test_generated_sample_validates)
     size_t gen = 0;
     for (size_t i = 0; i < all.n; i++)
         gen += all.v[i]->kind == TASK_KIND_GENERATED;
-    task_set_free(&all);
+    task_set_dispose(&all);
     if (gen == 0)
         return; /* no generated tasks in this checkout */
     /* the first task of every repository's seed-1 batch */

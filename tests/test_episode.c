@@ -132,6 +132,35 @@ START_TEST(test_oracle_fixes_leapyear)
 }
 END_TEST
 
+/* The transcript goes to the config's log callback, one message per
+ * transcript entry (the printer ends each with a newline). */
+static void keep_line(void *ctx, int level, const char *msg)
+{
+    buf_t *b = ctx;
+    ck_assert_int_eq(level, RL_LOG_INFO);
+    buf_printf(b, "%s\n", msg);
+}
+
+START_TEST(test_transcript_through_log)
+{
+    buf_t said;
+    buf_init(&said, 0);
+    ep_config cfg;
+    ep_config_default(&cfg);
+    cfg.log = keep_line;
+    cfg.log_ctx = &said;
+    cJSON *r = episode("leapyear", "oracle", &cfg);
+    ck_assert_double_eq(num(r, "reward"), 1);
+    const char *t = buf_str(&said);
+    ck_assert_msg(!strncmp(t, "task leapyear\n", 14), "%s", t);
+    ck_assert_ptr_nonnull(strstr(t, "\ncall edit_file "));
+    ck_assert_ptr_nonnull(strstr(t, "\nleapyear: reward 1, "));
+    ck_assert_ptr_null(strstr(t, "\033["));  /* colour only when asked */
+    cJSON_Delete(r);
+    buf_dispose(&said);
+}
+END_TEST
+
 /* A read cut by the observation budget cannot prove a small old_string
  * unique: the oracle edits the whole hunk, and still fixes the bug. */
 /* A repository without ignore rules scores the same: the policy's test
@@ -459,8 +488,8 @@ START_TEST(test_editing_tests_earns_nothing)
     ck_assert_int_eq(fs_append_record(path, line, strlen(line), err), 0);
     free(line);
     cJSON_Delete(rec);
-    buf_free(&suite);
-    buf_free(&gen);
+    buf_dispose(&suite);
+    buf_dispose(&gen);
     task_free(t);
     snprintf(spec, sizeof spec, "replay:%s", path);
     cJSON *r = episode("leapyear", spec, NULL);
@@ -682,7 +711,7 @@ START_TEST(test_record_is_what_policy_saw)
             cJSON *r = episode_of("leapyear", &pol, NULL, &cfg);
             ck_assert_int_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "schema")), REC_SCHEMA);
             rec_walk w;
-            ck_assert_int_eq(rec_walk_open(&w, r, "record", tok_vocab_size(tok), err), 0);
+            ck_assert_int_eq(rec_walk_init(&w, r, "record", tok_vocab_size(tok), err), 0);
             int k = 0, rc;
             while ((rc = rec_walk_next(&w, err)) == 1) {
                 ck_assert_int_lt(k, c.n);
@@ -698,7 +727,7 @@ START_TEST(test_record_is_what_policy_saw)
             ck_assert_msg(rc == 0, "%s", err);
             ck_assert_int_eq(k, c.n);
             ck_assert_int_ge(k, 5);
-            rec_walk_free(&w);
+            rec_walk_dispose(&w);
             ck_assert_double_eq(num(r, "reward"), 1);
             cJSON_Delete(r);
             for (int i = 0; i < c.n; i++) {
@@ -744,7 +773,7 @@ static void write_reads_replay(const char *path, int turns)
     ck_assert_int_eq(fs_append_record(path, line, strlen(line), err), 0);
     free(line);
     cJSON_Delete(rec);
-    buf_free(&gen);
+    buf_dispose(&gen);
 }
 
 /* Runs the replayed episode in a child process, forked once everything
@@ -849,6 +878,7 @@ Suite *episode_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_oracle_fixes_leapyear);
+    tcase_add_test(tc, test_transcript_through_log);
     tcase_add_test(tc, test_no_ignore_rules_scores_the_edit);
     tcase_add_test(tc, test_test_limits);
     tcase_add_test(tc, test_oracle_cut_read_whole_hunk);

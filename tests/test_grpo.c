@@ -303,7 +303,7 @@ static int warn_on(const double *reward, const double *pass, const double *tool,
     grpo_warnings(&t, arr, &line);
     int k = cJSON_GetArraySize(arr);
     *found = what && strstr(buf_str(&line), what) != NULL;
-    buf_free(&line);
+    buf_dispose(&line);
     cJSON_Delete(arr);
     return k;
 }
@@ -795,13 +795,13 @@ START_TEST(test_live_policy)
         ck_assert_int_eq(pol_generate(p, &solo, &req[1], 1, err), 0);
         ck_assert_uint_eq(solo.n_ids, r[1].n_ids);
         ck_assert(!memcmp(solo.ids, r[1].ids, solo.n_ids * sizeof(int32_t)));
-        pol_response_free(&solo);
+        pol_response_dispose(&solo);
         ck_assert_int_eq(pol_generate(p, r2, req, 4, err), 0);
         for (int i = 0; i < 4; i++) {
             ck_assert_uint_eq(r[i].n_ids, r2[i].n_ids);
             ck_assert(!memcmp(r[i].ids, r2[i].ids, r[i].n_ids * sizeof(int32_t)));
-            pol_response_free(&r[i]);
-            pol_response_free(&r2[i]);
+            pol_response_dispose(&r[i]);
+            pol_response_dispose(&r2[i]);
         }
     }
     ck_assert_msg(stops > 0, "no reply ended with <|im_end|>");
@@ -814,7 +814,7 @@ START_TEST(test_live_policy)
     ck_assert_uint_eq(r[0].n_ids, 0);
     ck_assert_int_eq(r[0].finish, POL_FINISH_LENGTH);
     ck_assert_str_eq(r[0].text, "");
-    pol_response_free(&r[0]);
+    pol_response_dispose(&r[0]);
     /* ids outside the model's vocabulary are an error */
     longctx[3] = 100000;
     q.n_context_ids = 10;

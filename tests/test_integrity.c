@@ -44,7 +44,7 @@ static char *new_file(const char *path, const char *body)
         p = e + 1;
     }
     char *s = strdup(buf_str(&b));
-    buf_free(&b);
+    buf_dispose(&b);
     return s;
 }
 
@@ -64,7 +64,7 @@ static char *changed_file(const char *path, const char *ctx, const char *added)
         p = e + 1;
     }
     char *s = strdup(buf_str(&b));
-    buf_free(&b);
+    buf_dispose(&b);
     return s;
 }
 
@@ -381,7 +381,7 @@ START_TEST(test_malformed_diffs)
     ck_assert_uint_eq(scan_as(changed_file("src/a.c", "int x;", buf_str(&b)), 0, NULL, NULL, &r), INTEG_FINDINGS_MAX);
     ck_assert_uint_eq(r.dropped, 10);
     integ_report_dispose(&r);
-    buf_free(&b);
+    buf_dispose(&b);
 }
 END_TEST
 
@@ -539,7 +539,7 @@ START_TEST(test_corpus_gold_patches)
         integ_report_dispose(&r);
     }
     ck_assert_uint_eq(flagged, 0);
-    task_set_free(&all);
+    task_set_dispose(&all);
 }
 END_TEST
 
@@ -664,12 +664,13 @@ START_TEST(test_mode_options)
     ck_assert_int_eq(c.integrity_flag_only, 0);
     char *argv[] = {"run", "--integrity", "flag", "--integrity", "off", NULL};
     int i = 1;
-    ck_assert_int_eq(cliopt_config(&c, &i, 5, argv, "run"), 1);
+    char path[128], err[RL_ERR_MAX] = "";
+    ck_assert_int_eq(cliopt_config(&c, &i, 5, argv, "run", err), 1);
     ck_assert_int_eq(i, 2);
     ck_assert_int_eq(c.integrity_flag_only, 1);
     i = 3;
-    ck_assert_int_eq(cliopt_config(&c, &i, 5, argv, "run"), 2);
-    char path[128], err[RL_ERR_MAX];
+    ck_assert_int_eq(cliopt_config(&c, &i, 5, argv, "run", err), 2);
+    ck_assert_str_eq(err, "harness run: --integrity: expected enforce or flag, got 'off'");
     snprintf(path, sizeof path, "%s/e.json", g_root);
     const char *good = "{\"name\": \"e\", \"runs\": [{\"name\": \"a\", \"tasks\": \"leapyear\"},"
                        " {\"name\": \"b\", \"tasks\": \"leapyear\", \"integrity\": \"flag\"}]}";

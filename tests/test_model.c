@@ -65,7 +65,7 @@ static int gradcheck(const char *what, float *x, const float *grad, size_t n, lo
     return bad;
 }
 
-/* ---- vexp ------------------------------------------------------------------- */
+/* ---- ops_vexp ------------------------------------------------------------------- */
 
 START_TEST(test_vexp_accuracy)
 {
@@ -73,16 +73,16 @@ START_TEST(test_vexp_accuracy)
     float x[n], y[n];
     for (int i = 0; i < n; i++)
         x[i] = -87.0f + 175.0f * i / (n - 1);
-    vexp(y, x, n);
+    ops_vexp(y, x, n);
     double worst = 0.0;
     for (int i = 0; i < n; i++) {
         double ref = exp((double)x[i]);
         double rel = fabs(y[i] - ref) / ref;
         worst = rel > worst ? rel : worst;
     }
-    ck_assert_msg(worst < 5e-7, "vexp relative error %g", worst);
+    ck_assert_msg(worst < 5e-7, "ops_vexp relative error %g", worst);
     float z[3] = {-INFINITY, -100.0f, 0.0f};
-    vexp(z, z, 3);
+    ops_vexp(z, z, 3);
     ck_assert(z[0] == 0.0f && z[1] == 0.0f && z[2] == 1.0f);
 }
 END_TEST
@@ -100,7 +100,7 @@ typedef struct op_ctx {
 static double loss_rmsnorm(void *v)
 {
     op_ctx *c = v;
-    rmsnorm_forward(c->pool, c->out, c->aux, c->a, c->w, c->N, c->C, 1e-5f);
+    ops_rmsnorm_forward(c->pool, c->out, c->aux, c->a, c->w, c->N, c->C, 1e-5f);
     return dot_d(c->out, c->R, (size_t)c->N * c->C);
 }
 
@@ -114,7 +114,7 @@ START_TEST(test_grad_rmsnorm)
     fill_normal(R, n, 1.0f, 3);
     c.a = a, c.w = w, c.out = out, c.aux = aux, c.R = R;
     loss_rmsnorm(&c);
-    rmsnorm_backward(c.pool, da, dw, R, a, w, aux, c.N, c.C);
+    ops_rmsnorm_backward(c.pool, da, dw, R, a, w, aux, c.N, c.C);
     ck_assert_int_eq(gradcheck("rmsnorm.x", a, da, n, loss_rmsnorm, &c, 1e-2f, 1e-2, 1e-3, 60), 0);
     ck_assert_int_eq(gradcheck("rmsnorm.w", w, dw, 12, loss_rmsnorm, &c, 1e-2f, 1e-2, 1e-3, 12), 0);
 }
@@ -123,7 +123,7 @@ END_TEST
 static double loss_matmul(void *v)
 {
     op_ctx *c = v;
-    matmul_forward(c->pool, c->out, c->a, c->w, c->N, c->C, c->OC, 0.0f);
+    ops_matmul_forward(c->pool, c->out, c->a, c->w, c->N, c->C, c->OC, 0.0f);
     return dot_d(c->out, c->R, (size_t)c->N * c->OC);
 }
 
@@ -146,7 +146,7 @@ static void check_matmul(int N, int C, int OC, int threads)
             double s = dot_d(a + (size_t)i * C, w + (size_t)o * C, (size_t)C);
             ck_assert(fabs(s - out[(size_t)i * OC + o]) < 1e-4 * (1 + fabs(s)));
         }
-    matmul_backward(c.pool, da, dw, R, a, w, N, C, OC, 1.0f);
+    ops_matmul_backward(c.pool, da, dw, R, a, w, N, C, OC, 1.0f);
     ck_assert_int_eq(gradcheck("matmul.x", a, da, na, loss_matmul, &c, 1e-2f, 1e-2, 2e-3, 80), 0);
     ck_assert_int_eq(gradcheck("matmul.W", w, dw, nw, loss_matmul, &c, 1e-2f, 1e-2, 2e-3, 80), 0);
     free(a), free(w), free(out), free(R), free(da), free(dw);
@@ -182,7 +182,7 @@ START_TEST(test_matmul_decode_sizes)
                 fill_normal(prev, no, 1.0f, 9);
                 for (size_t k = 0; k < no; k++)
                     out[k] = NAN;
-                matmul_forward(pool, out, a, w, N, C, OC, 0.0f);
+                ops_matmul_forward(pool, out, a, w, N, C, OC, 0.0f);
                 for (int i = 0; i < N; i++)
                     for (int o = 0; o < OC; o++) {
                         double s = dot_d(a + (size_t)i * C, w + (size_t)o * C, (size_t)C);
@@ -191,7 +191,7 @@ START_TEST(test_matmul_decode_sizes)
                                       out[(size_t)i * OC + o], s);
                     }
                 memcpy(out, prev, no * 4);
-                matmul_forward(pool, out, a, w, N, C, OC, 1.0f);
+                ops_matmul_forward(pool, out, a, w, N, C, OC, 1.0f);
                 for (int i = 0; i < N; i++)
                     for (int o = 0; o < OC; o++) {
                         size_t k = (size_t)i * OC + o;
@@ -222,7 +222,7 @@ static double loss_rope(void *v)
     op_ctx *c = v;
     size_t n = (size_t)c->N * c->nh * c->hd;
     memcpy(c->out, c->a, n * 4);
-    rope_forward(c->pool, c->out, c->idx, c->cos_t, c->sin_t, c->N, c->nh, c->hd);
+    ops_rope_forward(c->pool, c->out, c->idx, c->cos_t, c->sin_t, c->N, c->nh, c->hd);
     return dot_d(c->out, c->R, n);
 }
 
@@ -241,7 +241,7 @@ START_TEST(test_grad_rope)
     ck_assert(fabs(out[0] - a[0]) < 1e-6);
     ck_assert(fabs(dot_d(out + 80, out + 80, 16) - dot_d(a + 80, a + 80, 16)) < 1e-4);
     memcpy(da, R, sizeof da);
-    rope_backward(NULL, da, pos, c.cos_t, c.sin_t, c.N, c.nh, c.hd);
+    ops_rope_backward(NULL, da, pos, c.cos_t, c.sin_t, c.N, c.nh, c.hd);
     ck_assert_int_eq(gradcheck("rope.x", a, da, n, loss_rope, &c, 1e-2f, 1e-2, 1e-3, 96), 0);
     free(c.cos_t), free(c.sin_t);
 }
@@ -250,7 +250,7 @@ END_TEST
 static double loss_swiglu(void *v)
 {
     op_ctx *c = v;
-    swiglu_forward(c->pool, c->out, c->a, c->b, (size_t)c->N);
+    ops_swiglu_forward(c->pool, c->out, c->a, c->b, (size_t)c->N);
     return dot_d(c->out, c->R, (size_t)c->N);
 }
 
@@ -264,7 +264,7 @@ START_TEST(test_grad_swiglu)
     op_ctx c = {.N = n, .a = g, .b = u, .out = out, .R = R};
     loss_swiglu(&c);
     ck_assert(fabs(out[3] - g[3] / (1 + exp(-g[3])) * u[3]) < 1e-5);
-    swiglu_backward(c.pool, dg, du, R, g, u, n);
+    ops_swiglu_backward(c.pool, dg, du, R, g, u, n);
     ck_assert_int_eq(gradcheck("swiglu.gate", g, dg, n, loss_swiglu, &c, 1e-2f, 1e-2, 1e-3, 100), 0);
     ck_assert_int_eq(gradcheck("swiglu.up", u, du, n, loss_swiglu, &c, 1e-2f, 1e-2, 1e-3, 100), 0);
 }
@@ -276,7 +276,7 @@ static double loss_logp(void *v)
     size_t n = (size_t)c->N * c->V;
     memcpy(c->out, c->a, n * 4);
     float logp[8], lse[8], ent[8];
-    logp_forward(c->pool, logp, ent, lse, c->out, c->idx, c->N, c->V, c->temp);
+    ops_logp_forward(c->pool, logp, ent, lse, c->out, c->idx, c->N, c->V, c->temp);
     return dot_d(logp, c->R, (size_t)c->N);
 }
 
@@ -291,7 +291,7 @@ START_TEST(test_grad_logp)
     /* logp, lse and entropy against double references */
     memcpy(out, a, sizeof a);
     float logp[N], lse[N], ent[N];
-    logp_forward(NULL, logp, ent, lse, out, tg, N, V, 0.7f);
+    ops_logp_forward(NULL, logp, ent, lse, out, tg, N, V, 0.7f);
     for (int i = 0; i < N; i++) {
         double mx = -1e30, s = 0, sz = 0;
         for (int j = 0; j < V; j++)
@@ -311,7 +311,7 @@ START_TEST(test_grad_logp)
     }
     float da[N * V];
     memcpy(da, out, sizeof da);
-    logp_backward(NULL, da, dl, lse, tg, N, V, 0.7f);
+    ops_logp_backward(NULL, da, dl, lse, tg, N, V, 0.7f);
     for (int j = 0; j < V; j++) /* zero coefficient or no target: exactly zero */
         ck_assert(da[2 * V + j] == 0.0f && da[4 * V + j] == 0.0f);
     ck_assert_int_eq(gradcheck("logp.logits", a, da, N * V, loss_logp, &c, 1e-2f, 1e-2, 1e-3, 200),
@@ -324,7 +324,7 @@ static double loss_attention(void *v)
     op_ctx *c = v;
     float *q = c->a, *k = q + (size_t)c->B * c->T * c->nh * c->hd;
     float *vv = k + (size_t)c->B * c->T * c->nkv * c->hd;
-    attention_forward(c->pool, c->out, c->aux, q, k, vv, c->B, c->T, c->nh, c->nkv, c->hd,
+    ops_attention_forward(c->pool, c->out, c->aux, q, k, vv, c->B, c->T, c->nh, c->nkv, c->hd,
                       c->scratch);
     return dot_d(c->out, c->R, (size_t)c->B * c->T * c->nh * c->hd);
 }
@@ -339,7 +339,7 @@ START_TEST(test_grad_attention)
     size_t n = nq + 2 * nk;
     float *x = malloc(n * 4), *dx = malloc(n * 4), *out = malloc(nq * 4), *R = malloc(nq * 4);
     float *lse = malloc(sizeof(float) * c.B * c.nh * c.T);
-    c.scratch = malloc(2 * attn_scratch_floats(c.T, c.nh / c.nkv, c.hd) * 4);
+    c.scratch = malloc(2 * ops_attn_scratch_floats(c.T, c.nh / c.nkv, c.hd) * 4);
     fill_normal(x, n, 1.0f, 13);
     fill_normal(R, nq, 1.0f, 14);
     c.a = x, c.out = out, c.R = R, c.aux = lse;
@@ -367,7 +367,7 @@ START_TEST(test_grad_attention)
             ck_assert(fabs(o - out[((size_t)(b * c.T + t) * c.nh + h) * c.hd + d]) < 1e-5);
         }
     }
-    attention_backward(c.pool, dx, dx + nq, dx + nq + nk, R, out, lse, x, x + nq, x + nq + nk, c.B,
+    ops_attention_backward(c.pool, dx, dx + nq, dx + nq + nk, R, out, lse, x, x + nq, x + nq + nk, c.B,
                        c.T, c.nh, c.nkv, c.hd, c.scratch);
     ck_assert_int_eq(gradcheck("attn.q", x, dx, nq, loss_attention, &c, 1e-2f, 2e-2, 2e-3, 150), 0);
     ck_assert_int_eq(
@@ -383,7 +383,7 @@ END_TEST
 static double loss_embed(void *v)
 {
     op_ctx *c = v;
-    embed_forward(c->out, c->idx, c->w, c->N, c->C);
+    ops_embed_forward(c->out, c->idx, c->w, c->N, c->C);
     return dot_d(c->out, c->R, (size_t)c->N * c->C);
 }
 
@@ -396,7 +396,7 @@ START_TEST(test_grad_embed)
     op_ctx c = {.N = 4, .C = 3, .idx = tok, .w = wte, .out = out, .R = R};
     loss_embed(&c);
     ck_assert(out[0] == wte[6] && out[3] == wte[0]);
-    embed_backward(dwte, R, tok, 4, 3);
+    ops_embed_backward(dwte, R, tok, 4, 3);
     /* row 2 is read twice (gradients add up), row 1 never (stays 0) */
     ck_assert(dwte[3] == 0.0f && dwte[4] == 0.0f && dwte[5] == 0.0f);
     ck_assert_int_eq(gradcheck("embed.wte", wte, dwte, 12, loss_embed, &c, 1e-2f, 1e-3, 1e-4, 12), 0);
@@ -418,17 +418,17 @@ START_TEST(test_ops_threads_agree)
     fill_normal(x, n, 1.0f, 40);
     fill_normal(w, C, 1.0f, 41);
     fill_normal(dy, n, 1.0f, 42);
-    rmsnorm_forward(NULL, y1, r1, x, w, N, C, 1e-6f);
-    rmsnorm_forward(pool, y2, r2, x, w, N, C, 1e-6f);
+    ops_rmsnorm_forward(NULL, y1, r1, x, w, N, C, 1e-6f);
+    ops_rmsnorm_forward(pool, y2, r2, x, w, N, C, 1e-6f);
     ck_assert_int_eq(memcmp(y1, y2, n * 4), 0);
-    rmsnorm_backward(NULL, dx1, dw1, dy, x, w, r1, N, C);
-    rmsnorm_backward(pool, dx2, dw2, dy, x, w, r2, N, C);
+    ops_rmsnorm_backward(NULL, dx1, dw1, dy, x, w, r1, N, C);
+    ops_rmsnorm_backward(pool, dx2, dw2, dy, x, w, r2, N, C);
     ck_assert_int_eq(memcmp(dx1, dx2, n * 4), 0);
     for (int c = 0; c < C; c++)
         ck_assert(fabsf(dw1[c] - dw2[c]) <= 1e-4f * (1.0f + fabsf(dw1[c])));
     size_t ns = n - 5; /* not a multiple of the internal chunk */
-    swiglu_forward(NULL, y1, x, dy, ns);
-    swiglu_forward(pool, y2, x, dy, ns);
+    ops_swiglu_forward(NULL, y1, x, dy, ns);
+    ops_swiglu_forward(pool, y2, x, dy, ns);
     ck_assert_int_eq(memcmp(y1, y2, ns * 4), 0);
     float *cs = malloc(N * 8 * 4), *sn = malloc(N * 8 * 4);
     int pos[N];
@@ -440,8 +440,8 @@ START_TEST(test_ops_threads_agree)
     }
     memcpy(y1, x, n * 4);
     memcpy(y2, x, n * 4);
-    rope_forward(NULL, y1, pos, cs, sn, N, 4, 16);
-    rope_forward(pool, y2, pos, cs, sn, N, 4, 16);
+    ops_rope_forward(NULL, y1, pos, cs, sn, N, 4, 16);
+    ops_rope_forward(pool, y2, pos, cs, sn, N, 4, 16);
     ck_assert_int_eq(memcmp(y1, y2, n * 4), 0);
     int tg[NL];
     float lp1[NL], lp2[NL], l1[NL], l2[NL], e1[NL], e2[NL], g[NL];
@@ -451,12 +451,12 @@ START_TEST(test_ops_threads_agree)
     }
     memcpy(y1, x, (size_t)NL * V * 4);
     memcpy(y2, x, (size_t)NL * V * 4);
-    logp_forward(NULL, lp1, e1, l1, y1, tg, NL, V, 0.8f);
-    logp_forward(pool, lp2, e2, l2, y2, tg, NL, V, 0.8f);
+    ops_logp_forward(NULL, lp1, e1, l1, y1, tg, NL, V, 0.8f);
+    ops_logp_forward(pool, lp2, e2, l2, y2, tg, NL, V, 0.8f);
     ck_assert_int_eq(memcmp(lp1, lp2, sizeof lp1), 0);
     ck_assert_int_eq(memcmp(e1, e2, sizeof e1), 0);
-    logp_backward(NULL, y1, g, l1, tg, NL, V, 0.8f);
-    logp_backward(pool, y2, g, l2, tg, NL, V, 0.8f);
+    ops_logp_backward(NULL, y1, g, l1, tg, NL, V, 0.8f);
+    ops_logp_backward(pool, y2, g, l2, tg, NL, V, 0.8f);
     ck_assert_int_eq(memcmp(y1, y2, (size_t)NL * V * 4), 0);
     free(x), free(w), free(dy), free(y1), free(y2), free(dx1), free(dx2), free(cs), free(sn);
     mpool_free(pool);
@@ -680,7 +680,7 @@ static void check_sample_vs_score(model *m, float temperature, float top_p)
         free(lp);
     }
     for (int s = 0; s < S; s++)
-        model_sample_out_free(&out[s]);
+        model_sample_out_dispose(&out[s]);
 }
 
 START_TEST(test_sample_matches_score)
@@ -746,8 +746,8 @@ START_TEST(test_sample_cached_prefix)
             memcpy(next[s] + lens[s], ref[s].tokens, sizeof(int) * (size_t)ref[s].n);
             for (int i = 0; i < 5; i++)
                 next[s][lens[s] + ref[s].n + i] = (s * 50 + i + turn) % 300;
-            model_sample_out_free(&ref[s]);
-            model_sample_out_free(&got[s]);
+            model_sample_out_dispose(&ref[s]);
+            model_sample_out_dispose(&got[s]);
         }
         if (turn > 0) {
             free((void *)p[0]);
@@ -809,12 +809,12 @@ START_TEST(test_sample_deterministic_and_stop)
         model_sample_out moved[2];
         ck_assert_int_eq(model_sample(m, moved, swapped, swapped_lens, 2, &s0, err), 0);
         ck_assert(memcmp(a[0].tokens, moved[1].tokens, sizeof(int) * 20) != 0);
-        model_sample_out_free(&moved[0]);
-        model_sample_out_free(&moved[1]);
-        model_sample_out_free(&pair[0]);
-        model_sample_out_free(&pair[1]);
-        model_sample_out_free(&alone);
-        model_sample_out_free(&stream0);
+        model_sample_out_dispose(&moved[0]);
+        model_sample_out_dispose(&moved[1]);
+        model_sample_out_dispose(&pair[0]);
+        model_sample_out_dispose(&pair[1]);
+        model_sample_out_dispose(&alone);
+        model_sample_out_dispose(&stream0);
     }
     /* a tiny nucleus keeps only the most likely token: greedy decoding */
     model_sample_opts g = o;
@@ -825,8 +825,8 @@ START_TEST(test_sample_deterministic_and_stop)
     g.top_p = 1e-6f;
     ck_assert_int_eq(model_sample(m, &nucleus, prompts, lens, 1, &g, err), 0);
     ck_assert_int_eq(memcmp(greedy.tokens, nucleus.tokens, sizeof(int) * 20), 0);
-    model_sample_out_free(&greedy);
-    model_sample_out_free(&nucleus);
+    model_sample_out_dispose(&greedy);
+    model_sample_out_dispose(&nucleus);
     /* a stop id ends that sequence right after it is drawn */
     o.seed = 7;
     int stop = a[0].tokens[4];
@@ -839,7 +839,7 @@ START_TEST(test_sample_deterministic_and_stop)
     ck_assert_int_eq(one.n, first + 1);
     ck_assert_int_eq(one.stop, MODEL_STOP_TOKEN);
     ck_assert_int_eq(memcmp(one.tokens, a[0].tokens, sizeof(int) * one.n), 0);
-    model_sample_out_free(&one);
+    model_sample_out_dispose(&one);
     /* the context limit stops generation */
     int long_p[250];
     for (int i = 0; i < 250; i++)
@@ -850,7 +850,7 @@ START_TEST(test_sample_deterministic_and_stop)
     ck_assert_int_eq(model_sample(m, &one, lp, &ll, 1, &o, err), 0);
     ck_assert_int_eq(one.stop, MODEL_STOP_CONTEXT);
     ck_assert_int_eq(one.n, 256 - 250 + 1);
-    model_sample_out_free(&one);
+    model_sample_out_dispose(&one);
     /* bad input is refused, not crashed on */
     int badp[1] = {300};
     const int *bp[1] = {badp};
@@ -858,9 +858,9 @@ START_TEST(test_sample_deterministic_and_stop)
     ck_assert_int_eq(model_sample(m, &one, bp, &bl, 1, &o, err), RL_EINVAL);
     ck_assert_ptr_null(strchr(err, '\n'));
     for (int s = 0; s < 2; s++) {
-        model_sample_out_free(&a[s]);
-        model_sample_out_free(&b[s]);
-        model_sample_out_free(&c[s]);
+        model_sample_out_dispose(&a[s]);
+        model_sample_out_dispose(&b[s]);
+        model_sample_out_dispose(&c[s]);
     }
     model_free(m);
 }
@@ -1453,7 +1453,7 @@ START_TEST(test_generate_cli)
     for (int i = 0; i < so.n; i++)
         k += snprintf(want + k, sizeof want - (size_t)k, "%s%d", i ? ", " : "", so.tokens[i]);
     ck_assert_ptr_nonnull(strstr(js, want));
-    model_sample_out_free(&so);
+    model_sample_out_dispose(&so);
     free(out);
 
     snprintf(cmd, sizeof cmd, "%s/grpo generate --ckpt %s --prompt hi --max-tokens 4 2>/dev/null",

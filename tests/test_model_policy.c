@@ -147,9 +147,9 @@ START_TEST(test_sample_equals_score)
     ck_assert_int_eq(pol_generate(p, &again, req, 1, err), 0);
     ck_assert_uint_eq(again.n_ids, resp[0].n_ids);
     ck_assert_int_eq(memcmp(again.ids, resp[0].ids, again.n_ids * sizeof(int32_t)), 0);
-    pol_response_free(&again);
+    pol_response_dispose(&again);
     for (int i = 0; i < 3; i++)
-        pol_response_free(&resp[i]);
+        pol_response_dispose(&resp[i]);
     pol_free(p);
 }
 END_TEST
@@ -178,7 +178,7 @@ START_TEST(test_context_ids_and_window)
         ck_assert(fabsf(lp[k] - r.logprobs[k]) < 1e-4f);
     if (r.finish == POL_FINISH_LENGTH)
         ck_assert_uint_eq(10 + r.n_ids, 64);
-    pol_response_free(&r);
+    pol_response_dispose(&r);
     /* a full window: an honest empty reply cut at the length limit */
     req.n_context_ids = 64;
     ck_assert_int_eq(pol_generate(p, &r, &req, 1, err), 0);
@@ -186,13 +186,13 @@ START_TEST(test_context_ids_and_window)
     ck_assert_uint_eq(r.text_len, 0);
     ck_assert_str_eq(r.text, "");
     ck_assert_int_eq(r.finish, POL_FINISH_LENGTH);
-    pol_response_free(&r);
+    pol_response_dispose(&r);
     /* max_tokens is respected */
     req.n_context_ids = 5;
     req.max_tokens = 3;
     ck_assert_int_eq(pol_generate(p, &r, &req, 1, err), 0);
     ck_assert_uint_le(r.n_ids, 3);
-    pol_response_free(&r);
+    pol_response_dispose(&r);
     /* ids outside the vocabulary are an error, not a crash */
     ids[2] = 100000;
     ck_assert_int_eq(pol_generate(p, &r, &req, 1, err), RL_EINVAL);
@@ -261,7 +261,7 @@ static int32_t *leapyear_context(size_t *n, const tok_t *tok)
         *n += pn;
         free(part);
     }
-    tpl_text_free(&ctx);
+    tpl_text_dispose(&ctx);
     chat_free(c);
     free(prompt);
     task_free(t);
@@ -297,8 +297,8 @@ START_TEST(test_shipped_checkpoint)
     int rc = tc_parse(&parsed, r.text, r.text_len, specs, nspecs, NULL, err);
     ck_assert_msg(rc == 0 && !parsed.format_error && parsed.ncalls >= 1, "first turn not a well-formed call: %s\n%s",
                   parsed.error, r.text);
-    tc_parsed_free(&parsed);
-    pol_response_free(&r);
+    tc_parsed_dispose(&parsed);
+    pol_response_dispose(&r);
     free(ids);
     pol_free(p);
 }

@@ -130,9 +130,9 @@ START_TEST(test_deterministic)
     for (size_t i = 0; i < 11 && i < b.n; i++)
         kinds += !seen[b.v[i].kind]++;
     ck_assert_int_eq(kinds, MUT_KIND_COUNT);
-    mut_list_free(&a);
-    mut_list_free(&b);
-    mut_list_free(&c);
+    mut_list_dispose(&a);
+    mut_list_dispose(&b);
+    mut_list_dispose(&c);
     free(src);
 }
 END_TEST
@@ -224,7 +224,7 @@ START_TEST(test_kinds_c)
             n += l.v[i].kind == (mut_kind)k;
         ck_assert_msg(n > 0, "no %s site", mut_kind_name((mut_kind)k));
     }
-    mut_list_free(&l);
+    mut_list_dispose(&l);
     free(src);
 }
 END_TEST
@@ -273,7 +273,7 @@ START_TEST(test_kinds_py)
             n += l.v[i].kind == (mut_kind)k;
         ck_assert_msg(n > 0, "no %s site", mut_kind_name((mut_kind)k));
     }
-    mut_list_free(&l);
+    mut_list_dispose(&l);
     free(src);
 }
 END_TEST
@@ -286,30 +286,30 @@ START_TEST(test_small_inputs)
     ck_assert_ptr_nonnull(find_site(&l, MUT_SWAP_CMP, 2, "h(b) < g(a, b)"));
     ck_assert_ptr_nonnull(find_site(&l, MUT_SWAP_ARGS, 2, "b, a"));
     ck_assert_ptr_null(find_site(&l, MUT_SWAP_ARGS, 1, NULL));
-    mut_list_free(&l);
+    mut_list_dispose(&l);
 
     const char *py = "def f(a, b):\n    return g(a, key=b) + g(*a, b) + g(b, b)\n";
     enumerate(&l, py, strlen(py), MUT_LANG_PY, 3);
     ck_assert_ptr_null(find_site(&l, MUT_SWAP_ARGS, 2, NULL));
     ck_assert_ptr_null(find_site(&l, MUT_SWAP_ARGS, 1, NULL));
-    mut_list_free(&l);
+    mut_list_dispose(&l);
 
     /* Precedence: a loop bound with a low-precedence operator is wrapped. */
     const char *lb = "void f(int n, int k) {\n    for (int i = 0; i < n >> k; i++)\n        g(i);\n}\n";
     enumerate(&l, lb, strlen(lb), MUT_LANG_C, 3);
     ck_assert_ptr_nonnull(find_site(&l, MUT_LOOP_BOUND, 2, "(n >> k) - 1"));
-    mut_list_free(&l);
+    mut_list_dispose(&l);
 
     /* Wrong return keeps the type: no char * for an int. */
     const char *wr = "int f(const char *s, int n) {\n    int k = 0;\n    char *p = 0;\n    return n;\n}\n";
     enumerate(&l, wr, strlen(wr), MUT_LANG_C, 3);
     ck_assert_ptr_nonnull(find_site(&l, MUT_WRONG_RETURN, 4, "k"));
-    mut_list_free(&l);
+    mut_list_dispose(&l);
     /* A variable of a closed block is out of scope. */
     const char *sc = "int f(int n) {\n    {\n        int k = 1;\n        n += k;\n    }\n    return n;\n}\n";
     enumerate(&l, sc, strlen(sc), MUT_LANG_C, 3);
     ck_assert_ptr_null(find_site(&l, MUT_WRONG_RETURN, 6, NULL));
-    mut_list_free(&l);
+    mut_list_dispose(&l);
 
     /* Types from declarations: no pointer/number or mixed-pointer swaps,
      * no '+' between two pointers, casts and loop headers before a '*'
@@ -339,7 +339,7 @@ START_TEST(test_small_inputs)
     ck_assert_uint_eq(count_kind_line(&l, MUT_ARITH, 11), 0);   /* t - s */
     const mut_site *w = find_site(&l, MUT_WRONG_RETURN, 12, NULL);
     ck_assert_ptr_null(w); /* k's peers: j is out of scope, i is size_t */
-    mut_list_free(&l);
+    mut_list_dispose(&l);
 
     char err[RL_ERR_MAX];
     ck_assert_int_eq(mut_enumerate(&l, "x", 1, MUT_LANG_NONE, 1, err), RL_EINVAL);
@@ -386,7 +386,7 @@ static void check_mutants_compile(const char *fixture, mut_lang lang, const char
         ck_abort_msg("%zu mutants of %s: checker failed:\n%.2000s", l.n, fixture, log);
     }
     fs_remove_tree(dir, err);
-    mut_list_free(&l);
+    mut_list_dispose(&l);
     free(src);
 }
 
@@ -426,7 +426,7 @@ START_TEST(test_mutate_garbage)
             ck_assert_int_eq(mut_enumerate(&l, t, k, lang ? MUT_LANG_PY : MUT_LANG_C, 5, err), 0);
             for (size_t i = 0; i < l.n; i++)
                 ck_assert(l.v[i].start <= l.v[i].end && l.v[i].end <= k);
-            mut_list_free(&l);
+            mut_list_dispose(&l);
         }
     }
     /* Random bytes of a code-ish alphabet, and deep nesting. */
@@ -440,7 +440,7 @@ START_TEST(test_mutate_garbage)
         ck_assert_int_eq(mut_enumerate(&l, buf, n, it & 1 ? MUT_LANG_PY : MUT_LANG_C, 1, err), 0);
         for (size_t i = 0; i < l.n; i++)
             ck_assert(l.v[i].end <= n);
-        mut_list_free(&l);
+        mut_list_dispose(&l);
     }
     size_t depth = 5000;
     char *deep = malloc(2 * depth + 64);
@@ -451,7 +451,7 @@ START_TEST(test_mutate_garbage)
     memset(deep + o + depth + 5, ')', depth);
     strcpy(deep + o + 2 * depth + 5, ";\n}\n");
     ck_assert_int_eq(mut_enumerate(&l, deep, strlen(deep), MUT_LANG_C, 1, err), 0);
-    mut_list_free(&l);
+    mut_list_dispose(&l);
     free(deep);
     ck_assert_int_eq(mut_enumerate(&l, "x", (size_t)RL_MUT_SRC_MAX + 1, MUT_LANG_C, 1, err), RL_ELIMIT);
     free(src);
@@ -496,11 +496,11 @@ START_TEST(test_diff_exact)
     buf_init(&out, 0);
     ck_assert_int_eq(diff_unified(&out, "../x", "a", 1, "b", 1, err), RL_EINVAL);
     ck_assert_int_eq(diff_unified(&out, "a b", "a", 1, "b", 1, err), RL_EINVAL);
-    buf_free(&out);
+    buf_dispose(&out);
     buf_init(&out, 16); /* too small: nothing appended */
     ck_assert_int_eq(diff_unified(&out, "f", "a\n", 2, "b\n", 2, err), RL_ELIMIT);
     ck_assert_uint_eq(out.len, 0);
-    buf_free(&out);
+    buf_dispose(&out);
 }
 END_TEST
 
@@ -516,7 +516,7 @@ static void git_roundtrip(const char *repo, const char *old, size_t olen, const 
     ck_assert_msg(diff_unified(&d, "src/f.c", old, olen, nw, nlen, err) == 0, "%s", err);
     if (d.len == 0) {
         ck_assert(olen == nlen && !memcmp(old, nw, olen));
-        buf_free(&d);
+        buf_dispose(&d);
         return;
     }
     snprintf(path, sizeof path, "%s/p.diff", repo);
@@ -529,7 +529,7 @@ static void git_roundtrip(const char *repo, const char *old, size_t olen, const 
     ck_assert_int_eq(fs_read_file(&got, &glen, path, 1 << 20, err), 0);
     ck_assert_msg(glen == nlen && !memcmp(got, nw, nlen), "applied text differs for diff:\n%s", buf_str(&d));
     free(got);
-    buf_free(&d);
+    buf_dispose(&d);
 }
 
 static char *new_repo(char *dir)
@@ -589,8 +589,8 @@ START_TEST(test_diff_git_apply)
         if (rl_splitmix64(&st) % 4 == 0 && b.len)
             b.len--, b.data[b.len] = '\0'; /* no final newline */
         git_roundtrip(dir, buf_str(&a), a.len, buf_str(&b), b.len);
-        buf_free(&a);
-        buf_free(&b);
+        buf_dispose(&a);
+        buf_dispose(&b);
     }
     fs_remove_tree(dir, err);
 }
@@ -614,7 +614,7 @@ START_TEST(test_bug_and_gold_patch)
         git_roundtrip(dir, m, n, src, len); /* gold patch */
         free(m);
     }
-    mut_list_free(&l);
+    mut_list_dispose(&l);
     free(src);
     fs_remove_tree(dir, err);
 }

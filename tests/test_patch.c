@@ -41,7 +41,7 @@ START_TEST(test_patch_parse)
     ck_assert_ptr_null(p.files[1].old_path);
     ck_assert_str_eq(p.files[1].new_path, "new.txt");
     ck_assert_str_eq(p.files[1].hunks[0].new_text, "hello\n");
-    patch_free(&p);
+    patch_dispose(&p);
 }
 END_TEST
 
@@ -54,7 +54,7 @@ START_TEST(test_patch_errors)
     ck_assert_int_eq(patch_parse(&p, "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n+b\n", err), RL_EPARSE);
     ck_assert_ptr_nonnull(strstr(err, "shorter"));
     ck_assert_int_eq(patch_parse(&p, "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n+c\n", err), 0);
-    patch_free(&p);
+    patch_dispose(&p);
     ck_assert_int_eq(patch_parse(&p, "--- a/x\n+++ b/x\n@@ junk @@\n", err), RL_EPARSE);
     ck_assert_ptr_nonnull(strstr(err, "line 3"));
 }

@@ -33,6 +33,15 @@ static const cJSON *find_run(const cJSON *root, const char *name)
     return NULL;
 }
 
+/* A log callback that keeps every message, one per line. */
+static void collect(void *ctx, int level, const char *msg)
+{
+    char *buf = ctx;
+    size_t l = strlen(buf);
+    ck_assert_int_eq(level, RL_LOG_INFO);
+    snprintf(buf + l, 4096 - l, "%s\n", msg);
+}
+
 START_TEST(test_report_reference_groups)
 {
     char dir[] = "/tmp/rl-report-XXXXXX", path[256], err[RL_ERR_MAX];
@@ -51,8 +60,16 @@ START_TEST(test_report_reference_groups)
 
     report_opts o;
     report_opts_default(&o);
-    o.quiet = 1;
+    char said[4096] = "";
+    o.log = collect;
+    o.log_ctx = said;
     ck_assert_int_eq(report_write(dir, &o, err), 0);
+    /* the summary goes to the log alone: a header and one line per run */
+    char head[512];
+    snprintf(head, sizeof head, "report: 6 episodes, 2 runs -> %s/summary.md\n", dir);
+    ck_assert_msg(!strncmp(said, head, strlen(head)), "%s", said);
+    ck_assert_ptr_nonnull(strstr(said, "  pd-v2-unlimited                2/3   passed  0.67"));
+    ck_assert_ptr_nonnull(strstr(said, "  pd-v1-unlimited                0/3   passed  0.00"));
     char *js;
     snprintf(path, sizeof path, "%s/summary.json", dir);
     ck_assert_int_eq(fs_read_file(&js, NULL, path, 1 << 20, err), 0);
@@ -115,7 +132,6 @@ START_TEST(test_report_empty_dir)
     ck_assert_ptr_nonnull(mkdtemp(dir));
     report_opts o;
     report_opts_default(&o);
-    o.quiet = 1;
     ck_assert_int_eq(report_write(dir, &o, err), RL_ENOENT);
     ck_assert_ptr_nonnull(strstr(err, "no trajectory records"));
     ck_assert_int_eq(report_write("/nonexistent-dir", &o, err), RL_ENOENT);
@@ -143,7 +159,6 @@ START_TEST(test_report_integrity)
         ck_assert_int_eq(fs_append_record(path, recs[i], strlen(recs[i]), err), 0);
     report_opts o;
     report_opts_default(&o);
-    o.quiet = 1;
     ck_assert_int_eq(report_write(dir, &o, err), 0);
     char *js;
     snprintf(path, sizeof path, "%s/summary.json", dir);

@@ -85,12 +85,66 @@ START_TEST(test_rollout_batches_episodes)
 }
 END_TEST
 
+/* An episode that cannot start comes back with a NULL record, and why goes
+ * to the log of the options (level error), naming the task and seed. */
+static void on_done_null(void *user, long tag, char *record, double reward)
+{
+    int *n = user;
+    ck_assert_ptr_null(record);
+    ck_assert_int_eq(tag, 5);
+    ck_assert_double_eq(reward, 0);
+    (*n)++;
+}
+
+static void keep_msg(void *ctx, int level, const char *msg)
+{
+    ck_assert_int_eq(level, RL_LOG_ERROR);
+    snprintf(ctx, 512, "%s", msg);
+}
+
+START_TEST(test_rollout_start_failure_logged)
+{
+    char err[RL_ERR_MAX], root[] = "/tmp/rl-rollout-XXXXXX", said[512] = "";
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    task *t;
+    ck_assert_msg(task_load(&t, "tasks/leapyear.json", "repos", err) == 0, "%s", err);
+    char *repo = t->repo;
+    t->repo = "no-such-repo";
+    pol_env env;
+    pol_env_default(&env);
+    env.gold_patch = t->patch;
+    policy *pol;
+    ck_assert_int_eq(pol_open(&pol, "oracle", &env, err), 0);
+    rollout_opts o;
+    rollout_opts_default(&o);
+    o.ws_root = root;
+    o.log = keep_msg;
+    o.log_ctx = said;
+    rollout *r;
+    ck_assert_int_eq(rollout_new(&r, pol, &o, err), 0);
+    ep_config cfg;
+    ep_config_default(&cfg);
+    ck_assert_int_eq(rollout_add(r, t, &cfg, 3, 5, err), 0);
+    int n = 0;
+    ck_assert_int_eq(rollout_drain(r, on_done_null, &n, err), 0);
+    ck_assert_int_eq(n, 1);
+    ck_assert_msg(!strncmp(said, "rollout: leapyear seed 3: ", 26), "%s", said);
+    ck_assert_ptr_nonnull(strstr(said, "no-such-repo"));
+    rollout_free(r);
+    pol_free(pol);
+    t->repo = repo;
+    task_free(t);
+    fs_remove_tree(root, err);
+}
+END_TEST
+
 Suite *rollout_suite(void)
 {
     Suite *s = suite_create("rollout");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_rollout_batches_episodes);
+    tcase_add_test(tc, test_rollout_start_failure_logged);
     suite_add_tcase(s, tc);
     return s;
 }

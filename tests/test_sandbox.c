@@ -261,7 +261,7 @@ START_TEST(test_bad_options)
         ck_assert_msg(rc == cases[i].want, "case %zu: rc %d, want %d (%s)", i, rc, cases[i].want, err);
         ck_assert_msg(err[0] && !strchr(err, '\n'), "case %zu: expected a one-line error", i);
         ck_assert_int_eq(r.stop, SB_STOP_SETUP);
-        sb_result_free(&r);
+        sb_result_dispose(&r);
     }
     /* stdin larger than the cap */
     sb_opts o;
@@ -273,7 +273,7 @@ START_TEST(test_bad_options)
     sb_result r;
     char err[RL_ERR_MAX];
     ck_assert_int_eq(sb_run(&r, &o, err), RL_ELIMIT);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -369,14 +369,14 @@ START_TEST(test_exit_codes)
     ck_assert_int_eq(r.signal, 0);
     ck_assert_int_eq(sb_result_status(&r), 3);
     ck_assert_uint_eq(r.layers, sb_layers_available());
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 
     run_sh(&r, NULL, "kill -SEGV $$");
     ck_assert_int_eq(r.stop, SB_STOP_SIGNAL);
     ck_assert_int_eq(r.signal, SIGSEGV);
     ck_assert_int_eq(sb_result_status(&r), 128 + SIGSEGV);
     ck_assert_ptr_nonnull(strstr(r.reason, "signal 11"));
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 
     const char *missing[] = {"rl-no-such-command-xyz", NULL};
     run_in(&r, g_work, NULL, missing);
@@ -384,7 +384,7 @@ START_TEST(test_exit_codes)
     ck_assert_int_eq(sb_result_status(&r), 127);
     ck_assert_ptr_nonnull(strstr(r.reason, "not found"));
     ck_assert_ptr_nonnull(r.out);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 
     /* Found but not executable: exec fails inside, reported as 126. */
     char path[PATH_MAX];
@@ -395,7 +395,7 @@ START_TEST(test_exit_codes)
     run_in(&r, g_work, NULL, noexec);
     ck_assert_int_eq(r.stop, SB_STOP_SETUP);
     ck_assert_int_eq(r.exit_code, 126);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -407,12 +407,12 @@ START_TEST(test_output_and_stdin)
     ck_assert_uint_eq(r.out_len, 13);
     ck_assert_uint_eq(r.out_bytes, 13);
     ck_assert_int_eq(r.out_truncated, 0);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 
     /* stdin is /dev/null by default */
     run_sh(&r, NULL, "cat; echo end");
     ck_assert_str_eq(r.out, "end\n");
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 
     static char big[200000];
     memset(big, 'a', sizeof big);
@@ -426,7 +426,7 @@ START_TEST(test_output_and_stdin)
     char err[RL_ERR_MAX];
     ck_assert_int_eq(sb_run(&r, &o, err), 0);
     ck_assert_str_eq(r.out, "200000\n");
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -447,7 +447,7 @@ START_TEST(test_output_cap)
     /* head and tail are the real first and last bytes */
     ck_assert_int_eq(strncmp(r.out, "yyyy", 4), 0);
     ck_assert_int_eq(r.out[r.out_len - 1], 'y');
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -489,7 +489,7 @@ START_TEST(test_environment)
     ck_assert_ptr_nonnull(strstr(r.out, "PYTHONPYCACHEPREFIX=/"));
     ck_assert_ptr_null(strstr(r.out, "RL_CALLER_ONLY"));
     ck_assert_ptr_null(strstr(r.out, "TZ=UTC"));
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -504,7 +504,7 @@ START_TEST(test_cwd_tmp_hostname)
     char want[PATH_MAX + 64];
     snprintf(want, sizeof want, "%s\nsandbox\ntmp-ok\nt\nwork-ok\nshm\n", g_work);
     ck_assert_str_eq(r.out, want);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     /* The file the command made is in the work dir, owned on disk like the
      * dir itself; the temp dir starts empty again. */
     char path[PATH_MAX];
@@ -515,7 +515,7 @@ START_TEST(test_cwd_tmp_hostname)
     ck_assert_int_eq(st.st_uid, dir.st_uid);
     run_sh(&r, NULL, "ls -A \"$TMPDIR\" | grep -v '^rl-sbt-' | wc -l");
     ck_assert_str_eq(r.out, "0\n");
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -543,7 +543,7 @@ START_TEST(test_rw_paths)
     ck_assert(path_exists(path));
     snprintf(path, sizeof path, "%s/other", g_parent);
     ck_assert(!path_exists(path));
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -601,7 +601,7 @@ START_TEST(test_shm_work_dir)
         ck_assert_msg(!strncmp(r.out, want, strlen(want)), "run %d:\n%s", run, r.out);
         ck_assert_msg(strstr(r.out, "private-ok\ndone\n"), "run %d:\n%s", run, r.out);
         ck_assert_msg(!strstr(r.out, "sibling-secret") && !strstr(r.out, "host-secret"), "%s", r.out);
-        sb_result_free(&r);
+        sb_result_dispose(&r);
         /* on the host: the writes landed in the two dirs, owned like them */
         char *text = NULL;
         size_t len;
@@ -671,7 +671,7 @@ START_TEST(test_privileges_and_limits)
     const char *nproc = geteuid() == 0 ? "Max processes             21                   21"
                                        : "Max processes             22                   22";
     ck_assert_msg(strstr(r.out, nproc), "%s", r.out);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -683,13 +683,13 @@ START_TEST(test_cpu_and_rss)
     ck_assert_int_eq(r.stop, SB_STOP_EXIT);
     ck_assert_int_ge(r.cpu_ms, 250);
     ck_assert_int_ge(r.wall_ms, 250);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     const char *mem[] = {prog("membomb"), "100", NULL};
     run_in(&r, g_work, NULL, mem);
     ck_assert_int_eq(r.stop, SB_STOP_EXIT);
     ck_assert_int_ge(r.peak_rss_kb, 100 * 1024);
     ck_assert_int_lt(r.peak_rss_kb, 256 * 1024);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -706,7 +706,7 @@ START_TEST(test_procs_cap)
     ck_assert_int_ge(got, 5);  /* it can fork ... */
     ck_assert_int_le(got, 9);  /* ... but it and its children stay <= 10 */
     ck_assert_int_eq(r.stop, SB_STOP_EXIT);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     ck_assert_int_eq(stray_children(0), 0); /* the sleeping children died */
 }
 END_TEST
@@ -731,7 +731,7 @@ static void *par_run(void *arg)
     char err[RL_ERR_MAX];
     j->rc = sb_run(&r, &o, err);
     snprintf(j->out, sizeof j->out, "%s", r.out ? r.out : "");
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     return NULL;
 }
 
@@ -774,7 +774,7 @@ START_TEST(test_spare_reuse)
         snprintf(want, sizeof want, "run %d\n1\n", i);
         ck_assert_msg(!strncmp(r.out, want, 6) && strstr(r.out, "\n2\n"), "%s", r.out);
         ck_assert_int_eq(r.exit_code, 0);
-        sb_result_free(&r);
+        sb_result_dispose(&r);
     }
     pid_t kids[8];
     pid_t spare = spare_init();
@@ -783,7 +783,7 @@ START_TEST(test_spare_reuse)
     usleep(50 * 1000);
     run_sh(&r, NULL, "echo after");
     ck_assert_str_eq(r.out, "after\n");
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     sb_release();
     ck_assert_int_eq(our_children(kids, 8), 0);
     sb_release(); /* nothing to free: harmless */
@@ -824,7 +824,7 @@ static void premount_run(const char *dir, const char *const *others, int n, int 
                           strstr(r.out, hidden),
                       "in %s, %s shows:\n%s", dir, others[i], r.out);
     }
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     /* on the host: the write landed in this dir, owned like it */
     char path[PATH_MAX], *text = NULL;
     size_t tl;
@@ -888,7 +888,7 @@ START_TEST(test_signals_reset)
         const char *argv[] = {"grep", "SigIgn", "/proc/self/status", NULL};
         run_in(&r, g_work, NULL, argv);
         ck_assert_str_eq(r.out, "SigIgn:\t0000000000000000\n");
-        sb_result_free(&r);
+        sb_result_dispose(&r);
     }
     sigaction(SIGPIPE, &old1, NULL);
     sigaction(SIGRTMIN + 2, &old2, NULL);
@@ -901,7 +901,7 @@ static void *thread_two_runs(void *arg)
     for (int i = 0; i < 2; i++) {
         sb_result r;
         run_sh(&r, NULL, "true");
-        sb_result_free(&r);
+        sb_result_dispose(&r);
     }
     return NULL; /* exits with a spare: its destructor must reap it */
 }
@@ -918,9 +918,9 @@ START_TEST(test_spare_thread_exit_and_fork)
      * shares the parent's memory, not the child's. */
     sb_result r;
     run_sh(&r, NULL, "true");
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     run_sh(&r, NULL, "true");
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     ck_assert_int_gt(spare_init(), 0);
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
@@ -939,7 +939,7 @@ START_TEST(test_spare_thread_exit_and_fork)
     ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     run_sh(&r, NULL, "echo parent");
     ck_assert_str_eq(r.out, "parent\n");
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     sb_release();
 }
 END_TEST
@@ -1064,7 +1064,7 @@ START_TEST(test_adv_fork_bomb)
     ck_assert_int_eq(r.timed_out, 1);
     ck_assert_int_eq(sb_result_status(&r), 124);
     ck_assert_double_lt(now_ms() - t0, 5000);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     ck_assert_int_eq(stray_children(0), 0);
 }
 END_TEST
@@ -1081,7 +1081,7 @@ START_TEST(test_adv_busy_loop)
     ck_assert_int_ge(r.wall_ms, 800);
     ck_assert_int_lt(r.wall_ms, 3000);
     ck_assert_int_ge(r.cpu_ms, 200);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     /* the CPU limit stops it before the wall clock does */
     l.timeout_ms = 10000;
     l.cpu_ms = 1000;
@@ -1089,7 +1089,7 @@ START_TEST(test_adv_busy_loop)
     ck_assert_int_eq(r.stop, SB_STOP_CPU);
     ck_assert_int_ge(r.cpu_ms, 500); /* rusage samples ticks: below the limit it enforced */
     ck_assert_int_lt(r.wall_ms, 8000);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     ck_assert_int_eq(stray_children(0), 0);
 }
 END_TEST
@@ -1106,7 +1106,7 @@ START_TEST(test_adv_sleeping_loop)
     ck_assert_int_ge(r.wall_ms, 500);
     ck_assert_int_lt(r.wall_ms, 2500);
     ck_assert_int_lt(r.cpu_ms, 200);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     ck_assert_int_eq(stray_children(0), 0);
 }
 END_TEST
@@ -1123,7 +1123,7 @@ START_TEST(test_adv_memory_bomb)
     ck_assert_ptr_nonnull(strstr(r.out, "allocation failed after"));
     ck_assert_int_le(r.peak_rss_kb, 128 * 1024);
     ck_assert_int_ge(r.peak_rss_kb, 64 * 1024);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -1142,7 +1142,7 @@ START_TEST(test_adv_output_flood)
     ck_assert_int_eq(r.out_truncated, 1);
     ck_assert_uint_le(r.out_len, 4096 + 64);
     ck_assert_double_lt(now_ms() - t0, 2500); /* stopped, not timed out */
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     ck_assert_int_eq(stray_children(0), 0);
 }
 END_TEST
@@ -1161,12 +1161,12 @@ START_TEST(test_adv_disk_fill)
     struct stat st;
     ck_assert_int_eq(stat(big, &st), 0);
     ck_assert_int_eq(st.st_size, 2 << 20);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     /* the private temp dir is bounded too */
     const char *tmpfill[] = {"/bin/sh", "-c", "exec \"$0\" \"$TMPDIR/big\"", prog("diskfill"), NULL};
     run_in(&r, g_work, &l, tmpfill);
     ck_assert_ptr_nonnull(strstr(r.out, "wrote 2097152 bytes"));
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -1202,11 +1202,11 @@ START_TEST(test_adv_network)
     ck_assert_ptr_nonnull(strstr(r.out, "socket6: Operation not permitted"));
     ck_assert_ptr_nonnull(strstr(r.out, "netlink: Operation not permitted"));
     ck_assert_ptr_nonnull(strstr(r.out, "unix: ok")); /* local sockets still work */
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     const char *udp[] = {prog("netconnect"), "udp", us, NULL};
     run_in(&r, g_work, NULL, udp);
     ck_assert_msg(strstr(r.out, "socket: Operation not permitted"), "%s", r.out);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     /* the listeners saw nothing */
     ck_assert_int_lt(accept(tfd, NULL, NULL), 0);
     ck_assert_int_eq(errno, EAGAIN);
@@ -1224,7 +1224,7 @@ START_TEST(test_adv_io_uring)
     const char *argv[] = {prog("iouring"), NULL};
     run_in(&r, g_work, NULL, argv);
     ck_assert_str_eq(r.out, "io_uring: Operation not permitted\n");
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -1246,7 +1246,7 @@ START_TEST(test_adv_write_outside)
     sb_result r;
     run_sh(&r, NULL, script);
     ck_assert_ptr_nonnull(strstr(r.out, "done"));
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     char p[PATH_MAX + 32];
     ck_assert_msg(!path_exists(abs_target), "wrote %s", abs_target);
     const char *names[] = {"escape", "escape2", "dir", "escape3"};
@@ -1296,7 +1296,7 @@ START_TEST(test_adv_kill_and_ptrace)
     ck_assert_msg(!strstr(r.out, ": ok"), "%s", r.out);
     ck_assert_ptr_nonnull(strstr(r.out, "ptrace parent: Operation not permitted"));
     ck_assert_ptr_nonnull(strstr(r.out, "kill -1:"));
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     ck_assert_int_eq(kill(victim, 0), 0);
     ck_assert_int_eq(waitpid(victim, NULL, WNOHANG), 0);
     kill(victim, SIGKILL);
@@ -1317,7 +1317,7 @@ START_TEST(test_adv_daemon)
     ck_assert_int_eq(r.stop, SB_STOP_EXIT);
     ck_assert_int_eq(r.exit_code, 0);
     ck_assert_double_lt(dt, 1000); /* the daemon did not hold the run open */
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     ck_assert_int_eq(stray_children(0), 0);
     usleep(1800 * 1000); /* past the time it would have written */
     ck_assert_msg(!path_exists(marker), "the daemon outlived the run");
@@ -1337,7 +1337,7 @@ START_TEST(test_adv_secrets)
     ck_assert_ptr_nonnull(strstr(r.out, "shadow=1"));
     ck_assert_ptr_null(strstr(r.out, "root:"));
     ck_assert_ptr_nonnull(strstr(r.out, "end"));
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -1356,7 +1356,7 @@ START_TEST(test_adv_inherited_fds)
     const char *argv[] = {prog("fdprobe"), fds, NULL};
     run_in(&r, g_work, NULL, argv);
     ck_assert_str_eq(r.out, "none\nread: -1\n");
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     close(fd);
     close(p[0]);
     close(p[1]);
@@ -1375,11 +1375,11 @@ START_TEST(test_adv_namespaces_and_mount)
     ck_assert_msg(!strstr(r.out, ": ok"), "%s", r.out);
     ck_assert_ptr_nonnull(strstr(r.out, "tiocsti: Operation not permitted"));
     ck_assert_ptr_nonnull(strstr(r.out, "tiocsti64: Operation not permitted"));
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     /* a setuid-root mount binary gains nothing either */
     run_sh(&r, NULL, "mount -t tmpfs none \"$HOME\" 2>/dev/null; echo rc=$?; mount | grep -c \"$HOME\"");
     ck_assert_ptr_null(strstr(r.out, "rc=0"));
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -1433,7 +1433,7 @@ START_TEST(test_root_hides_host)
     run_sh(&r, NULL, script);
     ck_assert_msg(!strcmp(r.out, "hidden\nhidden\nhidden\nno-checkout\n0\n0\n0\n"), "%s", r.out);
     ck_assert_ptr_null(strstr(r.out, "gold"));
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     unlink(tmp_secret);
     unlink(shm_secret);
     unlink(cwd_secret);
@@ -1461,10 +1461,10 @@ START_TEST(test_root_listing)
     sb_result r;
     run_sh(&r, NULL, "ls -A /");
     ck_assert_str_eq(r.out, want);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     run_sh(&r, NULL, "ls -A /dev | tr '\\n' ' '");
     ck_assert_str_eq(r.out, "fd full null random shm stderr stdin stdout tty urandom zero ");
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     run_sh(&r, NULL,
            "exec 2>/dev/null; ls /etc/shadow /etc/ssh /etc/sudoers | wc -l; test -s /etc/ld.so.cache && "
            "echo ldcache; readlink /etc/alternatives/cc >/dev/null && echo alt; "
@@ -1478,7 +1478,7 @@ START_TEST(test_root_listing)
     int nproc = atoi(strchr(strstr(r.out, "alt\n"), '\n') + 1);
     ck_assert_int_ge(nproc, 3);
     ck_assert_int_le(nproc, 5);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -1508,7 +1508,7 @@ START_TEST(test_root_host_socket)
     sb_result r;
     run_sh(&r, NULL, script);
     ck_assert_msg(!strcmp(r.out, "refused 2\n"), "%s", r.out); /* ENOENT */
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     ck_assert_int_lt(accept(fd, NULL, NULL), 0);
     ck_assert_int_eq(errno, EAGAIN);
     close(fd);
@@ -1535,7 +1535,7 @@ START_TEST(test_root_builds)
            "print(json.dumps(os.environ[\"HOME\"] != os.getcwd()), site.getusersitepackages().startswith(os.getcwd()))'");
     ck_assert_msg(!strcmp(r.out, "built\ntrue False\n"), "%s", r.out);
     ck_assert_int_eq(r.stop, SB_STOP_EXIT);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -1585,7 +1585,7 @@ START_TEST(test_ro_paths)
                           "run %d: %s", i, r.out);
         else
             ck_assert_msg(strstr(r.out, "src-rw") && !strstr(r.out, "t-ro"), "%s", r.out);
-        sb_result_free(&r);
+        sb_result_dispose(&r);
         if (i < 2) {
             char *text = NULL;
             size_t len = 0;
@@ -1609,7 +1609,7 @@ START_TEST(test_ro_paths)
     char err[RL_ERR_MAX];
     ck_assert_int_eq(sb_run(&r, &o, err), RL_EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "ro_paths entry /etc"));
-    sb_result_free(&r);
+    sb_result_dispose(&r);
 }
 END_TEST
 
@@ -1630,7 +1630,7 @@ START_TEST(test_cgroup_tree_memory)
     run_in(&r, g_work, &l, argv);
     ck_assert_msg(!strcmp(r.out, "held 8 of 8\n"), "%s", r.out);
     ck_assert(r.layers & SB_LAYER_CGROUP);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     l.mem_mb = 64;
     run_in(&r, g_work, &l, argv);
     int held = -1;
@@ -1639,7 +1639,7 @@ START_TEST(test_cgroup_tree_memory)
     ck_assert_int_eq(r.stop, SB_STOP_MEMORY);
     ck_assert(r.layers & SB_LAYER_CGROUP);
     ck_assert_ptr_nonnull(strstr(r.reason, "cgroup"));
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     ck_assert_int_eq(stray_children(0), 0);
 }
 END_TEST
@@ -1673,11 +1673,11 @@ START_TEST(test_cgroup_tree_procs)
     run_sh(&r, &l, "n=0; for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 1 & n=$((n+1)); done; wait; echo started $n");
     ck_assert_ptr_null(strstr(r.out, "started 12"));
     ck_assert(r.layers & SB_LAYER_CGROUP);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     l.timeout_ms = 300;
     run_sh(&r, &l, "sleep 5 & sleep 5");
     ck_assert_int_eq(r.stop, SB_STOP_TIMEOUT);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     sb_release();
     if (access("/sys/fs/cgroup/pids", F_OK) == 0)
         ck_assert_int_eq(our_cgroups(), 0);
@@ -1729,7 +1729,7 @@ START_TEST(test_disk_bound)
     ck_assert_msg(sscanf(r.out, "failed at %d", &at) == 1, "%s", r.out);
     ck_assert_int_ge(at, 7);
     ck_assert_int_le(at, 9);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     long total = 0;
     int files = 0;
     for (int i = 1; i <= 40; i++) {
@@ -1769,7 +1769,7 @@ START_TEST(test_disk_bound)
     o.lim.disk_mb = 0;
     ck_assert_int_eq(sb_run(&r, &o, err), 0);
     ck_assert_msg(!strstr(r.out, "failed"), "%s", r.out);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     snprintf(path, sizeof path, "%s/f40", work);
     ck_assert(path_exists(path));
     fs_remove_tree(top, NULL);

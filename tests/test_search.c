@@ -42,8 +42,8 @@ START_TEST(test_parse_tests_summary)
                       "[... 120 bytes cut ...]\n"
                       "pkg/mod.py:33: ValueError\n"
                       "fail tests/t.py::test_c[2]: assert 1 == 2\n";
-    sr_result r;
-    sr_parse_tests(&r, obs);
+    search_result r;
+    search_parse_tests(&r, obs);
     ck_assert(r.parsed);
     ck_assert(r.ran);
     ck_assert_int_eq(r.passed, 7);
@@ -55,74 +55,74 @@ START_TEST(test_parse_tests_summary)
     /* The message keeps its continuation lines, past an in-message cut. */
     ck_assert_ptr_nonnull(strstr(r.fail[1].msg, "pkg/mod.py:33: ValueError"));
     ck_assert(!r.cut);
-    ck_assert(sr_result_has(&r, "test_b"));
-    ck_assert(!sr_result_has(&r, "test_z"));
-    sr_result_free(&r);
+    ck_assert(search_result_has(&r, "test_b"));
+    ck_assert(!search_result_has(&r, "test_z"));
+    search_result_dispose(&r);
 
     /* A build error: no test ran. */
-    sr_parse_tests(&r, "0 passed, 0 failed\nexit status 2; output:\nsrc/a.c:3: error: expected ';'\n");
+    search_parse_tests(&r, "0 passed, 0 failed\nexit status 2; output:\nsrc/a.c:3: error: expected ';'\n");
     ck_assert(r.parsed);
     ck_assert(!r.ran);
-    sr_result_free(&r);
+    search_result_dispose(&r);
 
     /* The observation budget cut names away: the result says so. */
-    sr_parse_tests(&r, "1 passed, 4 failed\nfail t1: x\n[... 900 bytes (12 lines) cut ...]\nfail t4: y\n");
+    search_parse_tests(&r, "1 passed, 4 failed\nfail t1: x\n[... 900 bytes (12 lines) cut ...]\nfail t4: y\n");
     ck_assert(r.cut);
     ck_assert_uint_eq(r.nfail, 2);
-    sr_result_free(&r);
+    search_result_dispose(&r);
 
     /* Not a summary at all. */
-    sr_parse_tests(&r, "error: run_tests: sandbox unavailable");
+    search_parse_tests(&r, "error: run_tests: sandbox unavailable");
     ck_assert(!r.parsed);
     ck_assert(!r.ran);
-    sr_result_free(&r);
+    search_result_dispose(&r);
 }
 END_TEST
 
 START_TEST(test_parse_read_listing)
 {
-    sr_file f = {0};
+    search_file f = {0};
     f.path = strdup("src/a.c");
-    ck_assert_int_eq(sr_parse_read(&f, "src/a.c: lines 1-4 of 5\n1| int f(void)\n2| {\n3|\n4|     return 1;\n"), 0);
+    ck_assert_int_eq(search_parse_read(&f, "src/a.c: lines 1-4 of 5\n1| int f(void)\n2| {\n3|\n4|     return 1;\n"), 0);
     ck_assert_uint_eq(f.n, 5);
-    ck_assert(!sr_file_complete(&f));
+    ck_assert(!search_file_complete(&f));
     size_t a, b;
-    ck_assert(sr_file_gap(&f, &a, &b));
+    ck_assert(search_file_gap(&f, &a, &b));
     ck_assert_uint_eq(a, 5);
     ck_assert_uint_eq(b, 5);
     ck_assert_str_eq(f.line[2], "");
     ck_assert_str_eq(f.line[3], "    return 1;");
-    ck_assert_int_eq(sr_parse_read(&f, "src/a.c: lines 5-5 of 5\n5| }\n"), 0);
-    ck_assert(sr_file_complete(&f));
+    ck_assert_int_eq(search_parse_read(&f, "src/a.c: lines 5-5 of 5\n5| }\n"), 0);
+    ck_assert(search_file_complete(&f));
     size_t len;
-    char *t = sr_file_text(&f, &len);
+    char *t = search_file_text(&f, &len);
     ck_assert_str_eq(t, "int f(void)\n{\n\n    return 1;\n}\n");
     free(t);
     /* Another file's listing, an error, a header with absurd numbers. */
-    ck_assert_int_lt(sr_parse_read(&f, "src/b.c: lines 1-1 of 1\n1| x\n"), 0);
-    ck_assert_int_lt(sr_parse_read(&f, "error: src/a.c: no such file"), 0);
-    ck_assert_int_lt(sr_parse_read(&f, "src/a.c: lines 1-99999999 of 99999999\n1| x\n"), 0);
-    ck_assert(sr_file_complete(&f));
-    sr_file_free(&f);
+    ck_assert_int_lt(search_parse_read(&f, "src/b.c: lines 1-1 of 1\n1| x\n"), 0);
+    ck_assert_int_lt(search_parse_read(&f, "error: src/a.c: no such file"), 0);
+    ck_assert_int_lt(search_parse_read(&f, "src/a.c: lines 1-99999999 of 99999999\n1| x\n"), 0);
+    ck_assert(search_file_complete(&f));
+    search_file_dispose(&f);
 
     /* Lines next to the budget's cut marker may be partial: dropped. */
-    sr_file g = {0};
+    search_file g = {0};
     g.path = strdup("b.py");
-    ck_assert_int_eq(sr_parse_read(&g, "b.py: lines 1-6 of 6\n 1| a = 1\n 2| b = 2\n 3| c = 3xx\n"
+    ck_assert_int_eq(search_parse_read(&g, "b.py: lines 1-6 of 6\n 1| a = 1\n 2| b = 2\n 3| c = 3xx\n"
                                         "[... 40 bytes (2 lines) cut ...]\n 5| e = 5\n 6| f = 6\n"), 0);
     ck_assert_str_eq(g.line[0], "a = 1");
     ck_assert_ptr_null(g.line[2]);
     ck_assert_ptr_null(g.line[3]);
     ck_assert_ptr_null(g.line[4]);
     ck_assert_str_eq(g.line[5], "f = 6");
-    sr_file_free(&g);
+    search_file_dispose(&g);
 }
 END_TEST
 
 START_TEST(test_parse_search_hits)
 {
-    sr_hit *h;
-    size_t n = sr_parse_search(&h, "src/leap.c:21: bool is_leap(int y)\nnot a hit\nsrc/x.c:abc: no\n"
+    search_hit *h;
+    size_t n = search_parse_search(&h, "src/leap.c:21: bool is_leap(int y)\nnot a hit\nsrc/x.c:abc: no\n"
                                     "tests/t.c:5:     ck_assert(is_leap(4));\n[showing 2 of 9 matches]\n",
                                10);
     ck_assert_uint_eq(n, 2);
@@ -130,12 +130,12 @@ START_TEST(test_parse_search_hits)
     ck_assert_int_eq(h[0].line, 21);
     ck_assert_str_eq(h[0].text, "bool is_leap(int y)");
     ck_assert_int_eq(h[1].line, 5);
-    ck_assert(sr_line_defines(h[0].text, "is_leap"));
-    ck_assert(!sr_line_defines(h[1].text, "is_leap"));
-    ck_assert(!sr_line_defines("int is_leap(int y);", "is_leap"));
-    ck_assert(sr_line_defines("    def touches(self, other):", "touches"));
-    ck_assert(sr_line_defines("class Interval:", "Interval"));
-    sr_hits_free(h, n);
+    ck_assert(search_line_defines(h[0].text, "is_leap"));
+    ck_assert(!search_line_defines(h[1].text, "is_leap"));
+    ck_assert(!search_line_defines("int is_leap(int y);", "is_leap"));
+    ck_assert(search_line_defines("    def touches(self, other):", "touches"));
+    ck_assert(search_line_defines("class Interval:", "Interval"));
+    search_hits_free(h, n);
 }
 END_TEST
 
@@ -144,12 +144,12 @@ START_TEST(test_prompt_detection)
     char err[RL_ERR_MAX], *v1, *v2;
     ck_assert_int_eq(tpl_load_prompt(&v1, "prompts", "v1", err), 0);
     ck_assert_int_eq(tpl_load_prompt(&v2, "prompts", "v2", err), 0);
-    ck_assert(!sr_prompt_wants_verify(v1));
-    ck_assert(sr_prompt_wants_verify(v2));
-    ck_assert(sr_prompt_wants_verify("Start by running the tests. Re-run them after each edit. "
+    ck_assert(!search_prompt_wants_verify(v1));
+    ck_assert(search_prompt_wants_verify(v2));
+    ck_assert(search_prompt_wants_verify("Start by running the tests. Re-run them after each edit. "
                                      "Submit only when the tests pass."));
-    ck_assert(!sr_prompt_wants_verify("Fix the bug and submit."));
-    ck_assert(!sr_prompt_wants_verify(""));
+    ck_assert(!search_prompt_wants_verify("Fix the bug and submit."));
+    ck_assert(!search_prompt_wants_verify(""));
     free(v1);
     free(v2);
 }
@@ -169,14 +169,14 @@ static const char *LEAP_C = "int is_leap(int y)\n"
                             "    return is_leap(y) ? 366 : 365;\n"
                             "}\n";
 
-static size_t leap_cands(sr_cand **v, uint64_t seed, int level_leap, double temperature)
+static size_t leap_cands(search_cand **v, uint64_t seed, int level_leap, double temperature)
 {
-    sr_file f = {0};
+    search_file f = {0};
     f.path = strdup("src/leap.c");
     f.lang = MUT_LANG_C;
-    ck_assert_int_eq(sr_file_set_text(&f, LEAP_C, strlen(LEAP_C)), 0);
-    sr_def *defs;
-    size_t nd = sr_find_defs(&defs, LEAP_C, strlen(LEAP_C), MUT_LANG_C, 100);
+    ck_assert_int_eq(search_file_set_text(&f, LEAP_C, strlen(LEAP_C)), 0);
+    search_def *defs;
+    size_t nd = search_find_defs(&defs, LEAP_C, strlen(LEAP_C), MUT_LANG_C, 100);
     ck_assert_uint_eq(nd, 2);
     ck_assert_str_eq(defs[0].name, "is_leap");
     ck_assert_int_eq(defs[0].start, 1);
@@ -184,20 +184,20 @@ static size_t leap_cands(sr_cand **v, uint64_t seed, int level_leap, double temp
     defs[0].level = level_leap;
     defs[1].level = 0;
     defs[0].reach = defs[1].reach = 1;
-    sr_rank_in in = {"is_leap(1900) returns 1, expected 0; divisible by 400", "", seed, NULL, NULL, 0,
+    search_rank_in in = {"is_leap(1900) returns 1, expected 0; divisible by 400", "", seed, NULL, NULL, 0,
                      NULL, NULL, 0, NULL, 0, 0, temperature, NULL, NULL, 0};
     size_t cap = 0;
     *v = NULL;
-    size_t n = sr_cands_for_file(v, 0, &cap, 1000, 0, &f, defs, nd, &in);
-    sr_cands_sort(*v, n);
+    size_t n = search_cands_for_file(v, 0, &cap, 1000, 0, &f, defs, nd, &in);
+    search_cands_sort(*v, n);
     free(defs);
-    sr_file_free(&f);
+    search_file_dispose(&f);
     return n;
 }
 
 START_TEST(test_candidates_hold_the_fix)
 {
-    sr_cand *v;
+    search_cand *v;
     size_t n = leap_cands(&v, 1, 0, 0);
     ck_assert_uint_gt(n, 10);
     int found = -1;
@@ -215,14 +215,14 @@ START_TEST(test_candidates_hold_the_fix)
      * on a line holding a number the problem mentions. */
     ck_assert_int_lt(found, 8);
     for (size_t i = 0; i < n; i++)
-        sr_cand_free(&v[i]);
+        search_cand_dispose(&v[i]);
     free(v);
 }
 END_TEST
 
 START_TEST(test_candidates_seed_order)
 {
-    sr_cand *a, *b;
+    search_cand *a, *b;
     size_t na = leap_cands(&a, 1, 0, 0), nb = leap_cands(&b, 2, 0, 0);
     ck_assert_uint_eq(na, nb);
     int differ = 0;
@@ -232,14 +232,14 @@ START_TEST(test_candidates_seed_order)
         differ |= a[i].key != b[i].key;
     }
     ck_assert(differ);
-    sr_cand *c;
+    search_cand *c;
     ck_assert_uint_eq(leap_cands(&c, 1, 0, 0), na);
     for (size_t i = 0; i < na; i++)
         ck_assert(a[i].key == c[i].key);
     for (size_t i = 0; i < na; i++) {
-        sr_cand_free(&a[i]);
-        sr_cand_free(&b[i]);
-        sr_cand_free(&c[i]);
+        search_cand_dispose(&a[i]);
+        search_cand_dispose(&b[i]);
+        search_cand_dispose(&c[i]);
     }
     free(a);
     free(b);
@@ -256,9 +256,9 @@ START_TEST(test_candidates_seed_order)
     }
     ck_assert(scores_differ);
     for (size_t i = 0; i < na; i++) {
-        sr_cand_free(&a[i]);
-        sr_cand_free(&b[i]);
-        sr_cand_free(&c[i]);
+        search_cand_dispose(&a[i]);
+        search_cand_dispose(&b[i]);
+        search_cand_dispose(&c[i]);
     }
     free(a);
     free(b);
@@ -280,8 +280,8 @@ START_TEST(test_python_defs)
                      "\n"
                      "def merge(a, b):\n"
                      "    return a.hull(b)\n";
-    sr_def *d;
-    size_t n = sr_find_defs(&d, py, strlen(py), MUT_LANG_PY, 100);
+    search_def *d;
+    size_t n = search_find_defs(&d, py, strlen(py), MUT_LANG_PY, 100);
     ck_assert_uint_eq(n, 4);
     ck_assert_str_eq(d[0].name, "Interval");
     ck_assert(d[0].is_class);
@@ -294,7 +294,7 @@ START_TEST(test_python_defs)
     ck_assert_str_eq(d[3].cls, "");
     free(d);
     char names[16][SR_NAME_MAX];
-    size_t nn = sr_refs(names, 0, 16, py, strlen(py), MUT_LANG_PY, 9, 9, 0);
+    size_t nn = search_refs(names, 0, 16, py, strlen(py), MUT_LANG_PY, 9, 9, 0);
     /* hull's body makes an Interval; min and max are builtins */
     ck_assert_uint_eq(nn, 1);
     ck_assert_str_eq(names[0], "Interval");
@@ -531,9 +531,9 @@ static void play_odd(const char *prompt_name, int think, uint64_t seed)
             const char *obs = ODD[(size_t)k++ % (sizeof ODD / sizeof *ODD)];
             ck_assert_int_eq(chat_add_tool(c, p.calls[i].id, p.calls[i].name, obs, err), 0);
         }
-        tc_parsed_free(&p);
-        pol_response_free(&resp);
-        tpl_text_free(&ctx);
+        tc_parsed_dispose(&p);
+        pol_response_dispose(&resp);
+        tpl_text_dispose(&ctx);
     }
     ck_assert_msg(ended, "no submit after %d turns", turns);
     ck_assert_int_le(turns, RL_SEARCH_TURNS_MAX);
@@ -579,8 +579,8 @@ START_TEST(test_direct_contexts)
         tc_parsed p;
         ck_assert_msg(tc_parse(&p, resp.text, resp.text_len, specs, nspecs, NULL, err) == 0, "%zu: %s", i, err);
         ck_assert_uint_ge(p.ncalls, 1);
-        tc_parsed_free(&p);
-        pol_response_free(&resp);
+        tc_parsed_dispose(&p);
+        pol_response_dispose(&resp);
     }
     pol_free(pol);
 }

@@ -348,7 +348,7 @@ START_TEST(test_cli)
     buf_init(&b, 0);
     buf_printf(&b, "%s\nnot json at all\n", good);
     write_file(junk, buf_str(&b));
-    buf_free(&b);
+    buf_dispose(&b);
     free(good);
     snprintf(args, sizeof args, "--data %s --config %s --out %s/o.safetensors --quiet", junk, cfgpath, dir);
     ck_assert_int_eq(run(args, &e), 1);

@@ -121,7 +121,6 @@ START_TEST(test_records)
     traj_set_free(&s);
     report_opts ro;
     report_opts_default(&ro);
-    ro.quiet = 1;
     assert_refused(report_write(g_dir, &ro, err), err, p, FIFO_MSG);
 }
 END_TEST

@@ -298,7 +298,7 @@ START_TEST(test_task_round_trip)
         free(json2);
         task_free(b);
     }
-    task_set_free(&s);
+    task_set_dispose(&s);
 }
 END_TEST
 
@@ -326,7 +326,7 @@ START_TEST(test_task_set_load)
     ck_assert_str_eq(b->pass_to_pass.v[0], "test_parse_time[12:00]");
     ck_assert_int_eq(task_set_find(&s, "alpha-one")->gen_seed, -1);
     ck_assert_ptr_null(task_set_find(&s, "nope"));
-    task_set_free(&s);
+    task_set_dispose(&s);
 
     ck_assert_int_eq(task_set_load(&s, DATA "/dup", REPOS, err), RL_EINVAL);
     ck_assert_msg(strstr(err, "duplicate instance_id \"dup-x\""), "%s", err);
@@ -341,7 +341,7 @@ START_TEST(test_task_set_load)
     ck_assert_int_eq(task_set_load(&s, DATA "/set", NULL, err), 0);
     ck_assert_uint_eq(s.n, 5);
     ck_assert_str_eq(s.v[0]->repos_dir, "repos");
-    task_set_free(&s);
+    task_set_dispose(&s);
 }
 END_TEST
 
@@ -355,7 +355,7 @@ static void assert_selects(const task_set *all, const char *sel, const char *wan
         strcat(got, out.v[i]->instance_id);
     }
     ck_assert_msg(!strcmp(got, want), "selector '%s': got '%s', want '%s'", sel, got, want);
-    task_select_free(&out);
+    task_select_dispose(&out);
 }
 
 static void assert_select_fails(const task_set *all, const char *sel, const char *expect)
@@ -392,7 +392,7 @@ START_TEST(test_task_select)
     assert_select_fails(&s, "alpha-one,,beta-py", "empty term");
     assert_select_fails(&s, "alpha-one,", "empty term");
     assert_select_fails(&s, "", "selector");
-    task_set_free(&s);
+    task_set_dispose(&s);
 }
 END_TEST
 
@@ -404,7 +404,7 @@ static void score_text(task_outcome *o, const task *t, const char *text)
     char err[RL_ERR_MAX];
     task_parse_results(&r, t, text, strlen(text), err);
     task_score(o, t, &r);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 }
 
 START_TEST(test_task_score)
@@ -447,7 +447,7 @@ START_TEST(test_task_score)
     ck_assert_int_eq(o.resolved, 0);
     ck_assert_uint_eq(o.f2p_pass, 1);
     ck_assert_str_eq(o.first_p2p_fail, "subtracts");
-    task_set_free(&s);
+    task_set_dispose(&s);
 }
 END_TEST
 

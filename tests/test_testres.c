@@ -76,14 +76,14 @@ START_TEST(test_check_verbose)
     /* Report order is output order. */
     ck_assert_str_eq(r.cases[0].name, "test_add_small");
     ck_assert_str_eq(r.cases[7].name, "test_str_ne");
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 
     /* CK_NORMAL prints only the failures: passes read as missing. */
     parse_file(&r, tr_parse_check, DATA "check_normal.txt");
     ck_assert_uint_eq(r.n, 6);
     expect(&r, "test_add_small", TR_MISSING, NULL);
     expect(&r, "test_loop_even", TR_FAIL, "iteration 2");
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 }
 END_TEST
 
@@ -109,19 +109,19 @@ START_TEST(test_check_edges)
     ck_assert_str_eq(tr_find(&r, "test_colons")->message, "msg: with: colons ");
     expect(&r, "test_y", TR_PASS, NULL);
     expect(&r, "test_dup", TR_ERROR, "worse");
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 
     parse_str(&r, tr_parse_check, "", 0);
     ck_assert_uint_eq(r.n, 0);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
     parse_str(&r, tr_parse_check, "t.c: In function 'main':\nt.c:3:5: error: expected ';'\n", RL_EPARSE);
     ck_assert_uint_eq(r.n, 0);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
     /* CK_SILENT / CK_MINIMAL output: recognized, nothing reported. */
     parse_str(&r, tr_parse_check, "Running suite(s): s\n100%: Checks: 3, Failures: 0, Errors: 0\n", 0);
     ck_assert_uint_eq(r.n, 0);
     expect(&r, "test_any", TR_MISSING, NULL);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 }
 END_TEST
 
@@ -141,7 +141,7 @@ START_TEST(test_tap_perl)
     expect(&r, "inner one", TR_MISSING, NULL); /* subtest lines belong to the group */
     expect(&r, "handles \\# hashes", TR_PASS, NULL);
     expect(&r, "compares lists", TR_FAIL, "Structures begin differing");
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 }
 END_TEST
 
@@ -158,19 +158,19 @@ START_TEST(test_tap_yaml_bail)
     expect(&r, "unnumbered test", TR_PASS, NULL);
     expect(&r, "6", TR_FAIL, NULL);
     expect(&r, "reported after the bail out", TR_MISSING, NULL);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 
     /* Duplicates keep the worst status: a later "ok" cannot hide a failure. */
     parse_str(&r, tr_parse_tap, "not ok 1 - x\n# boom\nok 2 - x\nok 3 - y # skip\nok 4 - y\n", 0);
     expect(&r, "x", TR_FAIL, "boom");
     expect(&r, "y", TR_SKIP, "skip");
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 
     parse_str(&r, tr_parse_tap, "okay\nnot okay\nhello\n", RL_EPARSE);
     ck_assert_uint_eq(r.n, 0);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
     parse_str(&r, tr_parse_tap, "", 0);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 }
 END_TEST
 
@@ -201,7 +201,7 @@ START_TEST(test_junit_pytest)
     ck_assert_ptr_nonnull(strstr(c->message, "bytes cut"));
     ck_assert_ptr_nonnull(strstr(c->message, "ValueError: xxx"));
     ck_assert_ptr_nonnull(strstr(c->message, "test_sample.py:57: ValueError"));
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 }
 END_TEST
 
@@ -234,7 +234,7 @@ START_TEST(test_junit_syntax)
     expect(&r, "spaced", TR_PASS, NULL);
     expect(&r, "skip-only", TR_SKIP, NULL);
     expect(&r, "c", TR_MISSING, NULL);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 }
 END_TEST
 
@@ -259,14 +259,14 @@ START_TEST(test_junit_errors)
         ck_assert_int_eq(tr_parse_junit(&r, bad[i][0], strlen(bad[i][0]), err), RL_EPARSE);
         ck_assert_msg(strstr(err, bad[i][1]), "case %zu: '%s' lacks '%s'", i, err, bad[i][1]);
         ck_assert_ptr_null(strchr(err, '\n'));
-        tr_report_free(&r);
+        tr_report_dispose(&r);
     }
     /* Results before a syntax error are kept. */
     const char *part = "<testsuite><testcase name='a'/><testcase name='b'><failure/></testcase></oops>";
     ck_assert_int_eq(tr_parse_junit(&r, part, strlen(part), err), RL_EPARSE);
     expect(&r, "a", TR_PASS, NULL);
     expect(&r, "b", TR_FAIL, NULL);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 
     /* Nesting deeper than the cap. */
     size_t depth = 10000;
@@ -276,7 +276,7 @@ START_TEST(test_junit_errors)
         strcat(deep + 12 + 3 * i, "<a>");
     ck_assert_int_eq(tr_parse_junit(&r, deep, strlen(deep), err), RL_EPARSE);
     ck_assert_msg(strstr(err, "nested too deep"), "%s", err);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
     free(deep);
 }
 END_TEST
@@ -306,10 +306,10 @@ START_TEST(test_check_xml)
     ck_assert_int_eq(out.summary_checks, 11);
     ck_assert_int_eq(tr_check_agrees(&r, &out, 0), 0);
     ck_assert_str_eq(r.integrity, "");
-    tr_report_free(&out);
+    tr_report_dispose(&out);
     parse_file(&out, tr_parse_check, DATA "check_normal.txt");
     ck_assert_int_eq(tr_check_agrees(&r, &out, 0), 0);
-    tr_report_free(&out);
+    tr_report_dispose(&out);
 
     /* Stdout that disagrees with the log. */
     size_t len;
@@ -339,8 +339,8 @@ START_TEST(test_check_xml)
         ck_assert_msg(tr_check_agrees(&log, &out, 0) == RL_EINVAL, "case %zu agrees", i);
         ck_assert_msg(strstr(log.integrity, bad[i].why), "case %zu: '%s' lacks '%s'", i, log.integrity, bad[i].why);
         ck_assert_ptr_null(strchr(log.integrity, '\n'));
-        tr_report_free(&log);
-        tr_report_free(&out);
+        tr_report_dispose(&log);
+        tr_report_dispose(&out);
         free(t);
     }
     /* Stdout cut in the middle: missing lines and summary are fine, a
@@ -350,12 +350,12 @@ START_TEST(test_check_xml)
     ck_assert_ptr_nonnull(strstr(r.integrity, "no summary line"));
     r.integrity[0] = '\0';
     ck_assert_int_eq(tr_check_agrees(&r, &out, 1), 0);
-    tr_report_free(&out);
+    tr_report_dispose(&out);
     parse_str(&out, tr_parse_check, "x.c:1:P:core:test_parse_time:0: Passed\n", 0);
     ck_assert_int_eq(tr_check_agrees(&r, &out, 1), RL_EINVAL);
     ck_assert_ptr_nonnull(strstr(r.integrity, "stdout says pass"));
     r.integrity[0] = '\0';
-    tr_report_free(&out);
+    tr_report_dispose(&out);
     free(verbose);
 
     /* Everything fails once the run is not trusted. */
@@ -367,16 +367,16 @@ START_TEST(test_check_xml)
         ck_assert_int_eq(r.cases[i].status, TR_ERROR);
         ck_assert_str_eq(r.cases[i].message, "first 1");
     }
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 
     /* A log cut short, a JUnit root, a second root. */
     parse_str(&r, tr_parse_check_xml,
               "<testsuites><suite><test result='success'><id>test_a</id></test>", 0);
     expect(&r, "test_a", TR_PASS, NULL);
     ck_assert_msg(strstr(r.integrity, "Check XML: the file ends before its root element"), "%s", r.integrity);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
     parse_str(&r, tr_parse_check_xml, "<testsuite><test result='success'><id>a</id></test></testsuite>", RL_EPARSE);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
     parse_str(&r, tr_parse_check_xml,
               "<testsuites><suite><test result='failure'><id> test_a </id><message>no</message></test>"
               "</suite></testsuites>\n<testsuites><suite><test result='success'><id>test_a</id></test>"
@@ -384,12 +384,12 @@ START_TEST(test_check_xml)
     ck_assert_msg(strstr(r.integrity, "line 2: an element after the root element ended"), "%s", r.integrity);
     expect(&r, "test_a", TR_FAIL, "no");
     ck_assert_int_eq(tr_find(&r, "test_a")->count, 2);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
     /* An unknown result reads as an error. */
     parse_str(&r, tr_parse_check_xml, "<testsuites><test result='maybe'><id>t</id></test></testsuites>", 0);
     expect(&r, "t", TR_ERROR, NULL);
     ck_assert_str_eq(r.integrity, "");
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 }
 END_TEST
 
@@ -399,13 +399,13 @@ START_TEST(test_summaries)
     /* Real outputs are consistent. */
     parse_file(&r, tr_parse_junit, DATA "junit_pytest.xml");
     ck_assert_str_eq(r.integrity, "");
-    tr_report_free(&r);
+    tr_report_dispose(&r);
     parse_file(&r, tr_parse_tap, DATA "tap_sample.txt");
     ck_assert_str_eq(r.integrity, "");
-    tr_report_free(&r);
+    tr_report_dispose(&r);
     parse_file(&r, tr_parse_tap, DATA "tap_yaml.txt");
     ck_assert_msg(strstr(r.integrity, "TAP: the run bailed out after 6 test lines"), "%s", r.integrity);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 
     struct { parser p; const char *in, *why; } c[] = {
         {tr_parse_junit, "<testsuites><testsuite tests='2' failures='0'><testcase name='a'/></testsuite></testsuites>",
@@ -429,7 +429,7 @@ START_TEST(test_summaries)
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         parse_str(&r, c[i].p, c[i].in, 0);
         ck_assert_msg(strstr(r.integrity, c[i].why), "case %zu: '%s' lacks '%s'", i, r.integrity, c[i].why);
-        tr_report_free(&r);
+        tr_report_dispose(&r);
     }
     /* Consistent ones. */
     const char *okj = "<testsuites><testsuite tests='3' failures='1' errors='1' skipped='0'>"
@@ -437,21 +437,21 @@ START_TEST(test_summaries)
                       "<testcase name='c'><error/></testcase></testsuite></testsuites>";
     parse_str(&r, tr_parse_junit, okj, 0);
     ck_assert_str_eq(r.integrity, "");
-    tr_report_free(&r);
+    tr_report_dispose(&r);
     /* pytest: a test that passed and then failed its teardown counts twice. */
     const char *teardown = "<testsuites><testsuite tests='2' errors='1'><testcase name='a'>"
                            "<error message='failed on teardown'/></testcase></testsuite></testsuites>";
     parse_str(&r, tr_parse_junit, teardown, 0);
     ck_assert_str_eq(r.integrity, "");
-    tr_report_free(&r);
+    tr_report_dispose(&r);
     parse_str(&r, tr_parse_tap, "ok 1 - a\nnot ok 2 - b\n1..2\n", 0);
     ck_assert_str_eq(r.integrity, "");
     ck_assert_int_eq(tr_find(&r, "a")->count, 1);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
     parse_str(&r, tr_parse_tap, "1..3\nok 1 - a\nok 2 - a\nok 3 - a\n", 0);
     ck_assert_str_eq(r.integrity, "");
     ck_assert_int_eq(tr_find(&r, "a")->count, 3);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 }
 END_TEST
 
@@ -488,11 +488,11 @@ START_TEST(test_truncated)
                 else if (in[f].p != tr_parse_tap && want != TR_MISSING) /* Check: a later iteration may be worse */
                     ck_assert_int_le(rank(got), rank(want));
             }
-            tr_report_free(&r);
+            tr_report_dispose(&r);
             free(cut);
         }
         ck_assert_uint_ge(reported_max + 1, full.n); /* prefixes did report results */
-        tr_report_free(&full);
+        tr_report_dispose(&full);
         free(s);
     }
 }
@@ -532,7 +532,7 @@ START_TEST(test_fuzz)
                 ck_assert(rc == 0 || rc == RL_EPARSE);
                 for (size_t i = 0; i < r.n; i++)
                     ck_assert(r.cases[i].name[0] && strlen(r.cases[i].name) <= RL_TR_NAME_MAX);
-                tr_report_free(&r);
+                tr_report_dispose(&r);
             }
             free(m);
         }
@@ -548,7 +548,7 @@ START_TEST(test_fuzz)
             tr_report r;
             int rc = ps[p](&r, m, len, err);
             ck_assert(rc == 0 || rc == RL_EPARSE);
-            tr_report_free(&r);
+            tr_report_dispose(&r);
         }
         free(m);
     }
@@ -569,7 +569,7 @@ START_TEST(test_caps)
     ck_assert_uint_eq(r.n, RL_TR_CASES_MAX);
     ck_assert_int_eq(tr_status_of(&r, "test_0"), TR_PASS);
     ck_assert_int_eq(tr_status_of(&r, "test_20400"), TR_MISSING);
-    tr_report_free(&r);
+    tr_report_dispose(&r);
 
     /* A huge name is cut, a huge message capped. */
     size_t big = 100000;
@@ -585,7 +585,7 @@ START_TEST(test_caps)
     ck_assert_uint_le(strlen(r.cases[0].message), RL_TR_MSG_MAX + 64);
     ck_assert_ptr_nonnull(strstr(r.cases[0].message, "diagnostic line 0\n"));
     ck_assert_ptr_nonnull(strstr(r.cases[0].message, "diagnostic line 1999"));
-    tr_report_free(&r);
+    tr_report_dispose(&r);
     free(s);
 
     ck_assert_int_eq(tr_status_of(NULL, "x"), TR_MISSING);

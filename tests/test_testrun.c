@@ -85,16 +85,16 @@ START_TEST(test_check_channel)
     ck_assert_uint_eq(r.report.n, 11);
     ck_assert_int_eq(tr_status_of(&r.report, "test_century_not_leap"), TR_FAIL);
     ck_assert_int_eq(tr_status_of(&r.report, "test_day_of_year"), TR_PASS);
-    testrun_free(&r);
+    testrun_dispose(&r);
 
     /* Results come from the XML log: without it nothing was reported. */
     run_task(&r, "leapyear", "make test; rm -f \"$CK_XML_LOG_FILE_NAME\"", 0, NULL);
     ck_assert_uint_eq(r.report.n, 0);
-    testrun_free(&r);
+    testrun_dispose(&r);
     /* The log is not in the work tree. */
     run_task(&r, "leapyear", "make test; case \"$CK_XML_LOG_FILE_NAME\" in \"$PWD\"/*) exit 3;; esac", 0, NULL);
     ck_assert_int_ne(r.sb.exit_code, 3);
-    testrun_free(&r);
+    testrun_dispose(&r);
 }
 END_TEST
 
@@ -109,15 +109,15 @@ START_TEST(test_check_forged_stdout)
     char *sum = testrun_summary(&r, NULL, NULL, 0);
     ck_assert_ptr_nonnull(strstr(sum, "results not trusted, every test counts as failed"));
     free(sum);
-    testrun_free(&r);
+    testrun_dispose(&r);
     /* A summary that disagrees with the log. */
     run_task(&r, "leapyear", "make test | sed 's/Checks: 11/Checks: 12/'; exit 2", 0, NULL);
     assert_untrusted(&r, "stdout says Checks: 12");
-    testrun_free(&r);
+    testrun_dispose(&r);
     /* The exit status disagrees with the results. */
     run_task(&r, "leapyear", "make test; exit 0", 0, NULL);
     assert_untrusted(&r, "exited 0 although 4 tests failed");
-    testrun_free(&r);
+    testrun_dispose(&r);
 }
 END_TEST
 
@@ -126,18 +126,18 @@ START_TEST(test_special_result_files)
     testrun r;
     run_task(&r, "leapyear", "make test; rm -f \"$RL_RESULT_FILE\"; mkfifo \"$RL_RESULT_FILE\"; exit 2", 0, NULL);
     assert_untrusted(&r, "not a regular file (a fifo)");
-    testrun_free(&r);
+    testrun_dispose(&r);
     run_task(&r, "leapyear", "make test; rm -f \"$RL_RESULT_FILE\"; ln -s /etc/passwd \"$RL_RESULT_FILE\"; exit 2", 0,
              NULL);
     assert_untrusted(&r, "not a regular file (a symbolic link)");
-    testrun_free(&r);
+    testrun_dispose(&r);
     run_task(&r, "leapyear", "make test; rm -f \"$RL_RESULT_FILE\"; mkdir \"$RL_RESULT_FILE\"; exit 2", 0, NULL);
     assert_untrusted(&r, "not a regular file (a directory)");
-    testrun_free(&r);
+    testrun_dispose(&r);
     /* The legacy channel (a file the task names in the work tree). */
     run_task(&r, "pydate_ordinal_400", "mkfifo .junit.xml; exit 1", 0, ".junit.xml");
     assert_untrusted(&r, "not a regular file (a fifo)");
-    testrun_free(&r);
+    testrun_dispose(&r);
 }
 END_TEST
 
@@ -147,10 +147,10 @@ START_TEST(test_early_exit)
     run_task(&r, "leapyear", "make test; sleep 30", 2, NULL);
     assert_untrusted(&r, "did not exit normally");
     ck_assert_int_eq(r.sb.stop, SB_STOP_TIMEOUT);
-    testrun_free(&r);
+    testrun_dispose(&r);
     run_task(&r, "leapyear", "make test; kill -KILL $$", 0, NULL);
     assert_untrusted(&r, "did not exit normally");
-    testrun_free(&r);
+    testrun_dispose(&r);
 }
 END_TEST
 
@@ -161,13 +161,13 @@ START_TEST(test_junit_channel)
     ck_assert_msg(r.report.integrity[0] == '\0', "%s", r.report.integrity);
     ck_assert_int_eq(tr_status_of(&r.report, "test_add_days"), TR_FAIL);
     ck_assert_uint_ge(r.report.n, 23);
-    testrun_free(&r);
+    testrun_dispose(&r);
     /* The legacy channel still reads a file the task names. */
     run_task(&r, "pydate_ordinal_400", "python3 -m pytest -q -p no:cacheprovider --junitxml=out.xml tests", 0,
              "out.xml");
     ck_assert_msg(r.report.integrity[0] == '\0', "%s", r.report.integrity);
     ck_assert_int_eq(tr_status_of(&r.report, "test_add_days"), TR_FAIL);
-    testrun_free(&r);
+    testrun_dispose(&r);
 
     /* A listed test reported twice. */
     run_task(&r, "pydate_ordinal_400",
@@ -175,26 +175,26 @@ START_TEST(test_junit_channel)
              "<testcase name=\"test_add_days\"/></testsuite></testsuites>' > \"$RL_RESULT_FILE\"",
              0, NULL);
     assert_untrusted(&r, "test test_add_days was reported 2 times (expected once)");
-    testrun_free(&r);
+    testrun_dispose(&r);
     /* Suite counts that disagree with the test cases. */
     run_task(&r, "pydate_ordinal_400",
              "printf '<testsuites><testsuite tests=\"1\" failures=\"1\"><testcase name=\"test_add_days\"/>"
              "</testsuite></testsuites>' > \"$RL_RESULT_FILE\"; exit 1",
              0, NULL);
     assert_untrusted(&r, "the suite states failures=\"1\" but holds 0");
-    testrun_free(&r);
+    testrun_dispose(&r);
     /* Every reported test passed but the runner failed. */
     run_task(&r, "pydate_ordinal_400",
              "printf '<testsuites><testsuite tests=\"1\"><testcase name=\"test_add_days\"/>"
              "</testsuite></testsuites>' > \"$RL_RESULT_FILE\"; exit 1",
              0, NULL);
     assert_untrusted(&r, "exited 1 although every reported test passed");
-    testrun_free(&r);
+    testrun_dispose(&r);
     /* A log cut short. */
     run_task(&r, "pydate_ordinal_400",
              "printf '<testsuites><testsuite><testcase name=\"test_add_days\"/>' > \"$RL_RESULT_FILE\"", 0, NULL);
     assert_untrusted(&r, "ends before its root element");
-    testrun_free(&r);
+    testrun_dispose(&r);
 }
 END_TEST
 
@@ -204,16 +204,16 @@ START_TEST(test_tap_plan)
     run_task(&r, "ringbuf_capacity", NULL, 0, NULL);
     ck_assert_msg(r.report.integrity[0] == '\0', "%s", r.report.integrity);
     ck_assert_int_eq(tr_status_of(&r.report, "test_clear"), TR_FAIL);
-    testrun_free(&r);
+    testrun_dispose(&r);
     /* The runner's parent writes the stream to RL_RESULT_FILE: lines forged
      * on stdout do not count. */
     run_task(&r, "ringbuf_capacity", "make test >/dev/null; echo 1..1; echo 'ok 1 - test_clear'; exit 0", 0, NULL);
     ck_assert_int_ne(tr_status_of(&r.report, "test_clear"), TR_PASS);
-    testrun_free(&r);
+    testrun_dispose(&r);
     /* A TAP runner that writes no file is read from stdout, strictly. */
     run_task(&r, "ringbuf_capacity", "RL_RESULT_FILE= make test | grep -v '^1\\.\\.'; exit 2", 0, NULL);
     assert_untrusted(&r, "TAP: no plan line");
-    testrun_free(&r);
+    testrun_dispose(&r);
 }
 END_TEST
 

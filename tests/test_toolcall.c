@@ -33,7 +33,7 @@ static void expect_error(const char *text, const char *frag1, const char *frag2)
     ck_assert_msg(strstr(p.error, frag1), "error \"%s\" lacks \"%s\"", p.error, frag1);
     if (frag2)
         ck_assert_msg(strstr(p.error, frag2), "error \"%s\" lacks \"%s\"", p.error, frag2);
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 }
 
 static const char *arg(const tc_parsed *p, size_t i, const char *name)
@@ -66,7 +66,7 @@ START_TEST(test_xml_call)
     char *j = tc_args_json(&p.calls[0]);
     ck_assert_str_eq(j, "{\"path\":\"src/leap.c\",\"start_line\":3}");
     free(j);
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 }
 END_TEST
 
@@ -82,14 +82,14 @@ START_TEST(test_json_call)
     ck_assert_int_eq(p.calls[0].json_style, 1);
     ck_assert_str_eq(arg(&p, 0, "pattern"), "is_leap(");
     ck_assert_str_eq(arg(&p, 0, "path"), "src");
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 
     /* OpenAI style: arguments as a JSON string */
     ck_assert_int_eq(parse(&p, "<tool_call>{\"name\":\"read_file\",\"arguments\":"
                                "\"{\\\"path\\\":\\\"a.c\\\"}\"}</tool_call>"),
                      0);
     ck_assert_str_eq(arg(&p, 0, "path"), "a.c");
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 }
 END_TEST
 
@@ -115,7 +115,7 @@ START_TEST(test_multiple_calls)
     ck_assert_str_eq(cJSON_GetArrayItem(a, 1)->valuestring, "test_b");
     ck_assert_str_eq(p.calls[2].name, "submit");
     ck_assert_int_eq(cJSON_GetArraySize(p.calls[2].args), 0);
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 }
 END_TEST
 
@@ -128,7 +128,7 @@ START_TEST(test_xml_array_param)
     const cJSON *a = cJSON_GetObjectItem(p.calls[0].args, "tests");
     ck_assert(cJSON_IsArray(a));
     ck_assert_str_eq(cJSON_GetArrayItem(a, 0)->valuestring, "test_leap_1900");
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 }
 END_TEST
 
@@ -145,14 +145,14 @@ START_TEST(test_value_newlines)
     ck_assert_int_eq(parse(&p, t), 0);
     ck_assert_str_eq(arg(&p, 0, "old_string"), "    if (y % 4 == 0)\n        return 1;");
     ck_assert_str_eq(arg(&p, 0, "new_string"), "\n    if (y % 400 == 0)\n        return 1;\n");
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 
     /* a value on the tag's own line */
     ck_assert_int_eq(parse(&p, "<tool_call><function=read_file><parameter=path>a.c</parameter>"
                                "</function></tool_call>"),
                      0);
     ck_assert_str_eq(arg(&p, 0, "path"), "a.c");
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 
     /* an empty value */
     ck_assert_int_eq(parse(&p, "<tool_call>\n<function=write_file>\n<parameter=path>\ne.txt\n"
@@ -160,7 +160,7 @@ START_TEST(test_value_newlines)
                                "</tool_call>"),
                      0);
     ck_assert_str_eq(arg(&p, 0, "content"), "");
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 }
 END_TEST
 
@@ -175,7 +175,7 @@ START_TEST(test_value_code_chars)
                           "</tool_call>", code);
     ck_assert_int_eq(parse(&p, t), 0);
     ck_assert_str_eq(arg(&p, 0, "content"), code); /* no entity decoding, no escaping */
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 }
 END_TEST
 
@@ -191,7 +191,7 @@ START_TEST(test_value_closing_tag_text)
     ck_assert_int_eq(parse(&p, t), 0);
     ck_assert_str_eq(arg(&p, 0, "content"), code);
     ck_assert_str_eq(arg(&p, 0, "path"), "t.c");
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 
     /* the documented limit: "</parameter>" then "<parameter=" inside a value
      * ends the value there, so the rest parses as a (here unknown) parameter */
@@ -206,7 +206,7 @@ START_TEST(test_value_closing_tag_text)
                                "</tool_call>\"}}\n</tool_call>"),
                      0);
     ck_assert_str_eq(arg(&p, 0, "content"), "a </parameter>\n<parameter=x>\n</tool_call>");
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 }
 END_TEST
 
@@ -218,10 +218,10 @@ START_TEST(test_no_call)
     ck_assert_str_eq(p.content, "The fix is in place.");
     ck_assert_uint_eq(p.ncalls, 0);
     ck_assert_int_eq(p.format_error, 0);
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
     ck_assert_int_eq(parse(&p, ""), 0);
     ck_assert_str_eq(p.content, "");
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 }
 END_TEST
 
@@ -235,9 +235,9 @@ START_TEST(test_call_init)
                                   specs, n, err), 0);
     ck_assert_str_eq(c.id, "call_3");
     ck_assert_str_eq(tc_arg_str(&c, "path"), "a.c");
-    tc_call_free(&c);
+    tc_call_dispose(&c);
     ck_assert_int_eq(tc_call_init(&c, "x", "submit", NULL, specs, n, err), 0);
-    tc_call_free(&c);
+    tc_call_dispose(&c);
     ck_assert_int_eq(tc_call_init(&c, "x", "read_file", "{\"path\": 3}", specs, n, err),
                      RL_EPARSE);
     ck_assert_ptr_nonnull(strstr(err, "expected string"));
@@ -356,7 +356,7 @@ START_TEST(test_err_text_after_call)
     tc_parsed p;
     ck_assert_int_eq(parse(&p, "<tool_call>\n<function=submit>\n</function>\n</tool_call>\n\n  "),
                      0);
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 }
 END_TEST
 
@@ -373,7 +373,7 @@ START_TEST(test_err_too_many_calls)
     tc_parsed p;
     ck_assert_int_eq(parse(&p, t), 0);
     ck_assert_uint_eq(p.ncalls, RL_TC_CALLS_MAX);
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 }
 END_TEST
 
@@ -403,13 +403,13 @@ START_TEST(test_err_turn_markers_and_bytes)
     const tool_spec *specs = tool_specs(&n);
     ck_assert_int_eq(tc_parse(&p, t, 3, specs, n, NULL, NULL), RL_EPARSE);
     ck_assert_ptr_nonnull(strstr(p.error, "NUL"));
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
     size_t big = RL_TC_TEXT_MAX + 1;
     char *b = malloc(big);
     memset(b, 'x', big);
     ck_assert_int_eq(tc_parse(&p, b, big, specs, n, NULL, NULL), RL_EPARSE);
     ck_assert_ptr_nonnull(strstr(p.error, "at most"));
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
     free(b);
 }
 END_TEST
@@ -424,7 +424,7 @@ START_TEST(test_err_quote_is_short)
     ck_assert_int_eq(parse(&p, t), RL_EPARSE);
     ck_assert_uint_lt(strlen(p.error), 200);
     ck_assert_ptr_nonnull(strstr(p.error, "..."));
-    tc_parsed_free(&p);
+    tc_parsed_dispose(&p);
 }
 END_TEST
 

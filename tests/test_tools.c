@@ -100,7 +100,7 @@ static void ctx_open(tool_ctx *c, int walk_only)
     char err[RL_ERR_MAX];
     tool_ctx_default(c);
     c->walk_only = walk_only;
-    ck_assert_int_eq(tool_ctx_open(c, root, err), 0);
+    ck_assert_int_eq(tool_ctx_init(c, root, err), 0);
 }
 
 /* Runs name(args) and returns the code; *obs gets the observation. */
@@ -124,7 +124,7 @@ static int run(const tool_ctx *c, const char *name, const char *args, char **obs
     ck_assert_msg(!rc == !r.kind, "%s: rc %d with kind %s", name, rc, r.kind ? r.kind : "NULL");
     g_kind = r.kind;
     *obs = r.obs;
-    tc_call_free(&call);
+    tc_call_dispose(&call);
     return rc;
 }
 
@@ -169,7 +169,7 @@ START_TEST(test_list_files)
     expect(&c, "list_files", "{}", 0, "[stopped after 0 ms: results incomplete]");
     expect(&c, "list_files", "{\"path\": \"nope\"}", RL_ENOENT, "no such file");
     expect(&c, "list_files", "{\"path\": \"README\"}", RL_EINVAL, "not a directory");
-    tool_ctx_close(&c);
+    tool_ctx_dispose(&c);
 }
 END_TEST
 
@@ -206,7 +206,7 @@ START_TEST(test_read_file)
     expect(&c, "read_file", "{\"path\":\"src\"}", RL_EINVAL, "is a directory");
     expect(&c, "read_file", "{\"path\":\"\"}", RL_EINVAL, "path is empty");
     expect(&c, "read_file", "{\"path\":\"link.c\"}", 0, "3| int is_leap"); /* stays inside */
-    tool_ctx_close(&c);
+    tool_ctx_dispose(&c);
 }
 END_TEST
 
@@ -242,7 +242,7 @@ START_TEST(test_search)
     c.read_max = 1 << 20;
     c.time_ms = 0;
     expect(&c, "search", "{\"pattern\": \"is_leap\"}", 0, "results incomplete");
-    tool_ctx_close(&c);
+    tool_ctx_dispose(&c);
 }
 END_TEST
 
@@ -319,7 +319,7 @@ START_TEST(test_edit_file)
     s = slurp("src/leap.c");
     ck_assert_ptr_nonnull(strstr(s, "return y % 400 == 0;"));
     free(s);
-    tool_ctx_close(&c);
+    tool_ctx_dispose(&c);
 }
 END_TEST
 
@@ -344,7 +344,7 @@ START_TEST(test_write_file)
     c.write_max = 3;
     expect(&c, "write_file", "{\"path\":\"big.txt\",\"content\":\"abcd\"}", RL_ELIMIT,
            "at most 3");
-    tool_ctx_close(&c);
+    tool_ctx_dispose(&c);
 }
 END_TEST
 
@@ -397,7 +397,7 @@ START_TEST(test_confinement)
     ck_assert_int_eq(access(p, F_OK), -1);
     in_root("../escape.txt", p, sizeof p);
     ck_assert_int_eq(access(p, F_OK), -1);
-    tool_ctx_close(&c);
+    tool_ctx_dispose(&c);
 }
 END_TEST
 
@@ -412,7 +412,7 @@ START_TEST(test_huge_file_capped)
     for (int i = 1; i <= 20000; i++)
         buf_printf(&b, "line %d\n", i);
     put("huge.txt", buf_str(&b));
-    buf_free(&b);
+    buf_dispose(&b);
     char *o;
     ck_assert_int_eq(run(&c, "read_file", "{\"path\":\"huge.txt\"}", &o), 0);
     ck_assert_ptr_nonnull(strstr(o, "only the first 65"));
@@ -425,7 +425,7 @@ START_TEST(test_huge_file_capped)
     expect(&c, "edit_file", "{\"path\":\"huge.txt\",\"old_string\":\"line 1\\n\",\"new_string\":"
                             "\"x\"}", RL_EINVAL, "too large");
     expect(&c, "search", "{\"pattern\":\"line 1999\"}", 0, "not searched");
-    tool_ctx_close(&c);
+    tool_ctx_dispose(&c);
 }
 END_TEST
 
@@ -466,7 +466,7 @@ START_TEST(test_obs_cut)
     ck_assert_uint_eq((size_t)(m - s) % 2, 0);
     ck_assert_uint_eq(cut % 2, 0);
     free(s);
-    buf_free(&b);
+    buf_dispose(&b);
 }
 END_TEST
 
@@ -479,7 +479,7 @@ START_TEST(test_obs_sanitized)
     ck_assert_int_eq(run(&c, "read_file", "{\"path\":\"latin1.txt\"}", &o), 0);
     ck_assert_ptr_nonnull(strstr(o, "1| caf\xEF\xBF\xBD \xEF\xBF\xBD[31mred"));
     free(o);
-    tool_ctx_close(&c);
+    tool_ctx_dispose(&c);
 }
 END_TEST
 
@@ -528,7 +528,7 @@ START_TEST(test_hooks)
     h.fail = 1;
     expect(&c, "run_tests", "{}", RL_ETIMEOUT, "build output\nerror: run_tests: timed out");
     expect(&c, "submit", "{}", 0, "submitted");
-    tool_ctx_close(&c);
+    tool_ctx_dispose(&c);
 }
 END_TEST
 
@@ -542,23 +542,23 @@ START_TEST(test_dispatch_errors)
     /* no work tree */
     ck_assert_int_eq(tool_exec(&r, &c, &call, err), RL_EINVAL);
     ck_assert_ptr_nonnull(strstr(r.obs, "no work tree"));
-    tool_result_free(&r);
+    tool_result_dispose(&r);
     ctx_open(&c, 0);
     /* arguments that skipped validation still give an error, not a crash */
     ck_assert_int_eq(tool_exec(&r, &c, &call, err), RL_EINVAL);
     ck_assert_ptr_nonnull(strstr(r.obs, "missing parameter path"));
-    tool_result_free(&r);
+    tool_result_dispose(&r);
     cJSON_Delete(call.args);
     call.args = cJSON_Parse("{\"path\": 5, \"start_line\": \"x\"}");
     ck_assert_int_eq(tool_exec(&r, &c, &call, err), RL_EINVAL);
-    tool_result_free(&r);
+    tool_result_dispose(&r);
     call.name = "rm";
     ck_assert_int_eq(tool_exec(&r, &c, &call, err), RL_EINVAL);
     ck_assert_str_eq(r.obs, "error: unknown tool \"rm\"");
-    tool_result_free(&r);
+    tool_result_dispose(&r);
     cJSON_Delete(call.args);
-    tool_ctx_close(&c);
-    ck_assert_int_eq(tool_ctx_open(&c, "/nonexistent-rl", err), RL_ENOENT);
+    tool_ctx_dispose(&c);
+    ck_assert_int_eq(tool_ctx_init(&c, "/nonexistent-rl", err), RL_ENOENT);
 }
 END_TEST
 

@@ -133,8 +133,8 @@ static cJSON *record_keep_text(void)
     cJSON_AddStringToObject(t1, "generated", GEN1);
     cJSON_AddItemToObject(t1, "segments", s1);
     cJSON_AddItemToArray(turns, t1);
-    buf_free(&text);
-    buf_free(&full);
+    buf_dispose(&text);
+    buf_dispose(&full);
     return r;
 }
 
@@ -159,7 +159,7 @@ static cJSON *record_drop_text(void)
     cJSON_AddStringToObject(t1, "generated", GEN1);
     cJSON_AddItemToObject(t1, "segments", s1);
     cJSON_AddItemToArray(turns, t1);
-    buf_free(&text);
+    buf_dispose(&text);
     return r;
 }
 
@@ -776,8 +776,8 @@ static size_t same_walk(const cJSON *a, const cJSON *b)
 {
     char err[RL_ERR_MAX];
     rec_walk wa, wb;
-    ck_assert_msg(rec_walk_open(&wa, a, "v1", 0, err) == 0, "%s", err);
-    ck_assert_msg(rec_walk_open(&wb, b, "v2", 0, err) == 0, "%s", err);
+    ck_assert_msg(rec_walk_init(&wa, a, "v1", 0, err) == 0, "%s", err);
+    ck_assert_msg(rec_walk_init(&wb, b, "v2", 0, err) == 0, "%s", err);
     size_t n = 0;
     for (;;) {
         int ra = rec_walk_next(&wa, err);
@@ -806,8 +806,8 @@ static size_t same_walk(const cJSON *a, const cJSON *b)
             ck_assert_int_eq(memcmp(wa.ids, wb.ids, wa.n_ids * sizeof *wa.ids), 0);
         n++;
     }
-    rec_walk_free(&wa);
-    rec_walk_free(&wb);
+    rec_walk_dispose(&wa);
+    rec_walk_dispose(&wb);
     return n;
 }
 
@@ -931,11 +931,11 @@ START_TEST(test_malformed_segments)
         cJSON_ReplaceItemInObject(t, cases[i].key, v);
         /* the walker */
         rec_walk w;
-        ck_assert_int_eq(rec_walk_open(&w, r, "f.jsonl: record 4", 0, err), 0);
+        ck_assert_int_eq(rec_walk_init(&w, r, "f.jsonl: record 4", 0, err), 0);
         int rc;
         while ((rc = rec_walk_next(&w, err)) == 1)
             ;
-        rec_walk_free(&w);
+        rec_walk_dispose(&w);
         ck_assert_msg(rc == RL_EPARSE, "case %zu: %d", i, rc);
         ck_assert_msg(strstr(err, cases[i].want) && strstr(err, "f.jsonl: record 4") && !strchr(err, '\n'),
                       "case %zu: %s", i, err);
@@ -957,7 +957,7 @@ START_TEST(test_malformed_segments)
     cJSON *r = load_record(DATA "v2-oracle-keep.jsonl");
     cJSON_ReplaceItemInObject(r, "schema", cJSON_CreateNumber(3));
     rec_walk w;
-    ck_assert_int_eq(rec_walk_open(&w, r, "x", 0, err), RL_EPARSE);
+    ck_assert_int_eq(rec_walk_init(&w, r, "x", 0, err), RL_EPARSE);
     ck_assert_ptr_nonnull(strstr(err, "schema"));
     cJSON_Delete(r);
     tok_free(tok);

@@ -1138,7 +1138,7 @@ START_TEST(test_default_root_episode)
     sb_result r;
     ck_assert_msg(sb_run(&r, &so, err) == 0, "sb_run: %s", err);
     ck_assert_msg(r.exit_code == 0 && strstr(r.out, "agent-done"), "%s", r.out);
-    sb_result_free(&r);
+    sb_result_dispose(&r);
     ck_assert(exists(ws_path(t), "src/new.c"));
     ck_assert(exists(ws_path(t), "tests/test_util.o"));
     ck_assert(!exists(ws_path(t), "src/main.c"));
