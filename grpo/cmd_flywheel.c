@@ -202,7 +202,10 @@ int cmd_flywheel(int argc, char **argv)
     if (quiet)
         cfg.quiet = 1;
     grpo_trainer *t;
-    if (grpo_open(&t, &cfg, resume, NULL, err) < 0) {
+    grpo_opts opts;
+    grpo_opts_default(&opts);
+    opts.log = cli_log_stderr;
+    if (grpo_open(&t, &cfg, resume, &opts, err) < 0) {
         fprintf(stderr, "grpo flywheel: %s\n", err);
         return 1;
     }

@@ -148,17 +148,28 @@ char *grpo_config_to_json(const grpo_config *c);
 
 typedef struct grpo_trainer grpo_trainer;
 
-/* Optional hooks (tests, synthetic rewards). */
-typedef struct grpo_hooks {
-    /* Replaces a finished episode's reward (record parsed). */
+/* How the trainer reports progress: one line per call, no newline. */
+enum { GRPO_LOG_INFO = 0, GRPO_LOG_WARN = 1 };
+typedef void (*grpo_log_fn)(void *ctx, int level, const char *msg);
+
+/* What the trainer is given besides its config. */
+typedef struct grpo_opts {
+    /* Replaces a finished episode's reward (record parsed); NULL: none. */
     double (*reward)(void *user, const cJSON *record, double reward);
     void *user;
-} grpo_hooks;
+    /* Step lines, evaluations, rollbacks, the final report's figures;
+     * NULL: silent. Not called when the config says quiet. */
+    grpo_log_fn log;
+    void *log_ctx;
+} grpo_opts;
+
+void grpo_opts_default(grpo_opts *o);
 
 /* Starts a run in cfg->out (which must not hold a run yet), or resumes the
  * run of resume_dir (a run directory or one of its checkpoint
- * directories) when it is non-NULL; cfg must then equal the run's config. */
-int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir, const grpo_hooks *hooks,
+ * directories) when it is non-NULL; cfg must then equal the run's config.
+ * opts may be NULL (defaults). */
+int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir, const grpo_opts *opts,
               char *err);
 void grpo_close(grpo_trainer *t);
 
