@@ -14,13 +14,16 @@
  *      ckpt_every steps and at the end (grpo_ckpt.c);
  * and after the last step the experiment report (grpo_report.c).
  *
- * Call graph (checked: no stage calls grpo.c or a sibling stage):
+ * Call graph (from nm of the objects: no stage calls grpo.c or a sibling
+ * stage):
  *   grpo.c -> grpo_rollout, grpo_async, grpo_update, grpo_eval, grpo_ckpt,
- *             grpo_metrics, grpo_report, grpo_data, grpo_group
+ *             grpo_metrics, grpo_report, grpo_data, grpo_group, grpo_config
  *   grpo_rollout, grpo_async -> grpo_data, grpo_group
- *   grpo_update, grpo_eval, grpo_ckpt -> grpo_group
+ *   grpo_update -> grpo_group, sample, loss
+ *   grpo_eval -> grpo_group
+ *   grpo_ckpt -> grpo_group, grpo_config
  *   grpo_data -> grpo_group
- *   grpo_metrics, grpo_report, grpo_group -> (nothing of grpo/ but sample, loss)
+ *   grpo_metrics, grpo_report, grpo_group -> nothing in grpo/
  * The trainer below is private to this file: stages get its parts as
  * arguments.
  */

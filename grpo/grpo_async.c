@@ -3,10 +3,10 @@
  * A rollout thread owns a copy of the weights (its own model), a live
  * policy over it and a rollout; it keeps every generation slot busy,
  * taking new episodes from an inbox and putting finished records in an
- * outbox. The learner (grpo_step_async) queues a step's groups, waits until
- * lambda of a step's worth of episodes have finished and at least one
- * group is complete, trains on the complete groups, then publishes its
- * weights: the thread copies them in between two rollout steps and stamps
+ * outbox. The learner queues a step's groups (grpo_async_collect), waits
+ * until lambda of a step's worth of episodes have finished and at least
+ * one group is complete, trains on the complete groups, then publishes its
+ * weights (grpo_async_publish): the thread copies them in between two rollout steps and stamps
  * the new version on every later turn. Unfinished episodes go on with
  * their older turns carrying older versions (grpo/loss drops those past
  * max_staleness and corrects the rest by the ratio to their behaviour

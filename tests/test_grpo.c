@@ -1,5 +1,5 @@
 /* test_grpo.c - the GRPO trainer: advantages, record -> sequences, config
- * validation, the live policy, and three real GRPO steps on a tiny model
+ * validation, the model policy over borrowed weights, and three real GRPO steps on a tiny model
  * (d 32, 2 layers, a tokenizer trained here) on the leapyear task, whose
  * episodes run through the harness and are scored by its tests. Checks:
  * the loss is finite, masked tokens get exactly zero gradient, a step with
@@ -691,7 +691,7 @@ static void tiny_model_config(model_config *c, int vocab)
     c->rope_theta = 10000.0f;
 }
 
-/* ---- live policy -------------------------------------------------------------------- */
+/* ---- model policy over the trained weights ------------------------------------------- */
 
 /* A few steps of cross-entropy teaching the model to end a reply after
  * two tokens: so sampling meets both ways of finishing. */
