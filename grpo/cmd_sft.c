@@ -100,7 +100,7 @@ int cmd_sft(int argc, char **argv)
             goto done;
         }
     }
-    sft_io io = {.progress = quiet ? NULL : stderr, .metrics = log};
+    sft_io io = {.log = quiet ? NULL : cli_log_stderr, .metrics = log};
     sft_result res;
     rc = 0;
     if (sft_run(&res, &c, files, n_files, out, &io, err) < 0) {

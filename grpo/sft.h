@@ -85,7 +85,10 @@ typedef struct sft_result {
 } sft_result;
 
 typedef struct sft_io {
-    FILE *progress;          /* progress lines (NULL: none) */
+    /* progress lines, one per call, no newline (NULL: none); level 0
+     * information, 1 a warning */
+    void (*log)(void *ctx, int level, const char *msg);
+    void *log_ctx;
     const char *metrics;     /* JSONL of per-step metrics, or NULL */
 } sft_io;
 
