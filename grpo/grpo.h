@@ -221,7 +221,7 @@ typedef struct grpo_episodes {
     size_t n;
 } grpo_episodes;
 
-void grpo_episodes_free(grpo_episodes *e);
+void grpo_episodes_dispose(grpo_episodes *e);
 
 /* Runs `seeds` episodes of each task of selector with the current weights
  * at temperature, seeds starting at seed0. */

@@ -58,7 +58,7 @@ int grpo_strata_build(grpo_strata *st, size_t **scratch, const task_set *train, 
     *scratch = calloc(n + 1, sizeof **scratch);
     if (!ks || !st->start || !st->member || !*scratch) {
         free(ks);
-        grpo_strata_free(st);
+        grpo_strata_dispose(st);
         free(*scratch);
         *scratch = NULL;
         return rl_err(err, RL_ENOMEM, "grpo: out of memory");
@@ -81,7 +81,7 @@ int grpo_strata_build(grpo_strata *st, size_t **scratch, const task_set *train, 
     return 0;
 }
 
-void grpo_strata_free(grpo_strata *st)
+void grpo_strata_dispose(grpo_strata *st)
 {
     free(st->start);
     free(st->member);
@@ -107,7 +107,7 @@ void grpo_data_dispose(grpo_data *d)
 {
     task_select_free(&d->train);
     task_set_free(&d->all);
-    grpo_strata_free(&d->strata);
+    grpo_strata_dispose(&d->strata);
     free(d->scratch);
     d->scratch = NULL;
 }

@@ -234,7 +234,7 @@ static void collect_done(void *user, size_t ti, int si, char *rec, double reward
     e->n++;
 }
 
-void grpo_episodes_free(grpo_episodes *e)
+void grpo_episodes_dispose(grpo_episodes *e)
 {
     for (size_t i = 0; i < e->n; i++)
         free(e->rec[i]);
@@ -255,7 +255,7 @@ int grpo_collect_tasks(grpo_episodes *out, const grpo_run_env *env, policy *pol,
     if (rc == 0 && a.oom)
         rc = rl_err(err, RL_ENOMEM, "grpo collect: out of memory");
     if (rc < 0)
-        grpo_episodes_free(out);
+        grpo_episodes_dispose(out);
     return rc;
 }
 

@@ -144,7 +144,7 @@ size_t grpo_draw(const grpo_strata *st, uint64_t seed, uint64_t pos, size_t *scr
  * none, else one per bug kind or repository, in name order) and
  * allocates *scratch for grpo_draw. */
 int grpo_strata_build(grpo_strata *st, size_t **scratch, const task_set *train, int balance, char *err);
-void grpo_strata_free(grpo_strata *st);
+void grpo_strata_dispose(grpo_strata *st);
 /* Loads the tasks of c and selects its train split. */
 int grpo_data_init(grpo_data *d, const grpo_config *c, char *err);
 void grpo_data_dispose(grpo_data *d);

@@ -262,7 +262,7 @@ int grpo_update(model *m, const model *ref, adamw *opt, long step, const grpo_co
     sm->train_s = grpo_now() - t0;
 done:
     train_buf_free(&b);
-    grpo_seqs_free(&S);
+    grpo_seqs_dispose(&S);
     free(traj_adv);
     free(seq_adv);
     free(seq_w);
@@ -286,12 +286,12 @@ int grpo_update_sft(double *loss, model *m, const grpo_config *c, char *const *r
         char rerr[RL_ERR_MAX];
         int r = grpo_seqs_add_json(&S, records[i], (int)i, m->cfg.vocab, m->cfg.max_seq, rerr);
         if (r == RL_ENOMEM) {
-            grpo_seqs_free(&S);
+            grpo_seqs_dispose(&S);
             return rl_err(err, r, "%s", rerr);
         }
     }
     if (S.n == 0 || epochs <= 0) {
-        grpo_seqs_free(&S);
+        grpo_seqs_dispose(&S);
         return 0;
     }
     opt_config oc = c->optim;
@@ -343,6 +343,6 @@ done:
     train_buf_free(&b);
     opt_free(opt);
     free(sp);
-    grpo_seqs_free(&S);
+    grpo_seqs_dispose(&S);
     return rc;
 }

@@ -49,7 +49,7 @@ void sft_config_default(sft_config *c)
     c->log_every = 1;
 }
 
-void sft_config_free(sft_config *c)
+void sft_config_dispose(sft_config *c)
 {
     for (int i = 0; i < c->n_eval_data; i++)
         free(c->eval_data[i]);
@@ -118,7 +118,7 @@ static int parse_eval_data(sft_config *c, const cJSON *f, const char *name, char
     if (!cJSON_IsArray(f) || cJSON_GetArraySize(f) > RL_SFT_DATA_FILES_MAX)
         return rl_err(err, RL_EINVAL, "%s: field \"eval_data\": expected an array of at most %d file names", name,
                       RL_SFT_DATA_FILES_MAX);
-    sft_config_free(c);
+    sft_config_dispose(c);
     c->eval_data = calloc((size_t)cJSON_GetArraySize(f) + 1, sizeof *c->eval_data);
     if (!c->eval_data)
         return rl_err(err, RL_ENOMEM, "%s: out of memory", name);
@@ -286,8 +286,8 @@ static void trainer_free(trainer *t)
     model_free(t->m);
     tok_free(t->tok);
     opt_free(t->opt);
-    traj_set_free(&t->train);
-    traj_set_free(&t->eval);
+    traj_set_dispose(&t->train);
+    traj_set_dispose(&t->eval);
     free(t->tok_buf);
     free(t->tgt_buf);
     free(t->logp);
@@ -373,7 +373,7 @@ static int load_data(trainer *t, traj_set *set, const char *const *files, int n,
             keep++;
         }
         for (size_t i = keep; i < set->n; i++)
-            traj_sample_free(&set->v[i]);
+            traj_sample_dispose(&set->v[i]);
         set->n = keep;
     }
     return 0;

@@ -69,7 +69,7 @@ typedef struct sft_config {
 } sft_config;
 
 void sft_config_default(sft_config *c);
-void sft_config_free(sft_config *c);
+void sft_config_dispose(sft_config *c);
 /* Parses a config JSON text (name: for messages); unknown fields, wrong
  * types and out-of-range values are one-line errors. */
 int sft_config_parse(sft_config *c, const char *json, size_t len, const char *name, char *err);

@@ -90,7 +90,7 @@ START_TEST(test_sample_keep_one_sequence)
     ck_assert_int_eq(grpo_seqs_add_json(&S, KEEP_REC, 8, 16, 9, err), 0);
     ck_assert_uint_eq(S.n, 1);
     ck_assert_uint_eq(S.skipped_long, 1);
-    grpo_seqs_free(&S);
+    grpo_seqs_dispose(&S);
 }
 END_TEST
 
@@ -113,7 +113,7 @@ START_TEST(test_sample_drop_per_turn)
     for (int t = 0; t < 7; t++)
         ck_assert_int_eq(S.v[1].targets[t], want[t]);
     ck_assert(S.v[1].behav[4] == -3.0f && S.v[1].version[4] == 0);
-    grpo_seqs_free(&S);
+    grpo_seqs_dispose(&S);
     /* a context that happens to extend the sequence exactly joins it */
     const char *ext = "{\"turns\": ["
                       "{\"context_ids\": [1, 2, 3], \"ids\": [10, 5], \"logprobs\": [-1, -2]},"
@@ -123,7 +123,7 @@ START_TEST(test_sample_drop_per_turn)
     ck_assert_uint_eq(S.n, 1);
     ck_assert_int_eq(S.v[0].n, 8);
     ck_assert_int_eq(S.v[0].n_policy, 4);
-    grpo_seqs_free(&S);
+    grpo_seqs_dispose(&S);
 }
 END_TEST
 
@@ -160,7 +160,7 @@ START_TEST(test_sample_bad_records)
         err[0] = '\0';
         int rc = grpo_seqs_add_json(&S, cases[i].rec, 0, 16, 0, err);
         ck_assert_msg(rc == cases[i].rc && strstr(err, cases[i].msg), "case %zu: rc %d, err '%s'", i, rc, err);
-        grpo_seqs_free(&S);
+        grpo_seqs_dispose(&S);
     }
 }
 END_TEST
@@ -198,7 +198,7 @@ START_TEST(test_balanced_draw)
         for (int i = 0; i < 10; i++)
             ck_assert_int_eq(seen[i], 1);
     }
-    grpo_strata_free(&st);
+    grpo_strata_dispose(&st);
     free(scratch);
 
     ck_assert_int_eq(grpo_strata_build(&st, &scratch, &train, GRPO_BALANCE_MUTATION, err), 0);
@@ -225,14 +225,14 @@ START_TEST(test_balanced_draw)
     for (uint64_t p = 0; p < 42; p++)
         differs += grpo_draw(&st, 8, p, scratch) != first[p];
     ck_assert_int_gt(differs, 0);
-    grpo_strata_free(&st);
+    grpo_strata_dispose(&st);
     free(scratch);
 
     ck_assert_int_eq(grpo_strata_build(&st, &scratch, &train, GRPO_BALANCE_REPO, err), 0);
     ck_assert_uint_eq(st.n, 2);
     for (uint64_t p = 0; p < 20; p += 2)
         ck_assert_int_ne(grpo_draw(&st, 7, p, scratch) < 5, grpo_draw(&st, 7, p + 1, scratch) < 5);
-    grpo_strata_free(&st);
+    grpo_strata_dispose(&st);
     free(scratch);
 }
 END_TEST
@@ -1030,7 +1030,7 @@ static void check_masked_zero_grad(grpo_trainer *t)
         }
     }
     free(tok), free(tgt), free(lp), free(adv), free(w), free(coef), free(g1);
-    grpo_seqs_free(&S);
+    grpo_seqs_dispose(&S);
 }
 
 START_TEST(test_grpo_three_steps_and_resume)

@@ -167,8 +167,8 @@ START_TEST(test_sft_lowers_loss)
     sft_result r3;
     ck_assert_msg(sft_run(&r3, &c2, files, 1, out2, &io, err) == 0, "%s", err);
     ck_assert_msg(r3.first_loss < 0.5 * r1.first_loss, "init: loss %g", r3.first_loss);
-    sft_config_free(&c2);
-    sft_config_free(&c);
+    sft_config_dispose(&c2);
+    sft_config_dispose(&c);
 }
 END_TEST
 
@@ -200,7 +200,7 @@ static void step_targets(const char *loss_on, double *tokens, double *targets)
     *targets = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "policy_tokens"));
     cJSON_Delete(o);
     free(m);
-    sft_config_free(&c);
+    sft_config_dispose(&c);
 }
 
 START_TEST(test_loss_on_all)
@@ -246,7 +246,7 @@ START_TEST(test_stop_after)
         sft_result r;
         ck_assert_msg(sft_run(&r, &c, files, 1, out, &io, err) == 0, "%s", err);
         ck_assert_int_eq(r.steps, stop ? 3 : 8);
-        sft_config_free(&c);
+        sft_config_dispose(&c);
     }
     size_t lf, ls;
     char *full = slurp(mfull, &lf), *part = slurp(mstop, &ls);
@@ -279,7 +279,7 @@ static int parse(const char *json, char *err)
     sft_config c;
     sft_config_default(&c);
     int rc = sft_config_parse(&c, json, strlen(json), "cfg.json", err);
-    sft_config_free(&c);
+    sft_config_dispose(&c);
     return rc;
 }
 
