@@ -1,11 +1,11 @@
 /* grpo.h - the GRPO trainer: masked GRPO from the 0/1 test reward.
  *
  * One step: draw tasks from the train split, run G episodes of each
- * through harness/rollout with the live policy (the weights being
- * trained), score them (the tests decide), compute group advantages
- * (common/stats), turn the records into sequences (grpo/sample), and take
- * one AdamW step on the PPO-clip + KL objective (grpo/loss) over the
- * policy-written tokens only.
+ * through harness/rollout with the model policy over the weights being
+ * trained (policy/model_policy.h), score them (the tests decide), compute
+ * group advantages (common/stats), turn the records into sequences
+ * (grpo/sample), and take one AdamW step on the PPO-clip + KL objective
+ * (grpo/loss) over the policy-written tokens only.
  *
  * A run lives in a directory:
  *   config.json          the config it was started with

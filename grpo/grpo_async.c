@@ -1,6 +1,6 @@
 /* grpo_async.c - asynchronous partial rollouts.
  *
- * A rollout thread owns a copy of the weights (its own model), a live
+ * A rollout thread owns a copy of the weights (its own model), a model
  * policy over it and a rollout; it keeps every generation slot busy,
  * taking new episodes from an inbox and putting finished records in an
  * outbox. The learner queues a step's groups (grpo_async_collect), waits
