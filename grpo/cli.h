@@ -4,6 +4,17 @@
 #ifndef RL_GRPO_CLI_H
 #define RL_GRPO_CLI_H
 
+#include <stdio.h>
+
+/* The log callback the commands give the trainer (grpo_opts.log): each
+ * line to stderr. */
+static inline void cli_log_stderr(void *ctx, int level, const char *msg)
+{
+    (void)ctx;
+    (void)level;
+    fprintf(stderr, "%s\n", msg);
+}
+
 /* grpo tokenizer --vocab N --out FILE [--input PATH ...]: trains the BPE
  * tokenizer of the built-in policy (grpo/cmd_tokenizer.c). */
 int cmd_tokenizer(int argc, char **argv);

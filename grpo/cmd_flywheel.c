@@ -90,7 +90,7 @@ static int round_run(grpo_trainer *t, const grpo_config *c, int round, char *err
     task_rate *rates;
     size_t nr;
     if (rates_of(&rates, &nr, &probe) < 0) {
-        grpo_episodes_free(&probe);
+        grpo_episodes_dispose(&probe);
         return rl_err(err, RL_ENOMEM, "flywheel: out of memory");
     }
     /* 2. the tasks it fails most, as a selector of ids */
@@ -110,7 +110,7 @@ static int round_run(grpo_trainer *t, const grpo_config *c, int round, char *err
         fprintf(stderr, "\n");
     }
     free(rates);
-    grpo_episodes_free(&probe);
+    grpo_episodes_dispose(&probe);
     size_t kept = 0;
     double loss = 0;
     grpo_episodes s = {0};
@@ -133,7 +133,7 @@ static int round_run(grpo_trainer *t, const grpo_config *c, int round, char *err
     }
     buf_dispose(&sel);
     size_t sampled = s.n;
-    grpo_episodes_free(&s);
+    grpo_episodes_dispose(&s);
     if (rc < 0)
         return rc;
     if (!c->quiet)
@@ -202,7 +202,10 @@ int cmd_flywheel(int argc, char **argv)
     if (quiet)
         cfg.quiet = 1;
     grpo_trainer *t;
-    if (grpo_open(&t, &cfg, resume, NULL, err) < 0) {
+    grpo_opts opts;
+    grpo_opts_default(&opts);
+    opts.log = cli_log_stderr;
+    if (grpo_open(&t, &cfg, resume, &opts, err) < 0) {
         fprintf(stderr, "grpo flywheel: %s\n", err);
         return 1;
     }

@@ -206,7 +206,7 @@ int cmd_score(int argc, char **argv)
     else
         fprintf(stderr, "grpo score: %s\n", err);
     free(lp);
-    traj_set_free(&set);
+    traj_set_dispose(&set);
     tok_free(tok);
     model_free(m);
     return rc == 0 ? 0 : 1;

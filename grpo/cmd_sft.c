@@ -83,7 +83,7 @@ int cmd_sft(int argc, char **argv)
     sft_config_default(&c);
     if (sft_config_load(&c, config, err) < 0) {
         fprintf(stderr, "grpo sft: %s\n", err);
-        sft_config_free(&c);
+        sft_config_dispose(&c);
         goto done;
     }
     /* the checkpoint and the metrics go where asked: make their folders */
@@ -95,19 +95,19 @@ int cmd_sft(int argc, char **argv)
         fs_dirname(d, sizeof d, paths[k]);
         if (fs_mkdirs(d, err) < 0) {
             fprintf(stderr, "grpo sft: %s\n", err);
-            sft_config_free(&c);
+            sft_config_dispose(&c);
             rc = 1;
             goto done;
         }
     }
-    sft_io io = {.progress = quiet ? NULL : stderr, .metrics = log};
+    sft_io io = {.log = quiet ? NULL : cli_log_stderr, .metrics = log};
     sft_result res;
     rc = 0;
     if (sft_run(&res, &c, files, n_files, out, &io, err) < 0) {
         fprintf(stderr, "grpo sft: %s\n", err);
         rc = 1;
     }
-    sft_config_free(&c);
+    sft_config_dispose(&c);
 done:
     for (int i = 0; i < n_copies; i++)
         free(copies[i]);

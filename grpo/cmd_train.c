@@ -106,7 +106,10 @@ int cmd_train(int argc, char **argv)
         return 0;
     }
     grpo_trainer *t;
-    if (grpo_open(&t, &cfg, resume, NULL, err) < 0) {
+    grpo_opts opts;
+    grpo_opts_default(&opts);
+    opts.log = cli_log_stderr;
+    if (grpo_open(&t, &cfg, resume, &opts, err) < 0) {
         fprintf(stderr, "grpo train: %s\n", err);
         return 1;
     }

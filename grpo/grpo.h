@@ -1,11 +1,11 @@
 /* grpo.h - the GRPO trainer: masked GRPO from the 0/1 test reward.
  *
  * One step: draw tasks from the train split, run G episodes of each
- * through harness/rollout with the live policy (the weights being
- * trained), score them (the tests decide), compute group advantages
- * (common/stats), turn the records into sequences (grpo/sample), and take
- * one AdamW step on the PPO-clip + KL objective (grpo/loss) over the
- * policy-written tokens only.
+ * through harness/rollout with the model policy over the weights being
+ * trained (policy/model_policy.h), score them (the tests decide), compute
+ * group advantages (common/stats), turn the records into sequences
+ * (grpo/sample), and take one AdamW step on the PPO-clip + KL objective
+ * (grpo/loss) over the policy-written tokens only.
  *
  * A run lives in a directory:
  *   config.json          the config it was started with
@@ -148,17 +148,28 @@ char *grpo_config_to_json(const grpo_config *c);
 
 typedef struct grpo_trainer grpo_trainer;
 
-/* Optional hooks (tests, synthetic rewards). */
-typedef struct grpo_hooks {
-    /* Replaces a finished episode's reward (record parsed). */
+/* How the trainer reports progress: one line per call, no newline. */
+enum { GRPO_LOG_INFO = 0, GRPO_LOG_WARN = 1 };
+typedef void (*grpo_log_fn)(void *ctx, int level, const char *msg);
+
+/* What the trainer is given besides its config. */
+typedef struct grpo_opts {
+    /* Replaces a finished episode's reward (record parsed); NULL: none. */
     double (*reward)(void *user, const cJSON *record, double reward);
     void *user;
-} grpo_hooks;
+    /* Step lines, evaluations, rollbacks, the final report's figures;
+     * NULL: silent. Not called when the config says quiet. */
+    grpo_log_fn log;
+    void *log_ctx;
+} grpo_opts;
+
+void grpo_opts_default(grpo_opts *o);
 
 /* Starts a run in cfg->out (which must not hold a run yet), or resumes the
  * run of resume_dir (a run directory or one of its checkpoint
- * directories) when it is non-NULL; cfg must then equal the run's config. */
-int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir, const grpo_hooks *hooks,
+ * directories) when it is non-NULL; cfg must then equal the run's config.
+ * opts may be NULL (defaults). */
+int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir, const grpo_opts *opts,
               char *err);
 void grpo_close(grpo_trainer *t);
 
@@ -210,7 +221,7 @@ typedef struct grpo_episodes {
     size_t n;
 } grpo_episodes;
 
-void grpo_episodes_free(grpo_episodes *e);
+void grpo_episodes_dispose(grpo_episodes *e);
 
 /* Runs `seeds` episodes of each task of selector with the current weights
  * at temperature, seeds starting at seed0. */

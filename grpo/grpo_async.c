@@ -1,12 +1,12 @@
 /* grpo_async.c - asynchronous partial rollouts.
  *
- * A rollout thread owns a copy of the weights (its own model), a live
+ * A rollout thread owns a copy of the weights (its own model), a model
  * policy over it and a rollout; it keeps every generation slot busy,
  * taking new episodes from an inbox and putting finished records in an
- * outbox. The learner (grpo_step_async) queues a step's groups, waits until
- * lambda of a step's worth of episodes have finished and at least one
- * group is complete, trains on the complete groups, then publishes its
- * weights: the thread copies them in between two rollout steps and stamps
+ * outbox. The learner queues a step's groups (grpo_async_collect), waits
+ * until lambda of a step's worth of episodes have finished and at least
+ * one group is complete, trains on the complete groups, then publishes its
+ * weights (grpo_async_publish): the thread copies them in between two rollout steps and stamps
  * the new version on every later turn. Unfinished episodes go on with
  * their older turns carrying older versions (grpo/loss drops those past
  * max_staleness and corrects the rest by the ratio to their behaviour
@@ -17,8 +17,7 @@
 
 #include "common/err.h"
 #include "common/limits.h"
-#include "grpo/live_policy.h"
-#include "grpo/sample.h"
+#include "policy/model_policy.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -41,7 +40,9 @@ typedef struct as_item {
 } as_item;
 
 struct grpo_async {
-    grpo_trainer *t;
+    ep_config ep;        /* the episodes' config (tok borrowed from the trainer) */
+    int max_active;
+    long seed;           /* the run's seed: episode seeds derive from it */
     pthread_t th;
     int started;
     pthread_mutex_t mu;
@@ -94,7 +95,6 @@ static void as_done(void *user, long tag, char *rec, double reward)
 static void *as_main(void *arg)
 {
     grpo_async *A = arg;
-    grpo_trainer *t = A->t;
     char err[RL_ERR_MAX];
     pthread_mutex_lock(&A->mu);
     while (!A->stop) {
@@ -110,11 +110,11 @@ static void *as_main(void *arg)
         pthread_mutex_unlock(&A->mu);
         int rc = 0;
         for (size_t i = 0; i < nin && rc == 0; i++)
-            rc = rollout_add(A->ro, in[i].t, &t->ep, in[i].seed, in[i].tag, err);
+            rc = rollout_add(A->ro, in[i].t, &A->ep, in[i].seed, in[i].tag, err);
         free(in);
         size_t p = rollout_pending(A->ro);
         if (rc == 0 && p > 0) {
-            size_t act = p < (size_t)t->max_active ? p : (size_t)t->max_active;
+            size_t act = p < (size_t)A->max_active ? p : (size_t)A->max_active;
             pthread_mutex_lock(&A->mu);
             double t0 = A->cur_t0 = grpo_now();
             A->cur_act = act;
@@ -190,42 +190,46 @@ void grpo_async_free(grpo_async *A)
     free(A);
 }
 
-static int as_start(grpo_trainer *t, char *err)
+int grpo_async_new(grpo_async **out, const model *m, const tok_t *tok, const grpo_run_env *env, const grpo_config *c,
+                   char *err)
 {
+    *out = NULL;
     grpo_async *A = calloc(1, sizeof *A);
     if (!A)
         return rl_err(err, RL_ENOMEM, "grpo async: out of memory");
-    A->t = t;
+    A->ep = *env->ep;
+    A->max_active = env->max_active;
+    A->seed = env->seed;
     pthread_mutex_init(&A->mu, NULL);
     pthread_cond_init(&A->cv_work, NULL);
     pthread_cond_init(&A->cv_done, NULL);
     model_opts mo;
     model_opts_default(&mo);
-    mo.n_threads = t->cfg.threads;
-    int rc = model_new(&A->sm, &t->m->cfg, &mo, err);
-    A->pub = rc == 0 ? malloc(t->m->n_params * sizeof(float)) : NULL;
+    mo.n_threads = c->threads;
+    int rc = model_new(&A->sm, &m->cfg, &mo, err);
+    A->pub = rc == 0 ? malloc(m->n_params * sizeof(float)) : NULL;
     if (rc == 0 && !A->pub)
         rc = rl_err(err, RL_ENOMEM, "grpo async: out of memory");
     if (rc == 0) {
-        memcpy(A->sm->params, t->m->params, t->m->n_params * sizeof(float));
-        live_policy_opts lo;
-        live_policy_opts_default(&lo);
-        lo.temperature = (float)t->cfg.temperature;
-        lo.top_p = (float)t->cfg.top_p;
-        lo.max_tokens = t->cfg.max_reply_tokens;
-        lo.name = "grpo-async";
-        rc = live_policy_new(&A->spol, A->sm, t->tok, &lo, err);
+        memcpy(A->sm->params, m->params, m->n_params * sizeof(float));
+        model_policy_opts po;
+        model_policy_opts_default(&po);
+        po.temperature = (float)c->temperature;
+        po.top_p = (float)c->top_p;
+        po.max_tokens = c->max_reply_tokens;
+        po.name = "grpo-async";
+        rc = model_policy_new(&A->spol, A->sm, tok, &po, err);
     }
     if (rc == 0) {
         rollout_opts ro;
         rollout_opts_default(&ro);
-        ro.ws_root = t->cfg.ws_root[0] ? t->cfg.ws_root : NULL;
-        ro.max_active = t->max_active;
-        ro.threads = t->cfg.tool_threads;
+        ro.ws_root = env->ws_root;
+        ro.max_active = env->max_active;
+        ro.threads = env->tool_threads;
         rc = rollout_new(&A->ro, A->spol, &ro, err);
     }
     if (rc == 0) {
-        rollout_set_version(A->ro, t->step + 1);
+        rollout_set_version(A->ro, env->version);
         if (pthread_create(&A->th, NULL, as_main, A) != 0)
             rc = rl_err(err, RL_EIO, "grpo async: cannot start the rollout thread");
         else
@@ -235,20 +239,27 @@ static int as_start(grpo_trainer *t, char *err)
         grpo_async_free(A);
         return rc;
     }
-    t->as = A;
+    *out = A;
     return 0;
 }
 
 /* Learner side: queues a new group's episodes. */
-static int as_queue_group(grpo_trainer *t, int replacement, char *err)
+static int as_queue_group(grpo_async *A, grpo_data *d, int replacement, char *err)
 {
-    grpo_async *A = t->as;
-    int G = t->cfg.group_size;
-    grpo_group *g = grpo_group_new(grpo_next_task(t), (long)t->groups_drawn++, G);
-    if (!g || (A->ng == A->capg && !(A->groups = realloc(A->groups, (A->capg = A->capg ? A->capg * 2 : 32) *
-                                                                        sizeof *A->groups)))) {
-        grpo_group_free(g);
-        return rl_err(err, RL_ENOMEM, "grpo async: out of memory");
+    int G = d->group_size;
+    grpo_group *g;
+    int rc = grpo_data_next_group(&g, d, err);
+    if (rc < 0)
+        return rc;
+    if (A->ng == A->capg) {
+        size_t nc = A->capg ? A->capg * 2 : 32;
+        grpo_group **p = realloc(A->groups, nc * sizeof *p);
+        if (!p) {
+            grpo_group_free(g);
+            return rl_err(err, RL_ENOMEM, "grpo async: out of memory");
+        }
+        A->groups = p;
+        A->capg = nc;
     }
     g->replacement = replacement;
     A->groups[A->ng++] = g;
@@ -264,27 +275,28 @@ static int as_queue_group(grpo_trainer *t, int replacement, char *err)
         A->capin = nc;
     }
     for (int i = 0; i < G; i++)
-        A->in[A->nin++] = (as_add){g->task, grpo_ep_seed(t, (uint64_t)g->gid, i), g->gid * G + i};
+        A->in[A->nin++] = (as_add){g->task, grpo_ep_seed(A->seed, (uint64_t)g->gid, i), g->gid * G + i};
     pthread_cond_broadcast(&A->cv_work);
     pthread_mutex_unlock(&A->mu);
     A->in_flight += (size_t)G;
     return 0;
 }
 
-int grpo_step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, char *err)
+void grpo_async_counters(grpo_async *A, long *gen, long *prefill, double *gen_s, double *busy)
 {
-    const grpo_config *c = &t->cfg;
+    model_policy_counters(A->spol, gen, prefill, gen_s);
+    if (busy)
+        *busy = as_busy_now(A);
+}
+
+int grpo_async_collect(grpo_async *A, grpo_data *d, const grpo_config *c, const grpo_opts *o, grpo_durs *durs,
+                       grpo_step_metrics *sm, grpo_group ***gs, size_t *nb_out, size_t *nd_out, char *err)
+{
+    *gs = NULL;
+    *nb_out = *nd_out = 0;
     int rc;
-    if (!t->as && (rc = as_start(t, err)) < 0)
-        return rc;
-    grpo_async *A = t->as;
-    double t0 = grpo_now();
-    double busy0 = as_busy_now(A);
-    long gen0, pre0;
-    double gs0;
-    live_policy_counters(A->spol, &gen0, &pre0, &gs0);
     for (int k = 0; k < c->tasks_per_step; k++)
-        if ((rc = as_queue_group(t, 0, err)) < 0)
+        if ((rc = as_queue_group(A, d, 0, err)) < 0)
             return rc;
     int G = c->group_size;
     size_t need = (size_t)ceil(c->lambda * (double)c->tasks_per_step * G);
@@ -314,13 +326,15 @@ int grpo_step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, char
                 free(out[i].rec);
                 continue;
             }
-            grpo_traj_finish(t, g, (int)(out[i].tag % G), out[i].rec, out[i].reward);
+            grpo_traj_finish(g, (int)(out[i].tag % G), out[i].rec, out[i].reward, c, o, durs);
             if (g->n_done == g->n && g->st.zero_variance && budget > 0) {
                 g->dropped = 1;
                 sm->dropped++;
                 sm->resampled++;
                 budget--;
-                if ((rc = as_queue_group(t, 1, err)) < 0) {
+                if ((rc = as_queue_group(A, d, 1, err)) < 0) {
+                    for (size_t j = i + 1; j < nout; j++)
+                        free(out[j].rec);
                     free(out);
                     return rc;
                 }
@@ -333,8 +347,7 @@ int grpo_step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, char
         if (complete > 0 && (A->finished_since >= need || A->in_flight == 0))
             break;
     }
-    sm->rollout_s = grpo_now() - t0;
-    /* the batch: complete groups; dropped complete groups are discarded */
+    /* the complete groups: those to train on first, then the dropped */
     grpo_group **batch = calloc(A->ng, sizeof *batch), **dropped = calloc(A->ng, sizeof *dropped);
     size_t nb = 0, nd = 0, keep = 0;
     if (!batch || !dropped) {
@@ -353,34 +366,11 @@ int grpo_step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, char
     }
     A->ng = keep;
     A->finished_since = 0;
-    /* the metrics count every group sampled, dropped ones too (as in sync) */
     for (size_t k = 0; k < nd; k++)
         batch[nb + k] = dropped[k];
-    grpo_metrics_from_groups(sm, batch, nb + nd);
-    rc = grpo_train_groups(t, batch, nb, sm, nonfinite, err);
-    if (rc == 0)
-        grpo_async_publish(A, t->m, t->step + 2); /* the version after this step */
-    long gen1, pre1;
-    double gs1;
-    live_policy_counters(A->spol, &gen1, &pre1, &gs1);
-    sm->gen_tokens = gen1 - gen0;
-    sm->prefill_tokens = pre1 - pre0;
-    sm->gen_s = gs1 - gs0;
-    sm->step_s = grpo_now() - t0;
-    double busy = as_busy_now(A) - busy0;
-    sm->util = sm->step_s > 0 ? busy / ((double)t->max_active * sm->step_s) : 0;
-    grpo_keep_last_records(t, batch, nb);
-    for (size_t k = 0; k < nb; k++)
-        grpo_group_free(batch[k]);
-    for (size_t k = 0; k < nd; k++)
-        grpo_group_free(dropped[k]);
-    free(batch);
     free(dropped);
-    return rc;
-}
-
-void grpo_weights_changed(grpo_trainer *t)
-{
-    if (t->as)
-        grpo_async_publish(t->as, t->m, t->step + 1);
+    *gs = batch;
+    *nb_out = nb;
+    *nd_out = nd;
+    return 0;
 }

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int write_json(const char *path, cJSON *o, char *err)
+static int write_json(const char *path, const cJSON *o, char *err)
 {
     char *s = cJSON_Print(o);
     if (!s)
@@ -31,27 +31,27 @@ static int write_json(const char *path, cJSON *o, char *err)
     return rc;
 }
 
-static cJSON *state_json(const grpo_trainer *t)
+static cJSON *state_json(const grpo_ckpt_state *st)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "format", "rl-grpo-state-v1");
-    cJSON_AddNumberToObject(o, "step", (double)t->step);
-    cJSON_AddNumberToObject(o, "version", (double)(t->step + 1));
-    cJSON_AddNumberToObject(o, "data_pos", (double)t->data_pos);
+    cJSON_AddNumberToObject(o, "step", (double)st->step);
+    cJSON_AddNumberToObject(o, "version", (double)(st->step + 1));
+    cJSON_AddNumberToObject(o, "data_pos", (double)st->data_pos);
     cJSON *rng = cJSON_AddObjectToObject(o, "rng");
     /* every random choice derives from (seed, counter): tasks from
      * (seed, data_pos), episode seeds from (seed, group number, member),
      * sampling from the episode seeds */
-    cJSON_AddNumberToObject(rng, "seed", (double)t->cfg.seed);
-    cJSON_AddNumberToObject(rng, "groups_drawn", (double)t->groups_drawn);
-    cJSON_AddNumberToObject(o, "best_eval", t->best_eval);
-    cJSON_AddNumberToObject(o, "best_step", (double)t->best_step);
-    cJSON_AddNumberToObject(o, "elapsed_s", grpo_now() - t->t_open);
+    cJSON_AddNumberToObject(rng, "seed", (double)st->seed);
+    cJSON_AddNumberToObject(rng, "groups_drawn", (double)st->groups_drawn);
+    cJSON_AddNumberToObject(o, "best_eval", st->best_eval);
+    cJSON_AddNumberToObject(o, "best_step", (double)st->best_step);
+    cJSON_AddNumberToObject(o, "elapsed_s", st->elapsed_s);
     return o;
 }
 
 /* Removes old checkpoints: keeps the newest `keep` and the best. */
-static void prune(const grpo_trainer *t, const char *dir)
+static void prune(const char *dir, int keep, long best_step)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -70,7 +70,7 @@ static void prune(const grpo_trainer *t, const char *dir)
         size_t newer = 0;
         for (size_t j = 0; j < n; j++)
             newer += steps[j] > steps[i];
-        if (newer < (size_t)t->cfg.ckpt_keep || steps[i] == t->best_step || steps[i] == 0)
+        if (newer < (size_t)keep || steps[i] == best_step || steps[i] == 0)
             continue; /* step 0 stays: rollback's last resort */
         char path[GRPO_PATH_MAX + 64];
         snprintf(path, sizeof path, "%s/step-%08ld", dir, steps[i]);
@@ -78,40 +78,38 @@ static void prune(const grpo_trainer *t, const char *dir)
     }
 }
 
-int grpo_ckpt_write(grpo_trainer *t, char *const *profile_recs, size_t n_profile, char *err)
+int grpo_ckpt_write(const char *run_dir, const char *tok_path, const model *m, const adamw *opt,
+                    const grpo_ckpt_state *st, int keep, const cJSON *profile, char *err)
 {
     char dir[GRPO_PATH_MAX + 16], tmp[GRPO_PATH_MAX + 64], fin[GRPO_PATH_MAX + 64], path[GRPO_PATH_MAX + 128];
-    snprintf(dir, sizeof dir, "%s/ckpt", t->run_dir);
-    snprintf(tmp, sizeof tmp, "%s/.tmp-step-%08ld", dir, t->step);
-    snprintf(fin, sizeof fin, "%s/step-%08ld", dir, t->step);
+    snprintf(dir, sizeof dir, "%s/ckpt", run_dir);
+    snprintf(tmp, sizeof tmp, "%s/.tmp-step-%08ld", dir, st->step);
+    snprintf(fin, sizeof fin, "%s/step-%08ld", dir, st->step);
     int rc;
     if ((rc = fs_mkdirs(dir, err)) < 0 || (rc = fs_remove_tree(tmp, err)) < 0 || (rc = fs_mkdirs(tmp, err)) < 0)
         return rc;
     model_meta meta;
     model_meta_default(&meta);
-    snprintf(meta.tokenizer, sizeof meta.tokenizer, "%s", t->tok_path);
+    snprintf(meta.tokenizer, sizeof meta.tokenizer, "%s", tok_path);
     char hash[17];
-    if (model_file_hash(hash, t->tok_path, NULL) == 0)
+    if (model_file_hash(hash, tok_path, NULL) == 0)
         snprintf(meta.tokenizer_hash, sizeof meta.tokenizer_hash, "%s", hash);
-    meta.step = t->step;
+    meta.step = st->step;
     snprintf(path, sizeof path, "%s/model.safetensors", tmp);
-    if ((rc = model_save(t->m, path, &meta, err)) < 0)
+    if ((rc = model_save(m, path, &meta, err)) < 0)
         return rc;
     snprintf(path, sizeof path, "%s/optim.safetensors", tmp);
-    if ((rc = opt_save(t->opt, path, err)) < 0)
+    if ((rc = opt_save(opt, path, err)) < 0)
         return rc;
-    cJSON *st = state_json(t);
+    cJSON *sj = state_json(st);
     snprintf(path, sizeof path, "%s/state.json", tmp);
-    rc = write_json(path, st, err);
-    cJSON_Delete(st);
+    rc = write_json(path, sj, err);
+    cJSON_Delete(sj);
     if (rc < 0)
         return rc;
-    if (profile_recs && n_profile) {
-        cJSON *p = grpo_profile(profile_recs, n_profile);
+    if (profile) {
         snprintf(path, sizeof path, "%s/profile.json", tmp);
-        rc = p ? write_json(path, p, err) : rl_err(err, RL_ENOMEM, "grpo: out of memory");
-        cJSON_Delete(p);
-        if (rc < 0)
+        if ((rc = write_json(path, profile, err)) < 0)
             return rc;
     }
     if ((rc = fs_remove_tree(fin, err)) < 0)
@@ -119,17 +117,16 @@ int grpo_ckpt_write(grpo_trainer *t, char *const *profile_recs, size_t n_profile
     if (rename(tmp, fin) != 0)
         return rl_err(err, rl_from_errno(errno), "%s: cannot rename to %s: %s", tmp, fin, strerror(errno));
     char name[32];
-    int nl = snprintf(name, sizeof name, "step-%08ld\n", t->step);
+    int nl = snprintf(name, sizeof name, "step-%08ld\n", st->step);
     snprintf(path, sizeof path, "%s/latest", dir);
     if ((rc = fs_write_atomic(path, name, (size_t)nl, err)) < 0)
         return rc;
-    if (t->best_step == t->step) {
+    if (st->best_step == st->step) {
         snprintf(path, sizeof path, "%s/best", dir);
         if ((rc = fs_write_atomic(path, name, (size_t)nl, err)) < 0)
             return rc;
     }
-    t->last_ckpt = t->step;
-    prune(t, dir);
+    prune(dir, keep, st->best_step);
     return 0;
 }
 
@@ -185,7 +182,7 @@ static int num_field(double *out, const cJSON *o, const char *k, const char *pat
     return 0;
 }
 
-int grpo_ckpt_read_state(grpo_trainer *t, const char *ckpt_dir, char *err)
+int grpo_ckpt_read_state(grpo_ckpt_state *st, const char *ckpt_dir, long cfg_seed, char *err)
 {
     char path[GRPO_PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/state.json", ckpt_dir);
@@ -209,47 +206,34 @@ int grpo_ckpt_read_state(grpo_trainer *t, const char *ckpt_dir, char *err)
     cJSON_Delete(o);
     if (step < 0 || step > RL_GRPO_STEPS_MAX || pos < 0 || groups < 0)
         return rl_err(err, RL_EPARSE, "%s: step, data_pos or groups_drawn out of range", path);
-    if ((long)seed != t->cfg.seed)
-        return rl_err(err, RL_EINVAL, "%s: rng.seed %ld, the config says %ld", path, (long)seed, t->cfg.seed);
-    t->step = (long)step;
-    t->data_pos = (uint64_t)pos;
-    t->groups_drawn = (uint64_t)groups;
-    t->best_eval = best;
-    t->best_step = (long)best_step;
-    t->last_ckpt = t->step;
-    t->opt->step = t->step;
+    if ((long)seed != cfg_seed)
+        return rl_err(err, RL_EINVAL, "%s: rng.seed %ld, the config says %ld", path, (long)seed, cfg_seed);
+    memset(st, 0, sizeof *st);
+    st->step = (long)step;
+    st->data_pos = (uint64_t)pos;
+    st->groups_drawn = (uint64_t)groups;
+    st->seed = cfg_seed;
+    st->best_eval = best;
+    st->best_step = (long)best_step;
     return 0;
 }
 
-int grpo_rollback(grpo_trainer *t, const char *why, char *err)
+int grpo_ckpt_restore(char *name, size_t n, model *m, adamw *opt, const char *run_dir, char *err)
 {
-    char dir[GRPO_PATH_MAX + 16], path[GRPO_PATH_MAX + 64], name[64];
-    snprintf(dir, sizeof dir, "%s/ckpt", t->run_dir);
+    char dir[GRPO_PATH_MAX + 16], path[GRPO_PATH_MAX + 64];
+    snprintf(dir, sizeof dir, "%s/ckpt", run_dir);
     snprintf(path, sizeof path, "%s/best", dir);
     int rc;
     if (access(path, F_OK) != 0)
         snprintf(path, sizeof path, "%s/latest", dir);
-    if ((rc = read_pointer(name, sizeof name, path, err)) < 0)
+    if ((rc = read_pointer(name, n, path, err)) < 0)
         return rc;
     char wpath[GRPO_PATH_MAX + 128];
     snprintf(wpath, sizeof wpath, "%s/%s/model.safetensors", dir, name);
-    if ((rc = grpo_load_weights(t->m, wpath, err)) < 0)
+    if ((rc = grpo_load_weights(m, wpath, err)) < 0)
         return rc;
     snprintf(wpath, sizeof wpath, "%s/%s/optim.safetensors", dir, name);
-    if ((rc = opt_load(t->opt, wpath, err)) < 0)
-        return rc;
-    t->opt->step = t->step; /* the schedule goes on */
-    grpo_weights_changed(t);
-    if (!t->cfg.quiet)
-        fprintf(stderr, "rollback at step %ld to %s: %s\n", t->step, name, why);
-    cJSON *e = cJSON_CreateObject();
-    cJSON_AddStringToObject(e, "event", "rollback");
-    cJSON_AddNumberToObject(e, "step", (double)t->step);
-    cJSON_AddStringToObject(e, "to", name);
-    cJSON_AddStringToObject(e, "why", why);
-    rc = grpo_log_event(t, e, err);
-    cJSON_Delete(e);
-    return rc;
+    return opt_load(opt, wpath, err);
 }
 
 /* Compares two JSON values; on the first difference writes its path. */

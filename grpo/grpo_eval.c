@@ -1,5 +1,5 @@
-/* grpo_eval.c - evaluation on held-out tasks, episode collection for the
- * flywheel, and the behaviour profile written next to each checkpoint
+/* grpo_eval.c - episodes outside training: evaluation on held-out tasks,
+ * episode collection for the flywheel, and the behaviour profile written next to each checkpoint
  * (turn counts, tool-call mix, why episodes ended, the commonest
  * failures). */
 #include "grpo/grpo_int.h"
@@ -7,11 +7,65 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
-#include "grpo/live_policy.h"
+#include "policy/model_policy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- generic episode runner (evaluation, collection) ------------------------------------ */
+
+typedef struct run_ctx {
+    grpo_ep_fn fn;
+    void *user;
+    int seeds;
+} run_ctx;
+
+static void run_done(void *user, long tag, char *rec, double reward)
+{
+    run_ctx *c = user;
+    c->fn(c->user, (size_t)tag / (size_t)c->seeds, (int)(tag % c->seeds), rec, reward);
+}
+
+/* Steps the rollout until it is empty. */
+static int drain(rollout *r, rollout_done_fn fn, void *user, char *err)
+{
+    while (rollout_pending(r) > 0) {
+        int rc = rollout_step(r, fn, user, err);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int grpo_run_episodes(const grpo_run_env *env, policy *pol, double base_temperature, const task *const *tasks,
+                      size_t n_tasks, int seeds, uint64_t seed0, double temperature, grpo_ep_fn fn, void *user,
+                      char *err)
+{
+    rollout_opts ro;
+    rollout_opts_default(&ro);
+    ro.ws_root = env->ws_root;
+    ro.max_active = env->max_active;
+    ro.slot_base = env->max_active; /* training episodes use the slots below */
+    ro.threads = env->tool_threads;
+    rollout *r;
+    int rc = rollout_new(&r, pol, &ro, err);
+    if (rc < 0)
+        return rc;
+    ep_config ep = *env->ep;
+    ep.temperature = temperature;
+    model_policy_set_temperature(pol, (float)temperature);
+    rollout_set_version(r, env->version);
+    for (size_t k = 0; k < n_tasks && rc == 0; k++)
+        for (int s = 0; s < seeds && rc == 0; s++)
+            rc = rollout_add(r, tasks[k], &ep, seed0 + (uint64_t)s, (long)(k * (size_t)seeds + (size_t)s), err);
+    run_ctx c = {fn, user, seeds};
+    if (rc == 0)
+        rc = drain(r, run_done, &c, err);
+    rollout_free(r);
+    model_policy_set_temperature(pol, (float)base_temperature);
+    return rc;
+}
 
 /* ---- evaluation --------------------------------------------------------------------- */
 
@@ -96,40 +150,18 @@ static void eval_done(void *user, size_t ti, int si, char *rec, double reward)
     free(rec);
 }
 
-/* A live policy over m, or the trainer's own when m is its model. */
-static int policy_for(policy **own, policy **use, grpo_trainer *t, model *m, char *err)
-{
-    *own = NULL;
-    *use = t->pol;
-    if (!m || m == t->m)
-        return 0;
-    live_policy_opts lo;
-    live_policy_opts_default(&lo);
-    lo.temperature = (float)t->cfg.temperature;
-    lo.top_p = (float)t->cfg.top_p;
-    lo.max_tokens = t->cfg.max_reply_tokens;
-    lo.name = "grpo-eval";
-    int rc = live_policy_new(own, m, t->tok, &lo, err);
-    *use = *own;
-    return rc;
-}
-
-int grpo_evaluate_tasks(grpo_eval_result *res, size_t *task_passed, grpo_trainer *t, model *m,
-                        const task *const *tasks, size_t n_tasks, int first_seed, int seeds, double temperature,
-                        const char *out_jsonl, char *err)
+int grpo_evaluate_tasks(grpo_eval_result *res, size_t *task_passed, const grpo_run_env *env, policy *pol,
+                        double base_temperature, const task *const *tasks, size_t n_tasks, int first_seed, int seeds,
+                        double temperature, const char *out_jsonl, char *err)
 {
     memset(res, 0, sizeof *res);
     if (task_passed)
         memset(task_passed, 0, n_tasks * sizeof *task_passed);
-    policy *own, *pol;
-    int rc = policy_for(&own, &pol, t, m, err);
-    if (rc < 0)
-        return rc;
     eval_acc a = {0};
     a.out = out_jsonl;
     a.task_passed = task_passed;
-    rc = grpo_run_episodes(t, pol, tasks, n_tasks, seeds, first_seed, temperature, eval_done, &a, err);
-    pol_free(own);
+    int rc = grpo_run_episodes(env, pol, base_temperature, tasks, n_tasks, seeds, (uint64_t)first_seed, temperature,
+                               eval_done, &a, err);
     res->fixes_distinct = a.n_fixes + a.fixes_unranked;
     res->fix_episodes = a.fixes_unranked;
     for (size_t i = 0; i < a.n_fixes; i++) {
@@ -162,23 +194,6 @@ int grpo_evaluate_tasks(grpo_eval_result *res, size_t *task_passed, grpo_trainer
     res->edit_no_change = a.edit_no_change;
     res->edit_repaired = a.edit_repaired;
     return 0;
-}
-
-int grpo_evaluate(grpo_eval_result *res, grpo_trainer *t, model *m, const char *selector, int seeds,
-                  double temperature, const char *out_jsonl, char *err)
-{
-    memset(res, 0, sizeof *res);
-    task_set sel;
-    int rc = task_select(&sel, &t->all, selector, err);
-    if (rc < 0)
-        return rc;
-    if (sel.n == 0) {
-        task_select_dispose(&sel);
-        return rl_err(err, RL_EINVAL, "evaluation tasks \"%s\": selects no task", selector);
-    }
-    rc = grpo_evaluate_tasks(res, NULL, t, m, (const task *const *)sel.v, sel.n, 1, seeds, temperature, out_jsonl, err);
-    task_select_dispose(&sel);
-    return rc;
 }
 
 /* ---- collection ------------------------------------------------------------------------ */
@@ -219,7 +234,7 @@ static void collect_done(void *user, size_t ti, int si, char *rec, double reward
     e->n++;
 }
 
-void grpo_episodes_free(grpo_episodes *e)
+void grpo_episodes_dispose(grpo_episodes *e)
 {
     for (size_t i = 0; i < e->n; i++)
         free(e->rec[i]);
@@ -229,22 +244,18 @@ void grpo_episodes_free(grpo_episodes *e)
     memset(e, 0, sizeof *e);
 }
 
-int grpo_collect(grpo_episodes *out, grpo_trainer *t, const char *selector, int seeds, uint64_t seed0,
-                 double temperature, char *err)
+int grpo_collect_tasks(grpo_episodes *out, const grpo_run_env *env, policy *pol, double base_temperature,
+                       const task *const *tasks, size_t n_tasks, int seeds, uint64_t seed0, double temperature,
+                       char *err)
 {
     memset(out, 0, sizeof *out);
-    task_set sel;
-    int rc = task_select(&sel, &t->all, selector, err);
-    if (rc < 0)
-        return rc;
-    collect_acc a = {out, (const task *const *)sel.v, 0, 0};
-    rc = grpo_run_episodes(t, t->pol, (const task *const *)sel.v, sel.n, seeds, seed0, temperature, collect_done, &a,
-                           err);
-    task_select_dispose(&sel);
+    collect_acc a = {out, tasks, 0, 0};
+    int rc = grpo_run_episodes(env, pol, base_temperature, tasks, n_tasks, seeds, seed0, temperature, collect_done, &a,
+                               err);
     if (rc == 0 && a.oom)
         rc = rl_err(err, RL_ENOMEM, "grpo collect: out of memory");
     if (rc < 0)
-        grpo_episodes_free(out);
+        grpo_episodes_dispose(out);
     return rc;
 }
 

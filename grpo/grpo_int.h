@@ -1,10 +1,25 @@
-/* grpo_int.h - the trainer's state, shared by grpo.c (steps, training),
- * grpo_ckpt.c (checkpoints, resume), grpo_eval.c (evaluation, profiles,
- * episode collection) and grpo_report.c. Not a public interface. */
+/* grpo_int.h - the trainer's stages and the types they pass each other.
+ * Not a public interface (grpo.h is).
+ *
+ * grpo.c owns the trainer and drives the stages; each stage takes what it
+ * needs as arguments and calls only the helpers of grpo_group.c and
+ * grpo_data.c, never grpo.c or another stage:
+ *
+ *   grpo.c -> grpo_rollout.c  the synchronous rollout of a step's groups
+ *          -> grpo_async.c    the asynchronous rollout thread
+ *          -> grpo_update.c   one optimizer step; the flywheel's fine-tune
+ *          -> grpo_eval.c     evaluation, collection, behaviour profiles
+ *          -> grpo_ckpt.c     checkpoints, resume, rollback
+ *          -> grpo_metrics.c  a step's metrics line, history, warnings
+ *          -> grpo_report.c   the SFT-vs-RL report, training curves
+ *   stages -> grpo_group.c    trajectories, groups, seeds, weights
+ *          -> grpo_data.c     the train tasks and the order they are drawn in
+ */
 #ifndef RL_GRPO_INT_H
 #define RL_GRPO_INT_H
 
 #include "grpo/grpo.h"
+#include "common/buf.h"
 #include "common/limits.h"
 #include "harness/rollout.h"
 #include "policy/policy.h"
@@ -12,7 +27,8 @@
 #include "corpus/task.h"
 
 #include <cJSON.h>
-#include <pthread.h>
+
+/* ---- grpo_group.c: trajectories, groups, seeds --------------------------------------- */
 
 /* One finished (or pending) trajectory of a group. */
 typedef struct grpo_traj {
@@ -67,8 +83,35 @@ typedef struct grpo_step_metrics {
     double gen_s;
 } grpo_step_metrics;
 
-/* The asynchronous rollout thread (grpo.c). */
-typedef struct grpo_async grpo_async;
+/* Every finished episode's duration (s), for the utilization model of
+ * common/stats; at most RL_GRPO_CURVE_MAX are kept. */
+typedef struct grpo_durs {
+    double *v;
+    size_t n, cap;
+} grpo_durs;
+
+double grpo_now(void);
+uint64_t grpo_mix(uint64_t a, uint64_t b);
+/* Seed of member i of group gid under the run's seed (below 2^52: it is
+ * recorded as a number). */
+uint64_t grpo_ep_seed(long seed, uint64_t gid, int i);
+int grpo_group_new(grpo_group **out, const task *tk, long gid, int G, char *err);
+void grpo_group_free(grpo_group *g);
+/* Fills a trajectory's counters from its record. */
+void grpo_traj_parse(grpo_traj *tr, const cJSON *rec);
+/* A finished episode of group g, member i (record may be NULL, owned by
+ * the group from now on): counters, reward (tests, shaped when
+ * c->shaping.on, or the reward hook of o), the duration into durs (may be
+ * NULL); advantages once the group is complete. */
+void grpo_traj_finish(grpo_group *g, int i, char *rec, double reward, const grpo_config *c, const grpo_opts *o,
+                      grpo_durs *durs);
+void grpo_durs_dispose(grpo_durs *d);
+/* Adds up the trajectories of gs into sm's episode figures. */
+void grpo_metrics_from_groups(grpo_step_metrics *sm, grpo_group *const *gs, size_t ng);
+/* Loads weights into m (same config) from a checkpoint file. */
+int grpo_load_weights(model *m, const char *path, char *err);
+
+/* ---- grpo_data.c: the train tasks and their order ----------------------------------- */
 
 /* The train tasks in strata (see grpo_draw): member[start[k] .. start[k+1])
  * are the train-set indices of stratum k. */
@@ -78,55 +121,17 @@ typedef struct grpo_strata {
     size_t *member; /* train.n */
 } grpo_strata;
 
-struct grpo_trainer {
-    grpo_config cfg;
-    grpo_hooks hooks;
-    char run_dir[GRPO_PATH_MAX];
-    char metrics_path[GRPO_PATH_MAX + 32];
+/* The run's tasks and where the run is in its train order. */
+typedef struct grpo_data {
     task_set all, train;
-    tok_t *tok;
-    char tok_path[GRPO_PATH_MAX];
-    model *m, *ref;
-    adamw *opt;
-    policy *pol;          /* live policy over m */
-    rollout *ro;          /* synchronous rollout over pol */
-    grpo_async *as;
-    ep_config ep;
-    int max_active;
-    long step;            /* optimizer steps done; tokens sampled now carry version step + 1 */
+    grpo_strata strata;   /* the train tasks by the config's balance */
+    size_t *scratch;      /* train.n + 1 entries, for grpo_draw */
+    long seed;
+    int group_size;
     uint64_t data_pos;    /* tasks drawn from the train split */
     uint64_t groups_drawn;
-    grpo_strata strata;   /* the train tasks by cfg.balance */
-    size_t *scratch;      /* train.n + 1 entries, for grpo_draw */
-    double best_eval;     /* < 0: none yet */
-    long best_step;
-    long last_ckpt;       /* step of the newest checkpoint, -1: none */
-    /* recent metrics, for warnings */
-    double *h_reward, *h_pass, *h_tool, *h_tokens, *h_kl, *h_fmt, *h_flag;
-    size_t h_n, h_cap;
-    /* records of the last step (profile when no evaluation ran) */
-    char **last_recs;
-    size_t n_last;
-    /* mode comparison */
-    double cmp_wall[2], cmp_busy[2];  /* per mode: step seconds, util x seconds */
-    double cmp_eps[2];                /* episodes trained on */
-    double *durs;                     /* every episode's duration (s), for the */
-    size_t n_durs, cap_durs;          /* utilization model of common/stats */
-    long cmp_steps[2];
-    double t_open;
-};
+} grpo_data;
 
-/* grpo.c */
-double grpo_now(void);
-/* Seed of member i of group gid (below 2^52: it is recorded as a number). */
-uint64_t grpo_ep_seed(const grpo_trainer *t, uint64_t gid, int i);
-grpo_group *grpo_group_new(const task *tk, long gid, int G);
-void grpo_group_free(grpo_group *g);
-/* A finished episode of group g, member i (record may be NULL): counters,
- * reward (tests, shaped or hook); advantages once the group is complete. */
-void grpo_traj_finish(grpo_trainer *t, grpo_group *g, int i, char *rec, double reward);
-/* Next train task (grpo_draw at data_pos; advances data_pos). */
-const task *grpo_next_task(grpo_trainer *t);
 /* Index into the train set of draw number pos: a function of (seed, pos)
  * alone, so a resumed run draws what the killed one would have. With one
  * stratum, every task once per epoch in a fresh shuffle. With several,
@@ -139,55 +144,138 @@ size_t grpo_draw(const grpo_strata *st, uint64_t seed, uint64_t pos, size_t *scr
  * none, else one per bug kind or repository, in name order) and
  * allocates *scratch for grpo_draw. */
 int grpo_strata_build(grpo_strata *st, size_t **scratch, const task_set *train, int balance, char *err);
-void grpo_strata_free(grpo_strata *st);
-void grpo_metrics_from_groups(grpo_step_metrics *sm, grpo_group *const *gs, size_t ng);
-/* Moves the groups' records into t->last_recs (the profile's source). */
-void grpo_keep_last_records(grpo_trainer *t, grpo_group *const *gs, size_t ng);
-uint64_t grpo_mix(uint64_t a, uint64_t b);
-/* Fills a trajectory's counters from its record. */
-void grpo_traj_parse(grpo_traj *tr, const cJSON *rec);
-/* Runs the episodes of tasks x seeds with policy pol; on_done gets each
- * record (may be NULL) -- the engine behind evaluation and collection. */
-typedef void (*grpo_ep_fn)(void *user, size_t task_index, int seed_index, char *rec, double reward);
-int grpo_run_episodes(grpo_trainer *t, policy *pol, const task *const *tasks, size_t n_tasks, int seeds,
-                      uint64_t seed0, double temperature, grpo_ep_fn fn, void *user, char *err);
-/* Warnings from the metric history (h_*): appended to arr as strings and
- * to line as "\n  warning: ..." lines. */
-struct buf;
-void grpo_warnings(const grpo_trainer *t, cJSON *arr, struct buf *line);
-/* The weights changed outside a step (rollback, SFT): the asynchronous
- * sampler picks them up. */
-void grpo_weights_changed(grpo_trainer *t);
-/* Loads weights into m (same config) from a checkpoint file. */
-int grpo_load_weights(model *m, const char *path, char *err);
+void grpo_strata_dispose(grpo_strata *st);
+/* Loads the tasks of c and selects its train split. */
+int grpo_data_init(grpo_data *d, const grpo_config *c, char *err);
+void grpo_data_dispose(grpo_data *d);
+/* A new group of the next train task (advances data_pos and groups_drawn). */
+int grpo_data_next_group(grpo_group **out, grpo_data *d, char *err);
 
-/* grpo_update.c: one optimizer step on the groups' trajectories. Returns
- * RL_EINVAL with *nonfinite set when the loss or gradient is not finite. */
-int grpo_train_groups(grpo_trainer *t, grpo_group **gs, size_t ng, grpo_step_metrics *sm, int *nonfinite,
-                      char *err);
+/* ---- grpo_rollout.c: the synchronous rollout ----------------------------------------- */
 
-/* grpo_async.c */
-int grpo_step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, char *err);
-void grpo_async_publish(grpo_async *A, const model *m, long version);
+/* Where episodes run: what every rollout of the run shares. */
+typedef struct grpo_run_env {
+    const ep_config *ep;
+    const char *ws_root;  /* NULL: the workspace default */
+    int max_active;
+    int tool_threads;
+    long version;         /* stamped on the tokens sampled */
+    long seed;            /* the run's seed: episode seeds derive from it */
+} grpo_run_env;
+
+/* The groups of one synchronous step: tasks_per_step new groups run to
+ * completion in ro, then (dynamic sampling) zero-variance groups marked
+ * dropped and replaced by fresh ones, up to max_extra_groups. Returns the
+ * groups in *gs (caller frees each and the array) and the busy
+ * slot-seconds in *busy. */
+int grpo_rollout_groups(grpo_group ***gs, size_t *ng, rollout *ro, const grpo_run_env *env, grpo_data *d,
+                        const grpo_config *c, const grpo_opts *o, grpo_durs *durs, grpo_step_metrics *sm, double *busy,
+                        char *err);
+
+/* ---- grpo_async.c: the asynchronous rollout thread ------------------------------------ */
+
+typedef struct grpo_async grpo_async;
+
+/* Starts a rollout thread with its own copy of m's weights and its own
+ * policy (c's sampling settings) over them; tokens carry env->version
+ * until the next publish. */
+int grpo_async_new(grpo_async **out, const model *m, const tok_t *tok, const grpo_run_env *env, const grpo_config *c,
+                   char *err);
 void grpo_async_free(grpo_async *A);
+/* Queues tasks_per_step new groups and waits until lambda of them are
+ * done and one group is complete; replaces zero-variance groups (dynamic
+ * sampling). *gs gets the complete groups: the *nb to train on first, then
+ * the *nd dropped ones (caller frees each and the array); the unfinished
+ * ones go on. */
+int grpo_async_collect(grpo_async *A, grpo_data *d, const grpo_config *c, const grpo_opts *o, grpo_durs *durs,
+                       grpo_step_metrics *sm, grpo_group ***gs, size_t *nb, size_t *nd, char *err);
+/* The thread takes m's weights between two rollout steps and stamps
+ * version on every later turn. */
+void grpo_async_publish(grpo_async *A, const model *m, long version);
+/* Tokens generated, prompt tokens prefilled, generation seconds, busy
+ * slot-seconds so far (the rollout step under way included). */
+void grpo_async_counters(grpo_async *A, long *gen, long *prefill, double *gen_s, double *busy);
 
-/* grpo_ckpt.c */
-int grpo_ckpt_write(grpo_trainer *t, char *const *profile_recs, size_t n_profile, char *err);
-int grpo_ckpt_resolve(char *run_dir, size_t rn, char *ckpt_dir, size_t cn, const char *resume, char *err);
-int grpo_ckpt_read_state(grpo_trainer *t, const char *ckpt_dir, char *err);
-int grpo_rollback(grpo_trainer *t, const char *why, char *err);
-int grpo_config_same(const grpo_config *a, const grpo_config *b, char *what, size_t n);
+/* ---- grpo_update.c: the optimizer step --------------------------------------------------- */
 
-/* grpo_eval.c */
-/* grpo_evaluate on a list of tasks at seeds first_seed .. first_seed +
- * seeds - 1; task_passed (NULL, or n_tasks entries) gets each task's
- * passed episodes. */
-int grpo_evaluate_tasks(grpo_eval_result *res, size_t *task_passed, grpo_trainer *t, model *m,
-                        const task *const *tasks, size_t n_tasks, int first_seed, int seeds, double temperature,
-                        const char *out_jsonl, char *err);
+/* One optimizer step of opt on m from the groups' trajectories (ref: the
+ * frozen reference for the KL term, or NULL); step is the number of steps
+ * done. Returns RL_EINVAL with *nonfinite set when the loss or gradient is
+ * not finite. */
+int grpo_update(model *m, const model *ref, adamw *opt, long step, const grpo_config *c, grpo_group **gs, size_t ng,
+                grpo_step_metrics *sm, int *nonfinite, char *err);
+/* Cross-entropy fine-tune of m on the policy tokens of records with a
+ * fresh AdamW of c->optim at constant lr (grpo_sft in grpo.h). */
+int grpo_update_sft(double *loss, model *m, const grpo_config *c, char *const *records, size_t n, int epochs, double lr,
+                    char *err);
+
+/* ---- grpo_eval.c: evaluation, collection, profiles ---------------------------------------- */
+
+/* Runs the episodes of tasks x seeds with policy pol at temperature
+ * (pol's temperature is base_temperature again afterwards); fn gets each
+ * record (may be NULL, fn owns it). */
+typedef void (*grpo_ep_fn)(void *user, size_t task_index, int seed_index, char *rec, double reward);
+int grpo_run_episodes(const grpo_run_env *env, policy *pol, double base_temperature, const task *const *tasks,
+                      size_t n_tasks, int seeds, uint64_t seed0, double temperature, grpo_ep_fn fn, void *user,
+                      char *err);
+/* Evaluation of pol on tasks at seeds first_seed .. first_seed + seeds -
+ * 1; task_passed (NULL, or n_tasks entries) gets each task's passed
+ * episodes; records are appended to out_jsonl if non-NULL. */
+int grpo_evaluate_tasks(grpo_eval_result *res, size_t *task_passed, const grpo_run_env *env, policy *pol,
+                        double base_temperature, const task *const *tasks, size_t n_tasks, int first_seed, int seeds,
+                        double temperature, const char *out_jsonl, char *err);
+/* Episodes of tasks x seeds from seed0 (grpo_collect in grpo.h). */
+int grpo_collect_tasks(grpo_episodes *out, const grpo_run_env *env, policy *pol, double base_temperature,
+                       const task *const *tasks, size_t n_tasks, int seeds, uint64_t seed0, double temperature,
+                       char *err);
+/* The behaviour profile of records (turn counts, tool-call mix, why
+ * episodes ended, the commonest failures). */
 cJSON *grpo_profile(char *const *recs, size_t n);
 
-/* grpo_report.c: SFT vs RL on one held-out set, task by task. */
+/* ---- grpo_ckpt.c: checkpoints ------------------------------------------------------------- */
+
+/* What a checkpoint records besides weights and optimizer moments. */
+typedef struct grpo_ckpt_state {
+    long step;
+    uint64_t data_pos, groups_drawn;
+    long seed;
+    double best_eval;     /* < 0: none yet */
+    long best_step;
+    double elapsed_s;
+} grpo_ckpt_state;
+
+/* Writes ckpt/step-N of run_dir (profile may be NULL), names it latest
+ * (and best when st->best_step is its step), and prunes all but the newest
+ * keep, the best and step 0. */
+int grpo_ckpt_write(const char *run_dir, const char *tok_path, const model *m, const adamw *opt,
+                    const grpo_ckpt_state *st, int keep, const cJSON *profile, char *err);
+int grpo_ckpt_resolve(char *run_dir, size_t rn, char *ckpt_dir, size_t cn, const char *resume, char *err);
+/* Reads state.json of ckpt_dir; its seed must be seed. */
+int grpo_ckpt_read_state(grpo_ckpt_state *st, const char *ckpt_dir, long seed, char *err);
+/* Loads the best checkpoint of run_dir (else the latest) into m and opt;
+ * its name goes to name. */
+int grpo_ckpt_restore(char *name, size_t n, model *m, adamw *opt, const char *run_dir, char *err);
+int grpo_config_same(const grpo_config *a, const grpo_config *b, char *what, size_t n);
+
+/* ---- grpo_metrics.c: per-step metrics and warnings ----------------------------------------- */
+
+/* Recent metrics, for warnings. */
+typedef struct grpo_history {
+    double *reward, *pass, *tool, *tokens, *kl, *fmt, *flag;
+    size_t n, cap;
+} grpo_history;
+
+int grpo_history_push(grpo_history *h, const grpo_step_metrics *sm, char *err);
+void grpo_history_dispose(grpo_history *h);
+/* Warnings from the history under c's thresholds: appended to arr as
+ * strings and to line as "\n  warning: ..." lines. */
+void grpo_warnings(const grpo_history *h, const grpo_config *c, cJSON *arr, buf_t *line);
+/* The step's metrics line (JSON) and its terminal line. */
+cJSON *grpo_metrics_json(const grpo_step_metrics *sm);
+void grpo_metrics_line(buf_t *line, const grpo_step_metrics *sm, long steps);
+
+/* ---- grpo_report.c: SFT vs RL on held-out sets --------------------------------------------- */
+
 typedef struct grpo_kind_result {
     const char *name;      /* generator.mutation, borrowed from the tasks */
     size_t tasks, sft, rl; /* tasks, and episodes each policy passed */
@@ -203,10 +291,31 @@ typedef struct grpo_task_compare {
                               past the cap are left out */
 } grpo_task_compare;
 
+/* One final set, evaluated with both policies. */
+typedef struct grpo_set_result {
+    const grpo_final_set *set;
+    size_t tasks, n;
+    int seeds;
+    grpo_eval_result sft, rl;
+    grpo_task_compare cmp;
+} grpo_set_result;
+
 /* Compares the passes per task, sft[i] and rl[i] of `seeds` episodes each
  * for task sel->v[i] (same seeds for both), with the paired tests of
  * common/stats.h, and sums them by bug kind (generated tasks only).
  * Returns 0 or RL_ENOMEM. */
 int grpo_compare_by_task(grpo_task_compare *r, const task_set *sel, const size_t *sft, const size_t *rl, int seeds);
+/* The tasks of a final set (its selector, kept to its split). */
+int grpo_report_select(task_set *out, const task_set *all, const grpo_final_set *fs, char *err);
+/* Writes <results>/<name>.json, .md and the SVGs of a run at step. */
+int grpo_report_write(const grpo_config *c, const char *run_dir, long step, const grpo_set_result *sr, int ns,
+                      char *err);
+
+/* ---- grpo.c: what the tests look at ------------------------------------------------------- */
+
+grpo_config *grpo_config_of(grpo_trainer *t);
+const model *grpo_reference(const grpo_trainer *t);
+/* The records of the last step (moved out of its groups). */
+char *const *grpo_last_records(const grpo_trainer *t, size_t *n);
 
 #endif

@@ -192,13 +192,6 @@ int grpo_write_curves(const char *run_dir, const char *svg_path, char *err)
 
 /* ---- final evaluation ---------------------------------------------------------------------- */
 
-typedef struct set_result {
-    const grpo_final_set *set;
-    size_t tasks, n;
-    int seeds;
-    grpo_eval_result sft, rl;
-    grpo_task_compare cmp;
-} set_result;
 
 /* Resamples of the paired tests: the bootstrap's 2.5% tail then rests on
  * 250 draws, and a permutation p down to 1e-5 can be told from 0. Fixed
@@ -246,10 +239,10 @@ int grpo_compare_by_task(grpo_task_compare *r, const task_set *sel, const size_t
     return 0;
 }
 
-static int select_set(task_set *out, grpo_trainer *t, const grpo_final_set *fs, char *err)
+int grpo_report_select(task_set *out, const task_set *all, const grpo_final_set *fs, char *err)
 {
     task_set sel;
-    int rc = task_select(&sel, &t->all, fs->tasks, err);
+    int rc = task_select(&sel, all, fs->tasks, err);
     if (rc < 0)
         return rc;
     int split = fs->split[0] ? task_split_from_name(fs->split) : -1;
@@ -284,13 +277,13 @@ static size_t edits_failed_other(const grpo_eval_result *r)
     return failed > named ? failed - named : 0;
 }
 
-static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *err)
+int grpo_report_write(const grpo_config *c, const char *run_dir, long step, const grpo_set_result *sr, int ns,
+                      char *err)
 {
-    const grpo_config *c = &t->cfg;
     char base[GRPO_PATH_MAX + 160], path[GRPO_PATH_MAX + 200];
     snprintf(base, sizeof base, "%s/%s", c->results, c->results_name);
     curves cv;
-    int have_curves = curves_read(&cv, t->run_dir, NULL) == 0;
+    int have_curves = curves_read(&cv, run_dir, NULL) == 0;
     double step_s = 0, tps = 0, cmp[2][3] = {{0}}, lambda = 0;
     size_t nstep = 0;
     int has_cmp = have_curves && cv.has_cmp;
@@ -316,9 +309,9 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
     /* JSON */
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "experiment", c->results_name);
-    cJSON_AddStringToObject(o, "run", t->run_dir);
+    cJSON_AddStringToObject(o, "run", run_dir);
     cJSON_AddStringToObject(o, "sft_checkpoint", c->init[0] ? c->init : "(random init)");
-    cJSON_AddNumberToObject(o, "steps", (double)t->step);
+    cJSON_AddNumberToObject(o, "steps", (double)step);
     cJSON_AddNumberToObject(o, "group_size", c->group_size);
     cJSON_AddNumberToObject(o, "tasks_per_step", c->tasks_per_step);
     cJSON_AddNumberToObject(o, "eval_temperature", c->eval_temperature);
@@ -434,13 +427,13 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
     if ((rc = write_svg(path, &b, svg_bars(&b, &ax, labels, v, lo, hi, (size_t)(2 * ns)), err)) < 0)
         return rc;
     snprintf(path, sizeof path, "%s-curves.svg", base);
-    if ((rc = grpo_write_curves(t->run_dir, path, err)) < 0)
+    if ((rc = grpo_write_curves(run_dir, path, err)) < 0)
         return rc;
     /* markdown */
     buf_t md;
     buf_init(&md, RL_REPORT_MD_MAX);
     buf_printf(&md, "# %s\n\nRun `%s`, %ld GRPO steps (G %d, %d tasks per step) from `%s`.\n\n", c->results_name,
-               t->run_dir, t->step, c->group_size, c->tasks_per_step, c->init[0] ? c->init : "(random init)");
+               run_dir, step, c->group_size, c->tasks_per_step, c->init[0] ? c->init : "(random init)");
     buf_printf(&md, "| set | tasks | episodes | SFT pass rate (95%% CI) | RL pass rate (95%% CI) |\n|---|---|---|---|---|\n");
     for (int i = 0; i < ns; i++) {
         double l0, h0, l1, h1;
@@ -548,60 +541,3 @@ static int write_outputs(grpo_trainer *t, const set_result *sr, int ns, char *er
     return rc;
 }
 
-int grpo_final_report(grpo_trainer *t, char *err)
-{
-    const grpo_config *c = &t->cfg;
-    if (c->n_final == 0)
-        return rl_err(err, RL_EINVAL, "config: final.sets: no held-out set to report on");
-    int rc = fs_mkdirs(c->results, err);
-    if (rc < 0)
-        return rc;
-    char path[GRPO_PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/ckpt/step-00000000/model.safetensors", t->run_dir);
-    model_opts mo;
-    model_opts_default(&mo);
-    mo.n_threads = c->threads;
-    model *sft;
-    if ((rc = model_new(&sft, &t->m->cfg, &mo, err)) < 0)
-        return rc;
-    if ((rc = grpo_load_weights(sft, path, err)) < 0) {
-        model_free(sft);
-        return rc;
-    }
-    set_result sr[GRPO_FINAL_SETS_MAX];
-    memset(sr, 0, sizeof sr);
-    for (int i = 0; i < c->n_final && rc == 0; i++) {
-        const grpo_final_set *fs = &c->final_sets[i];
-        task_set sel;
-        if ((rc = select_set(&sel, t, fs, err)) < 0)
-            break;
-        int seeds = (int)((fs->episodes + sel.n - 1) / sel.n);
-        sr[i].set = fs;
-        sr[i].tasks = sel.n;
-        sr[i].seeds = seeds;
-        sr[i].n = sel.n * (size_t)seeds;
-        size_t *passed[2] = {calloc(sel.n, sizeof(size_t)), calloc(sel.n, sizeof(size_t))};
-        if (!passed[0] || !passed[1])
-            rc = rl_err(err, RL_ENOMEM, "report: out of memory");
-        for (int k = 0; k < 2 && rc == 0; k++) {
-            char out[GRPO_PATH_MAX + 200];
-            snprintf(out, sizeof out, "%s/%s-%s-%s.jsonl", c->results, c->results_name, fs->name, k ? "rl" : "sft");
-            fs_remove_tree(out, NULL); /* a rerun replaces the records */
-            rc = grpo_evaluate_tasks(k ? &sr[i].rl : &sr[i].sft, passed[k], t, k ? t->m : sft, (const task *const *)sel.v, sel.n,
-                                     c->final_seed, seeds, c->eval_temperature, out, err);
-            if (rc == 0 && !c->quiet)
-                fprintf(stderr, "final %s %s: pass %.3f (%zu/%zu)\n", fs->name, k ? "RL" : "SFT",
-                        (k ? &sr[i].rl : &sr[i].sft)->pass_rate, (k ? &sr[i].rl : &sr[i].sft)->passed,
-                        (k ? &sr[i].rl : &sr[i].sft)->episodes);
-        }
-        if (rc == 0 && (rc = grpo_compare_by_task(&sr[i].cmp, &sel, passed[0], passed[1], seeds)) < 0)
-            rl_err(err, rc, "report: out of memory");
-        free(passed[0]);
-        free(passed[1]);
-        task_select_dispose(&sel);
-    }
-    model_free(sft);
-    if (rc < 0)
-        return rc;
-    return write_outputs(t, sr, c->n_final, err);
-}

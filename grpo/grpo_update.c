@@ -12,11 +12,9 @@
 
 #include "common/err.h"
 #include "common/limits.h"
-#include "grpo/live_policy.h"
 #include "grpo/sample.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,12 +100,9 @@ static void fill_batch(train_buf *b, const grpo_seqs *S, const size_t *order, co
     }
 }
 
-/* One optimizer step on the groups' trajectories. Returns RL_EINVAL with
- * *nonfinite set when the loss or the gradient is not finite. */
-int grpo_train_groups(grpo_trainer *t, grpo_group **gs, size_t ng, grpo_step_metrics *sm, int *nonfinite,
-                        char *err)
+int grpo_update(model *m, const model *ref, adamw *opt, long step, const grpo_config *c, grpo_group **gs, size_t ng,
+                grpo_step_metrics *sm, int *nonfinite, char *err)
 {
-    const grpo_config *c = &t->cfg;
     *nonfinite = 0;
     grpo_seqs S;
     grpo_seqs_init(&S);
@@ -139,7 +134,7 @@ int grpo_train_groups(grpo_trainer *t, grpo_group **gs, size_t ng, grpo_step_met
                 continue;
             }
             char rerr[RL_ERR_MAX];
-            int r = grpo_seqs_add_json(&S, gs[k]->tr[i].rec, (int)ti, t->m->cfg.vocab, t->m->cfg.max_seq, rerr);
+            int r = grpo_seqs_add_json(&S, gs[k]->tr[i].rec, (int)ti, m->cfg.vocab, m->cfg.max_seq, rerr);
             if (r == RL_ENOMEM) {
                 rc = rl_err(err, r, "%s", rerr);
                 goto done;
@@ -150,7 +145,7 @@ int grpo_train_groups(grpo_trainer *t, grpo_group **gs, size_t ng, grpo_step_met
     sm->skipped_long = S.skipped_long;
     sm->seqs = S.n;
     /* trained tokens per sequence: policy targets recent enough */
-    long current = t->step + 1;
+    long current = step + 1;
     kept = calloc(S.n ? S.n : 1, sizeof *kept);
     seq_adv = malloc((S.n ? S.n : 1) * sizeof *seq_adv);
     seq_w = malloc((S.n ? S.n : 1) * sizeof *seq_w);
@@ -213,12 +208,12 @@ int grpo_train_groups(grpo_trainer *t, grpo_group **gs, size_t ng, grpo_step_met
         goto done;
 
     double t0 = grpo_now();
-    int use_ref = t->ref && c->loss.kl_coef > 0;
+    int use_ref = ref && c->loss.kl_coef > 0;
     grpo_loss_stats_init(&sm->loss);
     int any = 0;
     for (int pass = 0; pass < c->updates_per_step; pass++) {
         sm->passes = pass + 1;
-        if ((rc = model_zero_grad(t->m, err)) < 0)
+        if ((rc = model_zero_grad(m, err)) < 0)
             goto done;
         double loss = 0;
         for (size_t k = 0; k < nmb; k++) {
@@ -230,10 +225,10 @@ int grpo_train_groups(grpo_trainer *t, grpo_group **gs, size_t ng, grpo_step_met
                 has = b.w[i] > 0.0f;
             if (!has)
                 continue; /* nothing trained here: no forward needed */
-            if (use_ref && (rc = model_forward(t->ref, b.tok, b.tgt, (int)mb->count, mb->T, (float)c->temperature,
+            if (use_ref && (rc = model_forward((model *)ref, b.tok, b.tgt, (int)mb->count, mb->T, (float)c->temperature,
                                                b.ref, NULL, err)) < 0)
                 goto done;
-            if ((rc = model_forward(t->m, b.tok, b.tgt, (int)mb->count, mb->T, (float)c->temperature, b.logp, b.ent,
+            if ((rc = model_forward(m, b.tok, b.tgt, (int)mb->count, mb->T, (float)c->temperature, b.logp, b.ent,
                                     err)) < 0)
                 goto done;
             sm->forward_tokens += N;
@@ -241,24 +236,24 @@ int grpo_train_groups(grpo_trainer *t, grpo_group **gs, size_t ng, grpo_step_met
                                      b.adv, b.w, N);
             for (size_t i = 0; i < N && !any; i++)
                 any = b.coef[i] != 0.0f;
-            if ((rc = model_backward(t->m, b.coef, err)) < 0)
+            if ((rc = model_backward(m, b.coef, err)) < 0)
                 goto done;
         }
         if (!isfinite(loss)) {
             *nonfinite = 1;
-            rc = rl_err(err, RL_EINVAL, "grpo: loss is not finite at step %ld", t->step + 1);
+            rc = rl_err(err, RL_EINVAL, "grpo: loss is not finite at step %ld", step + 1);
             goto done;
         }
         sm->updated = any;
         if (!any) {
             /* no gradient signal at all (zero-variance groups, no KL): the
              * weights and the optimizer state stay exactly as they are */
-            sm->lr = opt_lr_at(&t->opt->cfg, t->step);
+            sm->lr = opt_lr_at(&opt->cfg, step);
             break;
         }
-        t->opt->step = t->step; /* the schedule follows trainer steps */
+        opt->step = step; /* the schedule follows trainer steps */
         float lr;
-        if ((rc = opt_step(t->opt, t->m->params, t->m->grads, &sm->grad_norm, &lr, err)) < 0) {
+        if ((rc = opt_step(opt, m->params, m->grads, &sm->grad_norm, &lr, err)) < 0) {
             *nonfinite = 1;
             goto done;
         }
@@ -267,7 +262,7 @@ int grpo_train_groups(grpo_trainer *t, grpo_group **gs, size_t ng, grpo_step_met
     sm->train_s = grpo_now() - t0;
 done:
     train_buf_free(&b);
-    grpo_seqs_free(&S);
+    grpo_seqs_dispose(&S);
     free(traj_adv);
     free(seq_adv);
     free(seq_w);
@@ -280,7 +275,8 @@ done:
 
 /* ---- supervised fine-tuning (the flywheel) ------------------------------------------------- */
 
-int grpo_sft(double *loss, grpo_trainer *t, char *const *records, size_t n, int epochs, double lr, char *err)
+int grpo_update_sft(double *loss, model *m, const grpo_config *c, char *const *records, size_t n, int epochs, double lr,
+                    char *err)
 {
     *loss = 0;
     grpo_seqs S;
@@ -288,33 +284,33 @@ int grpo_sft(double *loss, grpo_trainer *t, char *const *records, size_t n, int 
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         char rerr[RL_ERR_MAX];
-        int r = grpo_seqs_add_json(&S, records[i], (int)i, t->m->cfg.vocab, t->m->cfg.max_seq, rerr);
+        int r = grpo_seqs_add_json(&S, records[i], (int)i, m->cfg.vocab, m->cfg.max_seq, rerr);
         if (r == RL_ENOMEM) {
-            grpo_seqs_free(&S);
+            grpo_seqs_dispose(&S);
             return rl_err(err, r, "%s", rerr);
         }
     }
     if (S.n == 0 || epochs <= 0) {
-        grpo_seqs_free(&S);
+        grpo_seqs_dispose(&S);
         return 0;
     }
-    opt_config oc = t->cfg.optim;
+    opt_config oc = c->optim;
     oc.lr = (float)lr;
     oc.warmup_steps = 0;
     oc.total_steps = 0; /* constant */
-    opt_span *sp = calloc((size_t)t->m->n_tensors, sizeof *sp);
+    opt_span *sp = calloc((size_t)m->n_tensors, sizeof *sp);
     adamw *opt = NULL;
     train_buf b = {0};
     if (!sp) {
         rc = rl_err(err, RL_ENOMEM, "grpo sft: out of memory");
         goto done;
     }
-    for (int i = 0; i < t->m->n_tensors; i++) {
-        sp[i].offset = t->m->tensors[i].offset;
-        sp[i].n = t->m->tensors[i].numel;
-        sp[i].decay = !t->m->tensors[i].is_norm;
+    for (int i = 0; i < m->n_tensors; i++) {
+        sp[i].offset = m->tensors[i].offset;
+        sp[i].n = m->tensors[i].numel;
+        sp[i].decay = !m->tensors[i].is_norm;
     }
-    if ((rc = opt_new(&opt, &oc, t->m->n_params, sp, t->m->n_tensors, err)) < 0)
+    if ((rc = opt_new(&opt, &oc, m->n_params, sp, m->n_tensors, err)) < 0)
         goto done;
     /* one sequence per optimizer step keeps memory flat; token mean */
     int maxT = 0;
@@ -332,13 +328,13 @@ int grpo_sft(double *loss, grpo_trainer *t, char *const *records, size_t n, int 
                 b.tgt[p] = q->targets[p];
                 b.w[p] = q->targets[p] >= 0 ? 1.0f / (float)q->n_policy : 0.0f;
             }
-            if ((rc = model_zero_grad(t->m, err)) < 0 ||
-                (rc = model_forward(t->m, b.tok, b.tgt, 1, q->n, 1.0f, b.logp, NULL, err)) < 0)
+            if ((rc = model_zero_grad(m, err)) < 0 ||
+                (rc = model_forward(m, b.tok, b.tgt, 1, q->n, 1.0f, b.logp, NULL, err)) < 0)
                 goto done;
             nll += grpo_ce_tokens(b.coef, b.logp, b.w, (size_t)q->n) * q->n_policy;
             ntok += (size_t)q->n_policy;
-            if ((rc = model_backward(t->m, b.coef, err)) < 0 ||
-                (rc = opt_step(opt, t->m->params, t->m->grads, NULL, NULL, err)) < 0)
+            if ((rc = model_backward(m, b.coef, err)) < 0 ||
+                (rc = opt_step(opt, m->params, m->grads, NULL, NULL, err)) < 0)
                 goto done;
         }
         *loss = ntok ? nll / (double)ntok : 0;
@@ -347,8 +343,6 @@ done:
     train_buf_free(&b);
     opt_free(opt);
     free(sp);
-    grpo_seqs_free(&S);
-    if (rc == 0 && t->as)
-        grpo_async_publish(t->as, t->m, t->step + 1);
+    grpo_seqs_dispose(&S);
     return rc;
 }

@@ -18,7 +18,7 @@ static void seq_free(grpo_seq *q)
     free(q->version);
 }
 
-void grpo_seqs_free(grpo_seqs *s)
+void grpo_seqs_dispose(grpo_seqs *s)
 {
     for (size_t i = 0; i < s->n; i++)
         seq_free(&s->v[i]);

@@ -47,7 +47,7 @@ typedef struct grpo_seqs {
 } grpo_seqs;
 
 void grpo_seqs_init(grpo_seqs *s);
-void grpo_seqs_free(grpo_seqs *s);
+void grpo_seqs_dispose(grpo_seqs *s);
 
 /* Appends the sequences of one record. vocab bounds every id (ids outside
  * 0..vocab-1 are an error: the record is not of this model). A record

@@ -10,9 +10,25 @@
 
 #include <cJSON.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* One progress line to io's log callback (if any). */
+static void say(const sft_io *io, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(const sft_io *io, int level, const char *fmt, ...)
+{
+    if (!io || !io->log)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    io->log(io->log_ctx, level, msg);
+}
 
 /* ---- config ---------------------------------------------------------------- */
 
@@ -33,7 +49,7 @@ void sft_config_default(sft_config *c)
     c->log_every = 1;
 }
 
-void sft_config_free(sft_config *c)
+void sft_config_dispose(sft_config *c)
 {
     for (int i = 0; i < c->n_eval_data; i++)
         free(c->eval_data[i]);
@@ -102,7 +118,7 @@ static int parse_eval_data(sft_config *c, const cJSON *f, const char *name, char
     if (!cJSON_IsArray(f) || cJSON_GetArraySize(f) > RL_SFT_DATA_FILES_MAX)
         return rl_err(err, RL_EINVAL, "%s: field \"eval_data\": expected an array of at most %d file names", name,
                       RL_SFT_DATA_FILES_MAX);
-    sft_config_free(c);
+    sft_config_dispose(c);
     c->eval_data = calloc((size_t)cJSON_GetArraySize(f) + 1, sizeof *c->eval_data);
     if (!c->eval_data)
         return rl_err(err, RL_ENOMEM, "%s: out of memory", name);
@@ -270,8 +286,8 @@ static void trainer_free(trainer *t)
     model_free(t->m);
     tok_free(t->tok);
     opt_free(t->opt);
-    traj_set_free(&t->train);
-    traj_set_free(&t->eval);
+    traj_set_dispose(&t->train);
+    traj_set_dispose(&t->eval);
     free(t->tok_buf);
     free(t->tgt_buf);
     free(t->logp);
@@ -357,7 +373,7 @@ static int load_data(trainer *t, traj_set *set, const char *const *files, int n,
             keep++;
         }
         for (size_t i = keep; i < set->n; i++)
-            traj_sample_free(&set->v[i]);
+            traj_sample_dispose(&set->v[i]);
         set->n = keep;
     }
     return 0;
@@ -478,8 +494,8 @@ static void log_metrics(const sft_io *io, long step, double loss, float lr, doub
                      "\"policy_tokens\": %zu, \"tokens_per_s\": %.1f, \"elapsed_s\": %.1f%s}",
                      step, loss, (double)lr, isfinite(gnorm) ? gnorm : -1.0, tokens, targets, tok_s, elapsed, ev);
     char err[RL_ERR_MAX];
-    if (fs_append_record(io->metrics, line, (size_t)n, err) < 0 && io->progress)
-        fprintf(io->progress, "sft: metrics: %s\n", err);
+    if (fs_append_record(io->metrics, line, (size_t)n, err) < 0)
+        say(io, 1, "sft: metrics: %s", err);
 }
 
 /* The next `batch` sample indexes of the shuffled stream (reshuffled with
@@ -516,19 +532,18 @@ static void stream_take(stream *s, size_t *out, size_t k)
     }
 }
 
-static void report_data(FILE *f, const char *what, const traj_stats *st)
+static void report_data(const sft_io *io, const char *what, const traj_stats *st)
 {
-    if (!f)
-        return;
-    fprintf(f, "sft: %s: %zu records -> %zu samples (%zu from recorded ids), %zu tokens, %zu policy tokens",
-            what, st->records, st->samples, st->from_ids, st->tokens, st->policy_tokens);
+    char skipped[256] = "", masked[96] = "";
     if (st->skipped_reward || st->skipped_empty || st->skipped_long || st->cut)
-        fprintf(f, "; skipped: %zu under min_reward, %zu without policy tokens, %zu too long (warning); %zu cut "
-                   "from the left",
-                st->skipped_reward, st->skipped_empty, st->skipped_long, st->cut);
+        snprintf(skipped, sizeof skipped,
+                 "; skipped: %zu under min_reward, %zu without policy tokens, %zu too long (warning); %zu cut "
+                 "from the left",
+                 st->skipped_reward, st->skipped_empty, st->skipped_long, st->cut);
     if (st->masked_turns)
-        fprintf(f, "; %zu turns with a failed tool call kept as context", st->masked_turns);
-    fprintf(f, "\n");
+        snprintf(masked, sizeof masked, "; %zu turns with a failed tool call kept as context", st->masked_turns);
+    say(io, 0, "sft: %s: %zu records -> %zu samples (%zu from recorded ids), %zu tokens, %zu policy tokens%s%s", what,
+        st->records, st->samples, st->from_ids, st->tokens, st->policy_tokens, skipped, masked);
 }
 
 int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n_data, const char *out,
@@ -536,7 +551,7 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
 {
     memset(res, 0, sizeof *res);
     res->eval_loss = NAN;
-    FILE *pf = io ? io->progress : NULL;
+    int pf = io && io->log; /* progress lines wanted */
     trainer t = {.c = c};
     int rc = open_model(&t, err);
     if (rc == 0)
@@ -547,9 +562,9 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
         trainer_free(&t);
         return rc;
     }
-    report_data(pf, "train", &t.train.st);
+    report_data(io, "train", &t.train.st);
     if (c->n_eval_data)
-        report_data(pf, "eval", &t.eval.st);
+        report_data(io, "eval", &t.eval.st);
     if (!t.train.n) {
         trainer_free(&t);
         return rl_err(err, RL_EINVAL, "sft: no training samples in the data (see the counts above)");
@@ -583,7 +598,7 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
         goto done;
     stream_shuffle(&st);
     if (pf)
-        fprintf(pf, "sft: %zu parameters, %ld steps of %zu samples (%.2f epochs), lr %g, warmup %ld -> %s\n",
+        say(io, 0, "sft: %zu parameters, %ld steps of %zu samples (%.2f epochs), lr %g, warmup %ld -> %s",
                 t.m->n_params, total, batch, (double)total * batch / t.train.n, (double)oc.lr, oc.warmup_steps, out);
     double t0 = now_s(), train_time = 0;
     size_t tokens_done = 0, bad_in_row = 0;
@@ -605,7 +620,7 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
         if (opt_step(t.opt, t.m->params, t.m->grads, &gnorm, &lr, oerr) < 0 || !isfinite(loss)) {
             res->skipped_steps++;
             if (pf)
-                fprintf(pf, "sft: step %ld: loss %g, gradient norm %g: not finite, update skipped\n", step + 1, loss,
+                say(io, 1, "sft: step %ld: loss %g, gradient norm %g: not finite, update skipped", step + 1, loss,
                         gnorm);
             if (++bad_in_row >= 10) {
                 rc = rl_err(err, RL_EINVAL, "sft: 10 steps in a row with a non-finite loss or gradient: stopping");
@@ -635,10 +650,9 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
             fmt_eta(eta, sizeof eta, elapsed / (double)(step + 1) * (double)(run_steps - step - 1));
             if (isfinite(eval_loss))
                 snprintf(ev, sizeof ev, " eval %.4f", eval_loss);
-            fprintf(pf, "step %ld/%ld loss %.4f%s lr %.2e gnorm %.2f tok/s %.0f epoch %.2f elapsed %.0fs eta %s\n",
+            say(io, 0, "step %ld/%ld loss %.4f%s lr %.2e gnorm %.2f tok/s %.0f epoch %.2f elapsed %.0fs eta %s",
                     step + 1, total, loss, ev, (double)lr, gnorm, tok_s, (double)(step + 1) * batch / t.train.n, elapsed,
                     eta);
-            fflush(pf);
         }
         if (c->save_every && (step + 1) % c->save_every == 0 && !last && (rc = save(&t, out, step + 1, err)) < 0)
             goto done;
@@ -646,7 +660,7 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
     res->tokens_per_s = train_time > 0 ? (double)tokens_done / train_time : 0.0;
     rc = save(&t, out, res->steps, err);
     if (rc == 0 && pf)
-        fprintf(pf, "sft: %ld steps, loss %.4f -> %.4f%s, %.0f tokens/s, checkpoint %s\n", res->steps, res->first_loss,
+        say(io, 0, "sft: %ld steps, loss %.4f -> %.4f%s, %.0f tokens/s, checkpoint %s", res->steps, res->first_loss,
                 res->last_loss, "", res->tokens_per_s, out);
 done:
     free(st.perm);

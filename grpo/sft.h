@@ -69,7 +69,7 @@ typedef struct sft_config {
 } sft_config;
 
 void sft_config_default(sft_config *c);
-void sft_config_free(sft_config *c);
+void sft_config_dispose(sft_config *c);
 /* Parses a config JSON text (name: for messages); unknown fields, wrong
  * types and out-of-range values are one-line errors. */
 int sft_config_parse(sft_config *c, const char *json, size_t len, const char *name, char *err);
@@ -85,7 +85,10 @@ typedef struct sft_result {
 } sft_result;
 
 typedef struct sft_io {
-    FILE *progress;          /* progress lines (NULL: none) */
+    /* progress lines, one per call, no newline (NULL: none); level 0
+     * information, 1 a warning */
+    void (*log)(void *ctx, int level, const char *msg);
+    void *log_ctx;
     const char *metrics;     /* JSONL of per-step metrics, or NULL */
 } sft_io;
 

@@ -23,7 +23,7 @@ void traj_opts_default(traj_opts *o)
 
 void traj_set_init(traj_set *s) { memset(s, 0, sizeof *s); }
 
-void traj_sample_free(traj_sample *x)
+void traj_sample_dispose(traj_sample *x)
 {
     free(x->tokens);
     free(x->mask);
@@ -33,10 +33,10 @@ void traj_sample_free(traj_sample *x)
     free(x->policy);
 }
 
-void traj_set_free(traj_set *s)
+void traj_set_dispose(traj_set *s)
 {
     for (size_t i = 0; i < s->n; i++)
-        traj_sample_free(&s->v[i]);
+        traj_sample_dispose(&s->v[i]);
     free(s->v);
     memset(s, 0, sizeof *s);
 }
@@ -401,7 +401,7 @@ static int finish_sample(traj_set *s, seq *q, const rec_info *ri, int turn, int 
     x->group = key ? strndup(key, sd ? (size_t)(sd - key) : strlen(key)) : strdup("");
     memset(q, 0, sizeof *q);
     if (!x->task || !x->policy || !x->group) {
-        traj_sample_free(x);
+        traj_sample_dispose(x);
         return rl_err(err, RL_ENOMEM, "%s: out of memory", where);
     }
     s->n++;

@@ -92,8 +92,8 @@ typedef struct traj_set {
 } traj_set;
 
 void traj_set_init(traj_set *s);
-void traj_set_free(traj_set *s);
-void traj_sample_free(traj_sample *x);
+void traj_set_dispose(traj_set *s);
+void traj_sample_dispose(traj_sample *x);
 
 /* Appends the samples of one parsed record. `where` names it in errors
  * ("file.jsonl:12"). A record that contradicts itself (ids out of range,

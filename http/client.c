@@ -409,7 +409,7 @@ int http_client_request(http_client *c, http_response *resp, const http_request 
             if (err && l + 1 < RL_ERR_MAX)
                 snprintf(err + l, RL_ERR_MAX - l, " (%d attempts)", resp->attempts);
         }
-        buf_free(&body);
+        buf_dispose(&body);
         resp->status = 0;
         return rc < 0 ? rc : rl_err(err, RL_EIO, "%s %s: failed", req->method, shown);
     }
@@ -455,5 +455,5 @@ void http_response_dispose(http_response *r)
     free(r->body);
     r->body = NULL;
     r->body_len = 0;
-    buf_free(&r->headers);
+    buf_dispose(&r->headers);
 }

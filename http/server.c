@@ -268,7 +268,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)toe;
     conn_state *st = *con_cls;
     if (st) {
-        buf_free(&st->body);
+        buf_dispose(&st->body);
         free(st);
         *con_cls = NULL;
     }

@@ -2,6 +2,7 @@
 #include "policy/policy.h"
 
 #include "common/err.h"
+#include "policy/model_policy.h"
 #include "policy/scripted.h"
 
 #include <stdio.h>

@@ -34,7 +34,5 @@ int scripted_reply(pol_response *resp, const char *ctx, size_t len, const char *
 int oracle_open(policy **out, const pol_env *env, int recover_pct, char *err);
 int search_open(policy **out, const pol_env *env, char *err);
 int replay_open(policy **out, const char *spec, char *err);
-/* The built-in model (policy/model_policy.c). */
-int model_policy_open(policy **out, const char *ckpt, const pol_env *env, char *err);
 
 #endif

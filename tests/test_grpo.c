@@ -1,5 +1,5 @@
 /* test_grpo.c - the GRPO trainer: advantages, record -> sequences, config
- * validation, the live policy, and three real GRPO steps on a tiny model
+ * validation, the model policy over borrowed weights, and three real GRPO steps on a tiny model
  * (d 32, 2 layers, a tokenizer trained here) on the leapyear task, whose
  * episodes run through the harness and are scored by its tests. Checks:
  * the loss is finite, masked tokens get exactly zero gradient, a step with
@@ -12,7 +12,7 @@
  * variance; the real 0/1 reward is still computed and recorded. */
 #include "grpo/grpo.h"
 #include "grpo/grpo_int.h"
-#include "grpo/live_policy.h"
+#include "policy/model_policy.h"
 #include "grpo/loss.h"
 #include "grpo/sample.h"
 #include "common/stats.h"
@@ -90,7 +90,7 @@ START_TEST(test_sample_keep_one_sequence)
     ck_assert_int_eq(grpo_seqs_add_json(&S, KEEP_REC, 8, 16, 9, err), 0);
     ck_assert_uint_eq(S.n, 1);
     ck_assert_uint_eq(S.skipped_long, 1);
-    grpo_seqs_free(&S);
+    grpo_seqs_dispose(&S);
 }
 END_TEST
 
@@ -113,7 +113,7 @@ START_TEST(test_sample_drop_per_turn)
     for (int t = 0; t < 7; t++)
         ck_assert_int_eq(S.v[1].targets[t], want[t]);
     ck_assert(S.v[1].behav[4] == -3.0f && S.v[1].version[4] == 0);
-    grpo_seqs_free(&S);
+    grpo_seqs_dispose(&S);
     /* a context that happens to extend the sequence exactly joins it */
     const char *ext = "{\"turns\": ["
                       "{\"context_ids\": [1, 2, 3], \"ids\": [10, 5], \"logprobs\": [-1, -2]},"
@@ -123,7 +123,7 @@ START_TEST(test_sample_drop_per_turn)
     ck_assert_uint_eq(S.n, 1);
     ck_assert_int_eq(S.v[0].n, 8);
     ck_assert_int_eq(S.v[0].n_policy, 4);
-    grpo_seqs_free(&S);
+    grpo_seqs_dispose(&S);
 }
 END_TEST
 
@@ -160,7 +160,7 @@ START_TEST(test_sample_bad_records)
         err[0] = '\0';
         int rc = grpo_seqs_add_json(&S, cases[i].rec, 0, 16, 0, err);
         ck_assert_msg(rc == cases[i].rc && strstr(err, cases[i].msg), "case %zu: rc %d, err '%s'", i, rc, err);
-        grpo_seqs_free(&S);
+        grpo_seqs_dispose(&S);
     }
 }
 END_TEST
@@ -198,7 +198,7 @@ START_TEST(test_balanced_draw)
         for (int i = 0; i < 10; i++)
             ck_assert_int_eq(seen[i], 1);
     }
-    grpo_strata_free(&st);
+    grpo_strata_dispose(&st);
     free(scratch);
 
     ck_assert_int_eq(grpo_strata_build(&st, &scratch, &train, GRPO_BALANCE_MUTATION, err), 0);
@@ -225,14 +225,14 @@ START_TEST(test_balanced_draw)
     for (uint64_t p = 0; p < 42; p++)
         differs += grpo_draw(&st, 8, p, scratch) != first[p];
     ck_assert_int_gt(differs, 0);
-    grpo_strata_free(&st);
+    grpo_strata_dispose(&st);
     free(scratch);
 
     ck_assert_int_eq(grpo_strata_build(&st, &scratch, &train, GRPO_BALANCE_REPO, err), 0);
     ck_assert_uint_eq(st.n, 2);
     for (uint64_t p = 0; p < 20; p += 2)
         ck_assert_int_ne(grpo_draw(&st, 7, p, scratch) < 5, grpo_draw(&st, 7, p + 1, scratch) < 5);
-    grpo_strata_free(&st);
+    grpo_strata_dispose(&st);
     free(scratch);
 }
 END_TEST
@@ -285,22 +285,23 @@ static const double *g_flag;
 static int warn_on(const double *reward, const double *pass, const double *tool, const double *tokens,
                    const double *kl, const double *fmt, size_t n, const char *what, int *found)
 {
-    grpo_trainer t;
-    memset(&t, 0, sizeof t);
-    grpo_config_default(&t.cfg);
-    t.cfg.warn_window = 3;
-    t.h_reward = (double *)reward;
-    t.h_pass = (double *)pass;
-    t.h_tool = (double *)tool;
-    t.h_tokens = (double *)tokens;
-    t.h_kl = (double *)kl;
-    t.h_fmt = (double *)fmt;
-    t.h_flag = (double *)g_flag;
-    t.h_n = n;
+    grpo_config c;
+    grpo_config_default(&c);
+    c.warn_window = 3;
+    grpo_history h;
+    memset(&h, 0, sizeof h);
+    h.reward = (double *)reward;
+    h.pass = (double *)pass;
+    h.tool = (double *)tool;
+    h.tokens = (double *)tokens;
+    h.kl = (double *)kl;
+    h.fmt = (double *)fmt;
+    h.flag = (double *)g_flag;
+    h.n = n;
     cJSON *arr = cJSON_CreateArray();
     buf_t line;
     buf_init(&line, 1 << 16);
-    grpo_warnings(&t, arr, &line);
+    grpo_warnings(&h, &c, arr, &line);
     int k = cJSON_GetArraySize(arr);
     *found = what && strstr(buf_str(&line), what) != NULL;
     buf_dispose(&line);
@@ -645,6 +646,15 @@ END_TEST
 
 static char g_tmp[64];
 
+/* Records of the trainer's last step. */
+static size_t last_count(grpo_trainer *t)
+{
+    size_t n;
+    grpo_last_records(t, &n);
+    return n;
+}
+
+
 static void make_tmp(void)
 {
     snprintf(g_tmp, sizeof g_tmp, "/tmp/rl-grpo-XXXXXX");
@@ -681,7 +691,7 @@ static void tiny_model_config(model_config *c, int vocab)
     c->rope_theta = 10000.0f;
 }
 
-/* ---- live policy -------------------------------------------------------------------- */
+/* ---- model policy over the trained weights ------------------------------------------- */
 
 /* A few steps of cross-entropy teaching the model to end a reply after
  * two tokens: so sampling meets both ways of finishing. */
@@ -715,7 +725,7 @@ static void teach_stop(model *m, int stop)
     opt_free(opt);
 }
 
-START_TEST(test_live_policy)
+START_TEST(test_model_policy_borrowed)
 {
     char err[RL_ERR_MAX], path[128];
     make_tmp();
@@ -728,11 +738,11 @@ START_TEST(test_live_policy)
     ck_assert_int_eq(model_new(&m, &cfg, NULL, err), 0);
     model_random_init(m, 9);
     teach_stop(m, stop);
-    live_policy_opts lo;
-    live_policy_opts_default(&lo);
+    model_policy_opts lo;
+    model_policy_opts_default(&lo);
     lo.temperature = 1.0f;
     policy *p;
-    ck_assert_int_eq(live_policy_new(&p, m, tok, &lo, err), 0);
+    ck_assert_int_eq(model_policy_new(&p, m, tok, &lo, err), 0);
     ck_assert_ptr_eq(p->tok, tok);
     int32_t ctx[3][60];
     pol_request req[4];
@@ -970,17 +980,17 @@ static int step_lines(cJSON **out, int max, const char *run)
 static void check_masked_zero_grad(grpo_trainer *t)
 {
     char err[RL_ERR_MAX];
-    ck_assert_uint_gt(t->n_last, 0);
+    ck_assert_uint_gt(last_count(t), 0);
     grpo_seqs S;
     grpo_seqs_init(&S);
-    ck_assert_msg(grpo_seqs_add_json(&S, t->last_recs[0], 0, t->m->cfg.vocab, t->m->cfg.max_seq, err) == 0, "%s",
+    ck_assert_msg(grpo_seqs_add_json(&S, grpo_last_records(t, NULL)[0], 0, grpo_model(t)->cfg.vocab, grpo_model(t)->cfg.max_seq, err) == 0, "%s",
                   err);
     ck_assert_uint_ge(S.n, 1);
     const grpo_seq *q = &S.v[0];
     int n = q->n;
     int *tok = malloc(n * sizeof *tok), *tgt = malloc(n * sizeof *tgt);
     float *lp = malloc(n * sizeof *lp), *adv = malloc(n * sizeof *adv), *w = malloc(n * sizeof *w);
-    float *coef = malloc(n * sizeof *coef), *g1 = malloc(t->m->n_params * sizeof *g1);
+    float *coef = malloc(n * sizeof *coef), *g1 = malloc(grpo_model(t)->n_params * sizeof *g1);
     grpo_loss_opts o;
     grpo_loss_opts_default(&o);
     o.kl_coef = 0;
@@ -988,12 +998,12 @@ static void check_masked_zero_grad(grpo_trainer *t)
      * every row): their coefficient must still be 0 */
     for (int p = 0; p < n; p++) {
         tok[p] = q->tokens[p];
-        tgt[p] = q->targets[p] >= 0 ? q->targets[p] : (p * 7) % t->m->cfg.vocab;
+        tgt[p] = q->targets[p] >= 0 ? q->targets[p] : (p * 7) % grpo_model(t)->cfg.vocab;
         adv[p] = 1.0f;
         w[p] = q->targets[p] >= 0 ? 1.0f / (float)q->n_policy : 0.0f;
     }
     for (int pass = 0; pass < 2; pass++) {
-        ck_assert_int_eq(model_forward(t->m, tok, tgt, 1, n, (float)t->cfg.temperature, lp, NULL, err), 0);
+        ck_assert_int_eq(model_forward(grpo_model(t), tok, tgt, 1, n, (float)grpo_config_of(t)->temperature, lp, NULL, err), 0);
         /* behaviour = current logprobs (ratio 1): no token is clipped, so
          * every policy token must get a coefficient (the record's own
          * behaviour logprobs are of the weights before the step) */
@@ -1007,20 +1017,20 @@ static void check_masked_zero_grad(grpo_trainer *t)
                 trained += coef[p] != 0.0f;
         }
         ck_assert_int_eq(trained, q->n_policy);
-        ck_assert_int_eq(model_zero_grad(t->m, err), 0);
-        ck_assert_int_eq(model_backward(t->m, coef, err), 0);
+        ck_assert_int_eq(model_zero_grad(grpo_model(t), err), 0);
+        ck_assert_int_eq(model_backward(grpo_model(t), coef, err), 0);
         if (pass == 0) {
-            memcpy(g1, t->m->grads, t->m->n_params * sizeof *g1);
+            memcpy(g1, grpo_model(t)->grads, grpo_model(t)->n_params * sizeof *g1);
             /* they predict other tokens now: the gradient is bit for bit the same */
             for (int p = 0; p < n; p++)
                 if (q->targets[p] < 0)
-                    tgt[p] = (p * 31 + 5) % t->m->cfg.vocab;
+                    tgt[p] = (p * 31 + 5) % grpo_model(t)->cfg.vocab;
         } else {
-            ck_assert(!memcmp(g1, t->m->grads, t->m->n_params * sizeof *g1));
+            ck_assert(!memcmp(g1, grpo_model(t)->grads, grpo_model(t)->n_params * sizeof *g1));
         }
     }
     free(tok), free(tgt), free(lp), free(adv), free(w), free(coef), free(g1);
-    grpo_seqs_free(&S);
+    grpo_seqs_dispose(&S);
 }
 
 START_TEST(test_grpo_three_steps_and_resume)
@@ -1035,31 +1045,31 @@ START_TEST(test_grpo_three_steps_and_resume)
     grpo_config c;
     run_config(&c, tok_path, vocab, run_a);
     hook_ctx h = {0, 0, 0};
-    grpo_hooks hooks = {parity_reward, &h};
+    grpo_opts hooks = {.reward = parity_reward, .user = &h};
 
     /* A: three steps without a stop */
     grpo_trainer *t;
     ck_assert_msg(grpo_open(&t, &c, NULL, &hooks, err) == 0, "%s", err);
-    float *w0 = malloc(t->m->n_params * sizeof *w0);
-    memcpy(w0, t->m->params, t->m->n_params * sizeof *w0);
+    float *w0 = malloc(grpo_model(t)->n_params * sizeof *w0);
+    memcpy(w0, grpo_model(t)->params, grpo_model(t)->n_params * sizeof *w0);
     ck_assert_msg(grpo_train(t, 0, err) == 0, "%s", err);
     ck_assert_int_eq(grpo_step_count(t), 3);
     ck_assert_int_eq(h.calls, 9);
-    size_t np = t->m->n_params;
+    size_t np = grpo_model(t)->n_params;
     float *wa = malloc(np * sizeof *wa);
-    memcpy(wa, t->m->params, np * sizeof *wa);
+    memcpy(wa, grpo_model(t)->params, np * sizeof *wa);
     ck_assert(memcmp(w0, wa, np * sizeof *wa) != 0); /* it learned something */
     check_masked_zero_grad(t);
     /* the experiment report on a one-task held-out set, two seeds */
-    grpo_final_set *fs = &t->cfg.final_sets[0];
+    grpo_final_set *fs = &grpo_config_of(t)->final_sets[0];
     memset(fs, 0, sizeof *fs);
     snprintf(fs->name, sizeof fs->name, "ly");
     snprintf(fs->tasks, sizeof fs->tasks, "leapyear");
     fs->episodes = 2;
-    t->cfg.n_final = 1;
-    snprintf(t->cfg.results, sizeof t->cfg.results, "%s/results", g_tmp);
-    snprintf(t->cfg.results_name, sizeof t->cfg.results_name, "tiny");
-    t->cfg.final_seed = 5; /* fresh seeds for the same checkpoints: 5 and 6 */
+    grpo_config_of(t)->n_final = 1;
+    snprintf(grpo_config_of(t)->results, sizeof grpo_config_of(t)->results, "%s/results", g_tmp);
+    snprintf(grpo_config_of(t)->results_name, sizeof grpo_config_of(t)->results_name, "tiny");
+    grpo_config_of(t)->final_seed = 5; /* fresh seeds for the same checkpoints: 5 and 6 */
     ck_assert_msg(grpo_final_report(t, err) == 0, "%s", err);
     char *rep;
     char rpath[256];
@@ -1174,7 +1184,7 @@ START_TEST(test_grpo_three_steps_and_resume)
     ck_assert_msg(grpo_train(t, 0, err) == 0, "%s", err);
     ck_assert_int_eq(grpo_step_count(t), 3);
     ck_assert_int_eq(h.calls, 9);
-    ck_assert_msg(memcmp(wa, t->m->params, np * sizeof *wa) == 0, "resumed weights differ from the uninterrupted run");
+    ck_assert_msg(memcmp(wa, grpo_model(t)->params, np * sizeof *wa) == 0, "resumed weights differ from the uninterrupted run");
     grpo_close(t);
     free(w0);
     free(wa);
@@ -1190,9 +1200,17 @@ typedef struct zv_run {
     char tok[128], dir[128];
     grpo_config c;
     hook_ctx h;
-    grpo_hooks hooks;
+    grpo_opts hooks;
+    int log_lines; /* step lines the log callback got */
     float *w1; /* the weights after the first step */
 } zv_run;
+
+/* The trainer's log callback in the tests: counts step lines. */
+static void count_lines(void *ctx, int level, const char *msg)
+{
+    (void)level;
+    *(int *)ctx += !strncmp(msg, "step ", 5);
+}
 
 /* Opens the run with KL coefficient kl (and, when dynamic, one fresh group
  * per zero-variance group) and trains its first step, which has reward
@@ -1213,14 +1231,17 @@ static grpo_trainer *zv_open(zv_run *z, double kl, int dynamic, char *err)
         z->c.max_extra_groups = 1;
     }
     z->h = (hook_ctx){0, 0, 0};
-    z->hooks = (grpo_hooks){parity_reward, &z->h};
+    z->hooks = (grpo_opts){.reward = parity_reward, .user = &z->h, .log = count_lines, .log_ctx = &z->log_lines};
+    z->c.quiet = 0; /* lines go to the callback, nothing to stderr */
     grpo_trainer *t;
     ck_assert_msg(grpo_open(&t, &z->c, NULL, &z->hooks, err) == 0, "%s", err);
+    z->log_lines = 0;
     ck_assert_msg(grpo_train(t, 1, err) == 0, "%s", err);
-    size_t np = t->m->n_params;
+    ck_assert_int_eq(z->log_lines, 1); /* one step, one line through the callback */
+    size_t np = grpo_model(t)->n_params;
     z->w1 = malloc(np * sizeof *z->w1);
     ck_assert_ptr_nonnull(z->w1);
-    memcpy(z->w1, t->m->params, np * sizeof *z->w1);
+    memcpy(z->w1, grpo_model(t)->params, np * sizeof *z->w1);
     return t;
 }
 
@@ -1231,12 +1252,12 @@ START_TEST(test_zero_variance_step_changes_nothing)
     grpo_trainer *t = zv_open(&z, 0, 0, err);
     hook_ctx *h = &z.h;
     float *w1 = z.w1;
-    ck_assert_ptr_null(t->ref); /* KL 0: no reference model at all */
-    size_t np = t->m->n_params;
+    ck_assert_ptr_null(grpo_reference(t)); /* KL 0: no reference model at all */
+    size_t np = grpo_model(t)->n_params;
     h->constant = 1; /* every group all-pass: zero variance */
     ck_assert_msg(grpo_train(t, 2, err) == 0, "%s", err);
     ck_assert_int_eq(grpo_step_count(t), 2);
-    ck_assert_msg(memcmp(w1, t->m->params, np * sizeof *w1) == 0, "a zero-variance step changed the weights");
+    ck_assert_msg(memcmp(w1, grpo_model(t)->params, np * sizeof *w1) == 0, "a zero-variance step changed the weights");
     /* a step whose loss is not finite (NaN rewards) rolls back to the last
      * checkpoint and is done again */
     h->nan_calls = 3;
@@ -1244,14 +1265,14 @@ START_TEST(test_zero_variance_step_changes_nothing)
     ck_assert_int_eq(grpo_step_count(t), 3);
     ck_assert_int_eq(h->calls, 12); /* 3 + 3, then 3 NaN and 3 for the redone step */
     for (size_t i = 0; i < np; i++)
-        ck_assert(isfinite(t->m->params[i]));
-    ck_assert(memcmp(w1, t->m->params, np * sizeof *w1) == 0); /* the checkpoint of step 2, unchanged */
+        ck_assert(isfinite(grpo_model(t)->params[i]));
+    ck_assert(memcmp(w1, grpo_model(t)->params, np * sizeof *w1) == 0); /* the checkpoint of step 2, unchanged */
     /* the flywheel's fine-tune: cross-entropy on the policy tokens of
      * records goes down from one pass to the next */
     double l1, l2;
-    ck_assert_uint_eq(t->n_last, 3);
-    ck_assert_msg(grpo_sft(&l1, t, t->last_recs, t->n_last, 1, 1e-2, err) == 0, "%s", err);
-    ck_assert_msg(grpo_sft(&l2, t, t->last_recs, t->n_last, 1, 1e-2, err) == 0, "%s", err);
+    ck_assert_uint_eq(last_count(t), 3);
+    ck_assert_msg(grpo_sft(&l1, t, grpo_last_records(t, NULL), last_count(t), 1, 1e-2, err) == 0, "%s", err);
+    ck_assert_msg(grpo_sft(&l2, t, grpo_last_records(t, NULL), last_count(t), 1, 1e-2, err) == 0, "%s", err);
     ck_assert_msg(l1 > 0 && l2 < l1, "SFT loss %g -> %g", l1, l2);
     grpo_close(t);
     char mpath[256], *mtext;
@@ -1285,12 +1306,12 @@ START_TEST(test_dynamic_sampling_filters_zero_variance)
     grpo_trainer *t = zv_open(&z, 0.05, 1, err);
     hook_ctx *h = &z.h;
     float *w1 = z.w1;
-    ck_assert_ptr_nonnull(t->ref);
-    size_t np = t->m->n_params;
-    ck_assert(memcmp(w1, t->ref->params, np * sizeof *w1) != 0); /* away from the reference */
+    ck_assert_ptr_nonnull(grpo_reference(t));
+    size_t np = grpo_model(t)->n_params;
+    ck_assert(memcmp(w1, grpo_reference(t)->params, np * sizeof *w1) != 0); /* away from the reference */
     h->constant = 1;
     ck_assert_msg(grpo_train(t, 2, err) == 0, "%s", err);
-    ck_assert_msg(memcmp(w1, t->m->params, np * sizeof *w1) == 0, "a filtered step changed the weights");
+    ck_assert_msg(memcmp(w1, grpo_model(t)->params, np * sizeof *w1) == 0, "a filtered step changed the weights");
     grpo_close(t);
     cJSON *lines[4];
     int n = step_lines(lines, 4, z.dir);
@@ -1325,7 +1346,7 @@ Suite *grpo_suite(void)
     tcase_add_test(tc, test_traj_edit_counts);
     tcase_add_test(tc, test_traj_fix_identity);
     tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, test_live_policy);
+    tcase_add_test(tc, test_model_policy_borrowed);
     tcase_add_test(tc, test_train_cli);
     suite_add_tcase(s, tc);
     TCase *runs = tcase_create("runs");

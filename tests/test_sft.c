@@ -100,6 +100,15 @@ static char *slurp(const char *path, size_t *len)
     return s;
 }
 
+/* The log callback of the in-process runs: counts lines, checks each is
+ * one line. */
+static void count_log(void *ctx, int level, const char *msg)
+{
+    (void)level;
+    ck_assert_ptr_null(strchr(msg, '\n'));
+    (*(int *)ctx)++;
+}
+
 START_TEST(test_sft_lowers_loss)
 {
     sft_config c;
@@ -111,9 +120,11 @@ START_TEST(test_sft_lowers_loss)
     snprintf(out1, sizeof out1, "%s/a.safetensors", dir);
     snprintf(out2, sizeof out2, "%s/b.safetensors", dir);
     snprintf(metrics, sizeof metrics, "%s/m.jsonl", dir);
-    sft_io io = {.progress = NULL, .metrics = metrics};
+    int logged = 0;
+    sft_io io = {.log = count_log, .log_ctx = &logged, .metrics = metrics};
     sft_result r1, r2;
     ck_assert_msg(sft_run(&r1, &c, files, 1, out1, &io, err) == 0, "%s", err);
+    ck_assert_int_gt(logged, 2); /* data counts, the plan, steps, the summary: through the callback */
     ck_assert_int_eq(r1.steps, 40);
     ck_assert_uint_eq(r1.train_samples, 6);
     ck_assert_msg(r1.last_loss < 0.5 * r1.first_loss, "loss %g -> %g", r1.first_loss, r1.last_loss);
@@ -156,8 +167,8 @@ START_TEST(test_sft_lowers_loss)
     sft_result r3;
     ck_assert_msg(sft_run(&r3, &c2, files, 1, out2, &io, err) == 0, "%s", err);
     ck_assert_msg(r3.first_loss < 0.5 * r1.first_loss, "init: loss %g", r3.first_loss);
-    sft_config_free(&c2);
-    sft_config_free(&c);
+    sft_config_dispose(&c2);
+    sft_config_dispose(&c);
 }
 END_TEST
 
@@ -177,7 +188,7 @@ static void step_targets(const char *loss_on, double *tokens, double *targets)
     sft_config_default(&c);
     ck_assert_msg(sft_config_parse(&c, cfg, strlen(cfg), "lm.json", err) == 0, "%s", err);
     const char *files[1] = {data};
-    sft_io io = {.progress = NULL, .metrics = metrics};
+    sft_io io = {.metrics = metrics};
     sft_result r;
     ck_assert_msg(sft_run(&r, &c, files, 1, out, &io, err) == 0, "%s", err);
     ck_assert(isfinite(r.first_loss));
@@ -189,7 +200,7 @@ static void step_targets(const char *loss_on, double *tokens, double *targets)
     *targets = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "policy_tokens"));
     cJSON_Delete(o);
     free(m);
-    sft_config_free(&c);
+    sft_config_dispose(&c);
 }
 
 START_TEST(test_loss_on_all)
@@ -231,11 +242,11 @@ START_TEST(test_stop_after)
         sft_config c;
         sft_config_default(&c);
         ck_assert_msg(sft_config_parse(&c, cfg, strlen(cfg), "stop.json", err) == 0, "%s", err);
-        sft_io io = {.progress = NULL, .metrics = stop ? mstop : mfull};
+        sft_io io = {.metrics = stop ? mstop : mfull};
         sft_result r;
         ck_assert_msg(sft_run(&r, &c, files, 1, out, &io, err) == 0, "%s", err);
         ck_assert_int_eq(r.steps, stop ? 3 : 8);
-        sft_config_free(&c);
+        sft_config_dispose(&c);
     }
     size_t lf, ls;
     char *full = slurp(mfull, &lf), *part = slurp(mstop, &ls);
@@ -268,7 +279,7 @@ static int parse(const char *json, char *err)
     sft_config c;
     sft_config_default(&c);
     int rc = sft_config_parse(&c, json, strlen(json), "cfg.json", err);
-    sft_config_free(&c);
+    sft_config_dispose(&c);
     return rc;
 }
 

@@ -118,7 +118,7 @@ START_TEST(test_records)
     traj_opts o;
     traj_opts_default(&o);
     assert_refused(traj_load_file(&s, p, &o, err), err, p, FIFO_MSG);
-    traj_set_free(&s);
+    traj_set_dispose(&s);
     report_opts ro;
     report_opts_default(&ro);
     assert_refused(report_write(g_dir, &ro, err), err, p, FIFO_MSG);
@@ -153,7 +153,7 @@ START_TEST(test_configs)
     sft_config c;
     sft_config_default(&c);
     assert_refused(sft_config_load(&c, p, err), err, p, FIFO_MSG);
-    sft_config_free(&c);
+    sft_config_dispose(&c);
     fifo(p, sizeof p, "exp.json");
     experiment *e;
     assert_refused(exp_load(&e, p, err), err, p, FIFO_MSG);

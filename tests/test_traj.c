@@ -273,7 +273,7 @@ START_TEST(test_keep_text)
     ck_assert(s->reward == 1.0);
     ck_assert_uint_eq(s->seed, 7);
     ck_assert_uint_eq(set.st.from_ids, 0);
-    traj_set_free(&set);
+    traj_set_dispose(&set);
     cJSON_Delete(r);
 }
 END_TEST
@@ -308,7 +308,7 @@ START_TEST(test_drop_text)
     snprintf(want, sizeof want, "%s<|im_end|>", GEN1);
     ck_assert_str_eq(pt, want);
     free(pt);
-    traj_set_free(&set);
+    traj_set_dispose(&set);
     cJSON_Delete(r);
 }
 END_TEST
@@ -354,7 +354,7 @@ START_TEST(test_mask_failed)
             snprintf(want, sizeof want, "%s<|im_end|>%s<|im_end|>", GEN0, GEN1);
         ck_assert_str_eq(pt, want);
         free(pt);
-        traj_set_free(&set);
+        traj_set_dispose(&set);
         cJSON_Delete(r);
     }
     /* drop: the failed turn's own sample would train on nothing, so none */
@@ -366,7 +366,7 @@ START_TEST(test_mask_failed)
     ck_assert_msg(build(&set, r, &o, err) == 0, "%s", err);
     ck_assert_uint_eq(set.n, 1);
     ck_assert_int_eq(set.v[0].turn, 1);
-    traj_set_free(&set);
+    traj_set_dispose(&set);
     cJSON_Delete(r);
     /* a turn whose calls succeeded is trained on as before */
     r = record_keep_text();
@@ -379,7 +379,7 @@ START_TEST(test_mask_failed)
     char *pt = policy_text(&set.v[0]);
     ck_assert_ptr_nonnull(strstr(pt, GEN0));
     free(pt);
-    traj_set_free(&set);
+    traj_set_dispose(&set);
     cJSON_Delete(r);
 }
 END_TEST
@@ -400,7 +400,7 @@ START_TEST(test_truncated_turn)
     char *pt = policy_text(&set.v[1]);
     ck_assert_str_eq(pt, GEN1);
     free(pt);
-    traj_set_free(&set);
+    traj_set_dispose(&set);
     cJSON_Delete(r);
 }
 END_TEST
@@ -482,7 +482,7 @@ START_TEST(test_keep_ids)
     o.tok = NULL;
     ck_assert_msg(build(&s2, r, &o, err) == 0, "%s", err);
     check_sample(&s2.v[0], &e);
-    traj_set_free(&s2);
+    traj_set_dispose(&s2);
     /* ids out of the tokenizer's range are refused */
     o.tok = g_tok;
     cJSON *t1 = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), 1);
@@ -491,8 +491,8 @@ START_TEST(test_keep_ids)
     traj_set_init(&s3);
     ck_assert_int_eq(build(&s3, r, &o, err), RL_EPARSE);
     ck_assert_ptr_nonnull(strstr(err, "ids[0]"));
-    traj_set_free(&s3);
-    traj_set_free(&set);
+    traj_set_dispose(&s3);
+    traj_set_dispose(&set);
     cJSON_Delete(r);
 }
 END_TEST
@@ -515,7 +515,7 @@ START_TEST(test_tokenizer_mismatch)
     char err[RL_ERR_MAX];
     ck_assert_int_eq(build(&set, r, &o, err), RL_EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "at token 3"));
-    traj_set_free(&set);
+    traj_set_dispose(&set);
     cJSON_Delete(r);
 }
 END_TEST
@@ -557,9 +557,9 @@ START_TEST(test_truncation)
     ck_assert_int_eq(build(&skip, r, &o, err), 0);
     ck_assert_uint_eq(skip.n, 0);
     ck_assert_uint_eq(skip.st.skipped_reward, 1);
-    traj_set_free(&full);
-    traj_set_free(&cut);
-    traj_set_free(&skip);
+    traj_set_dispose(&full);
+    traj_set_dispose(&cut);
+    traj_set_dispose(&skip);
     cJSON_Delete(r);
 }
 END_TEST
@@ -606,7 +606,7 @@ START_TEST(test_bad_records)
     ck_assert_uint_eq(set.st.skipped_empty, 1);
     ck_assert_uint_eq(set.n, 0);
     cJSON_Delete(r);
-    traj_set_free(&set);
+    traj_set_dispose(&set);
 }
 END_TEST
 
@@ -630,7 +630,7 @@ START_TEST(test_load_file)
     ck_assert_uint_eq(set.st.records, 2);
     ck_assert_uint_eq(set.v[0].record, 0);
     ck_assert_uint_eq(set.v[2].record, 1);
-    traj_set_free(&set);
+    traj_set_dispose(&set);
     /* a line that is not JSON: named by file and line */
     ck_assert_int_eq(fs_append_record(path, "{\"task\": oops", 13, err), 0);
     traj_set_init(&set);
@@ -639,7 +639,7 @@ START_TEST(test_load_file)
     snprintf(want, sizeof want, "%s:4:", path);
     ck_assert_msg(strstr(err, want) != NULL, "%s", err);
     ck_assert_ptr_null(strchr(err, '\n'));
-    traj_set_free(&set);
+    traj_set_dispose(&set);
     snprintf(path, sizeof path, "%s/missing.jsonl", dir);
     ck_assert_int_eq(traj_load_file(&set, path, &o, err), RL_ENOENT);
     free(sa);
@@ -746,7 +746,7 @@ START_TEST(test_mask_zero_gradient)
     free(gb);
     free(tok), free(tgt_mask), free(tgt_all), free(dl), free(lp);
     model_free(m);
-    traj_set_free(&set);
+    traj_set_dispose(&set);
     cJSON_Delete(r);
 }
 END_TEST
@@ -837,8 +837,8 @@ static void same_samples(const char *fa, const char *fb, const tok_t *tok, int u
         for (size_t t = 0; t < x->n; t++)
             ck_assert(isnan(x->behav_logp[t]) ? isnan(y->behav_logp[t]) : x->behav_logp[t] == y->behav_logp[t]);
     }
-    traj_set_free(&a);
-    traj_set_free(&b);
+    traj_set_dispose(&a);
+    traj_set_dispose(&b);
 }
 
 START_TEST(test_schema_1_and_2_read_alike)
@@ -880,8 +880,8 @@ START_TEST(test_schema_1_and_2_read_alike)
             ck_assert_int_eq(memcmp(sa.v[0].tokens, sb.v[0].tokens, (size_t)sa.v[0].n * sizeof(int)), 0);
             ck_assert_int_eq(memcmp(sa.v[0].targets, sb.v[0].targets, (size_t)sa.v[0].n * sizeof(int)), 0);
             ck_assert_int_eq(memcmp(sa.v[0].behav, sb.v[0].behav, (size_t)sa.v[0].n * sizeof(float)), 0);
-            grpo_seqs_free(&sa);
-            grpo_seqs_free(&sb);
+            grpo_seqs_dispose(&sa);
+            grpo_seqs_dispose(&sb);
         }
         cJSON_Delete(a);
         cJSON_Delete(b);
@@ -949,7 +949,7 @@ START_TEST(test_malformed_segments)
             traj_set_init(&set);
             ck_assert_int_eq(traj_add_record(&set, r, 0, &o, "f.jsonl:5", err), RL_EPARSE);
             ck_assert_msg(strstr(err, cases[i].want), "case %zu: %s", i, err);
-            traj_set_free(&set);
+            traj_set_dispose(&set);
         }
         cJSON_Delete(r);
     }
