@@ -1,7 +1,7 @@
 # One build for everything. `make run` and `make test` install missing
 # Debian packages first (scripts/install-deps.sh, a no-op when all is there).
 #
-#   make            build bin/harness, bin/grpo and the test runner
+#   make            build bin/harness, bin/grpo, bin/sbx and the test runner
 #   make test       install deps, build, check the layers, run the whole Check suite
 #   make test SAN=1 the same under ASan + UBSan (build in build-san/)
 #   make run        install deps, build, run the main job
@@ -37,7 +37,9 @@ CFLAGS  ?= -O2 -g
 # AVX-512 helpers of model/model_simd.h are static inline, never passed across one.
 BASE_CFLAGS := -std=c11 -Wall -Wextra -Werror -Wno-psabi -D_GNU_SOURCE -MMD -MP $(SANFLAGS) \
                $(call pkg_cflags,$(PKGS))
-LDFLAGS += $(SANFLAGS)
+# Programs get a DT_NEEDED entry only for the shared libraries they call
+# (gcc passes --as-needed by default on Debian, but not under -fsanitize).
+LDFLAGS += $(SANFLAGS) -Wl,--as-needed
 
 # ---- layers ---------------------------------------------------------------
 # Lowest first. A layer is one directory and one static library; its sources
@@ -82,6 +84,7 @@ LIBS     := $(foreach l,$(LAYERS),$(call layer_lib,$(l)))
 
 HARNESS_OBJS := $(patsubst %.c,$(BUILD)/%.o,harness/main.c $(wildcard harness/cmd_*.c))
 GRPO_OBJS    := $(patsubst %.c,$(BUILD)/%.o,grpo/main.c $(wildcard grpo/cmd_*.c))
+SBX_OBJS     := $(BUILD)/sandbox/main.o
 
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
@@ -91,7 +94,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCHES   := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 ALL_SYS   := $(sort $(foreach l,$(LAYERS),$(SYS_$(l))))
 
-BINS := $(BIN)/harness $(BIN)/grpo
+BINS := $(BIN)/harness $(BIN)/grpo $(BIN)/sbx
 
 .PHONY: all deps check-libs test run bench clean layers layer-cflags
 all: check-libs $(BINS) $(BIN)/check_all $(PROGS)
@@ -150,6 +153,12 @@ $(BIN)/grpo: $(GRPO_OBJS) $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(GRPO_OBJS) $(call link_libs,grpo) -o $@
 
+# The sandbox command alone: the common and sandbox layers, libseccomp and
+# cJSON, nothing else (docs/DEVELOPING.md, Binaries).
+$(BIN)/sbx: $(SBX_OBJS) $(call layer_lib,sandbox) $(call layer_lib,common)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(SBX_OBJS) $(call link_libs,sandbox) -o $@
+
 # Tests, benchmarks and helper programs see every layer.
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
@@ -204,4 +213,4 @@ bench: deps
 clean:
 	rm -rf build build-san bin
 
--include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(HARNESS_OBJS:.o=.d) $(GRPO_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(HARNESS_OBJS:.o=.d) $(GRPO_OBJS:.o=.d) $(SBX_OBJS:.o=.d)

@@ -4,6 +4,8 @@
 #include "harness/cli.h"
 #include "model/blascore.h"
 
+#include <string.h>
+
 static const subcmd COMMANDS[] = {
     {"run", cmd_run, "run one episode of a task with a policy, with a transcript"},
     {"batch", cmd_batch, "run many episodes in parallel workers (resumable)"},
@@ -18,6 +20,10 @@ static const subcmd COMMANDS[] = {
 
 int main(int argc, char **argv)
 {
+    /* `exec` runs in the sbx program, which loads no model library: first,
+     * before OpenBLAS is set up again for nothing. */
+    if (argc > 1 && !strcmp(argv[1], "exec"))
+        return cmd_exec(argc - 1, argv + 1);
     blascore_reexec(argv); /* returns only when the kernels are already right */
     return subcmd_dispatch("harness", COMMANDS, sizeof COMMANDS / sizeof COMMANDS[0], argc, argv);
 }
