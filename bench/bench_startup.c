@@ -1,10 +1,11 @@
-/* bench_startup.c - whole-process start-up: `sbx -- /bin/true` (what
- * `harness exec -- /bin/true` runs) against bubblewrap's equivalent
- * invocation, and `harness --help` against a bare /bin/true, each pair
+/* bench_startup.c - whole-process start-up: `harness exec -- /bin/true`
+ * and `sbx -- /bin/true` (which `harness exec` executes) each against
+ * bubblewrap's equivalent invocation, and `harness --help` against a bare
+ * /bin/true, each pair
  * measured interleaved in the same run (paired). Prints one JSON line per
  * comparison: the median (ms) with the low decile, the baseline's, the
- * median of the paired differences. Without bwrap the first line has
- * baseline null and a reason. RL_BENCH_STARTUP_ITERS=N runs N pairs
+ * median of the paired differences. Without bwrap the sandbox lines have
+ * baseline null and a reason (the commands still paired with /bin/true). RL_BENCH_STARTUP_ITERS=N runs N pairs
  * instead of 60. Binaries come from $RL_BIN (default bin). */
 #include <errno.h>
 #include <fcntl.h>
@@ -117,56 +118,53 @@ int main(void)
     }
     chmod(dir, 0755);
 
+    /* `harness exec` (the small harness executing sbx) and sbx itself */
+    char *exec_argv[] = {harness, "exec", "--dir", dir, "--", "/bin/true", NULL};
     char *sbx_argv[] = {sbx, "--dir", dir, "--", "/bin/true", NULL};
+    char *const *measured[] = {exec_argv, sbx_argv};
+    const char *names[] = {"startup_exec", "startup_sbx"};
     const char *which = NULL;
     stats s;
-    if (find_bwrap(bwrap, sizeof bwrap)) {
-        double v[ITERS_MAX];
-        char *true_argv[] = {"/bin/true", NULL};
-        for (int i = 0; i < n; i++)
-            if ((v[i] = run_ms(sbx_argv)) < 0 || run_ms(true_argv) < 0) {
-                fprintf(stderr, "bench_startup: %s --dir %s -- /bin/true failed\n", sbx, dir);
-                rmdir(dir);
-                return 1;
-            }
-        qsort(v, (size_t)n, sizeof v[0], cmp_double);
-        printf("{\"bench\": \"startup_exec\", \"value\": %.4f, \"unit\": \"ms\", \"baseline\": null, "
-               "\"baseline_value\": null, \"ratio\": null, \"iters\": %d, \"p10\": %.4f, "
-               "\"reason\": \"bwrap not found in PATH (Debian package bubblewrap)\"}\n",
-               v[n / 2], n, v[n / 10]);
-    } else {
-        /* bubblewrap's equivalent: user, PID, network, IPC, UTS and mount
-         * namespaces, read-only /usr, /lib*, /bin, /etc, a tmpfs /tmp, /dev
-         * and /proc, the work dir writable. */
-        char *bw_argv[48];
-        int k = 0;
-        const char *ro[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"};
-        bw_argv[k++] = bwrap;
-        bw_argv[k++] = "--unshare-all";
-        for (size_t i = 0; i < sizeof ro / sizeof ro[0]; i++) {
-            bw_argv[k++] = "--ro-bind-try";
-            bw_argv[k++] = (char *)ro[i];
-            bw_argv[k++] = (char *)ro[i];
-        }
-        char *rest[] = {"--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc", "--bind", dir, dir,
-                        "--chdir", dir, "--die-with-parent", "/bin/true"};
-        for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++)
-            bw_argv[k++] = rest[i];
-        bw_argv[k] = NULL;
-        if (paired(sbx_argv, bw_argv, n, &s, &which)) {
+    int have_bwrap = find_bwrap(bwrap, sizeof bwrap) == 0;
+    /* bubblewrap's equivalent: user, PID, network, IPC, UTS and mount
+     * namespaces, read-only /usr, /lib*, /bin, /etc, a tmpfs /tmp, /dev and
+     * /proc, the work dir writable. */
+    char *bw_argv[48];
+    int k = 0;
+    const char *ro[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"};
+    bw_argv[k++] = bwrap;
+    bw_argv[k++] = "--unshare-all";
+    for (size_t i = 0; i < sizeof ro / sizeof ro[0]; i++) {
+        bw_argv[k++] = "--ro-bind-try";
+        bw_argv[k++] = (char *)ro[i];
+        bw_argv[k++] = (char *)ro[i];
+    }
+    char *rest[] = {"--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc", "--bind", dir, dir,
+                    "--chdir", dir, "--die-with-parent", "/bin/true"};
+    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++)
+        bw_argv[k++] = rest[i];
+    bw_argv[k] = NULL;
+    char *true_argv[] = {"/bin/true", NULL};
+    for (int m = 0; m < 2; m++) {
+        if (paired(measured[m], have_bwrap ? bw_argv : true_argv, n, &s, &which)) {
             fprintf(stderr, "bench_startup: %s ... /bin/true failed\n", which);
             rmdir(dir);
             return 1;
         }
-        printf("{\"bench\": \"startup_exec\", \"value\": %.4f, \"unit\": \"ms\", \"baseline\": \"bwrap_true\", "
-               "\"baseline_value\": %.4f, \"ratio\": %.4f, \"iters\": %d, \"p10\": %.4f, "
-               "\"baseline_p10\": %.4f, \"paired_median_diff_ms\": %.4f}\n",
-               s.med, s.base_med, s.base_med / s.med, n, s.p10, s.base_p10, s.pair_med);
+        if (have_bwrap)
+            printf("{\"bench\": \"%s\", \"value\": %.4f, \"unit\": \"ms\", \"baseline\": \"bwrap_true\", "
+                   "\"baseline_value\": %.4f, \"ratio\": %.4f, \"iters\": %d, \"p10\": %.4f, "
+                   "\"baseline_p10\": %.4f, \"paired_median_diff_ms\": %.4f}\n",
+                   names[m], s.med, s.base_med, s.base_med / s.med, n, s.p10, s.base_p10, s.pair_med);
+        else
+            printf("{\"bench\": \"%s\", \"value\": %.4f, \"unit\": \"ms\", \"baseline\": null, "
+                   "\"baseline_value\": null, \"ratio\": null, \"iters\": %d, \"p10\": %.4f, "
+                   "\"reason\": \"bwrap not found in PATH (Debian package bubblewrap)\"}\n",
+                   names[m], s.med, n, s.p10);
     }
     rmdir(dir);
 
     char *help_argv[] = {harness, "--help", NULL};
-    char *true_argv[] = {"/bin/true", NULL};
     if (paired(help_argv, true_argv, n, &s, &which)) {
         fprintf(stderr, "bench_startup: %s failed\n", which);
         return 1;
