@@ -1,7 +1,7 @@
 # One build for everything. `make run` and `make test` install missing
 # Debian packages first (scripts/install-deps.sh, a no-op when all is there).
 #
-#   make            build bin/harness, bin/grpo and the test runner
+#   make            build bin/harness (+ bin/harness-core), bin/grpo, bin/sbx and the test runner
 #   make test       install deps, build, check the layers, run the whole Check suite
 #   make test SAN=1 the same under ASan + UBSan (build in build-san/)
 #   make run        install deps, build, run the main job
@@ -37,7 +37,9 @@ CFLAGS  ?= -O2 -g
 # AVX-512 helpers of model/model_simd.h are static inline, never passed across one.
 BASE_CFLAGS := -std=c11 -Wall -Wextra -Werror -Wno-psabi -D_GNU_SOURCE -MMD -MP $(SANFLAGS) \
                $(call pkg_cflags,$(PKGS))
-LDFLAGS += $(SANFLAGS)
+# Programs get a DT_NEEDED entry only for the shared libraries they call
+# (gcc passes --as-needed by default on Debian, but not under -fsanitize).
+LDFLAGS += $(SANFLAGS) -Wl,--as-needed
 
 # ---- layers ---------------------------------------------------------------
 # Lowest first. A layer is one directory and one static library; its sources
@@ -68,8 +70,8 @@ SYS_policy   := $(call pkg_libs,libcjson)
 SYS_harness  := $(call pkg_libs,libgit2 libcjson) -lpthread
 SYS_grpo     := $(call pkg_libs,libcjson) -lpthread
 
-# Program sources (main.c and the subcommands cmd_*.c) stay out of the libraries.
-layer_srcs = $(filter-out $(1)/main.c $(wildcard $(1)/cmd_*.c),$(wildcard $(1)/*.c))
+# Program sources (main.c, main_*.c and the subcommands cmd_*.c) stay out of the libraries.
+layer_srcs = $(filter-out $(1)/main.c $(wildcard $(1)/main_*.c $(1)/cmd_*.c),$(wildcard $(1)/*.c))
 layer_lib  = $(BUILD)/lib/lib$(1).a
 # A layer's libraries then the system libraries, highest first, for the linker.
 link_libs  = $(foreach l,$(1) $(DEPS_$(1)),$(call layer_lib,$(l))) \
@@ -80,8 +82,10 @@ layer_inc  = $(BUILD)/inc/$(1)/.stamp
 LIB_OBJS := $(foreach l,$(LAYERS),$(patsubst %.c,$(BUILD)/%.o,$(call layer_srcs,$(l))))
 LIBS     := $(foreach l,$(LAYERS),$(call layer_lib,$(l)))
 
-HARNESS_OBJS := $(patsubst %.c,$(BUILD)/%.o,harness/main.c $(wildcard harness/cmd_*.c))
+HARNESS_OBJS := $(patsubst %.c,$(BUILD)/%.o,harness/main_core.c $(wildcard harness/cmd_*.c))
+HFRONT_OBJS  := $(BUILD)/harness/main.o $(BUILD)/harness/cmd_exec.o
 GRPO_OBJS    := $(patsubst %.c,$(BUILD)/%.o,grpo/main.c $(wildcard grpo/cmd_*.c))
+SBX_OBJS     := $(BUILD)/sandbox/main.o
 
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
@@ -91,7 +95,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCHES   := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 ALL_SYS   := $(sort $(foreach l,$(LAYERS),$(SYS_$(l))))
 
-BINS := $(BIN)/harness $(BIN)/grpo
+BINS := $(BIN)/harness $(BIN)/harness-core $(BIN)/grpo $(BIN)/sbx
 
 .PHONY: all deps check-libs test run bench clean layers layer-cflags
 all: check-libs $(BINS) $(BIN)/check_all $(PROGS)
@@ -142,13 +146,25 @@ layers: $(LIBS) $(BUILD)/layers/main.o
 	@$(foreach l,$(LAYERS),$(CC) $(LDFLAGS) $(BUILD)/layers/main.o -Wl,--whole-archive $(call layer_lib,$(l)) -Wl,--no-whole-archive $(call link_libs,$(l)) -o $(BUILD)/layers/$(l) || { echo "layers: lib$(l).a needs a symbol from outside $(l) $(DEPS_$(l))" >&2; exit 1; };)
 	@echo "layers: $(words $(LAYERS)) libraries link against only the layers below them"
 
-$(BIN)/harness: $(HARNESS_OBJS) $(LIBS)
+# `harness` prints its usage and runs `exec` itself (common layer only) and
+# executes `harness-core`, which has every command, for the others.
+$(BIN)/harness: $(HFRONT_OBJS) $(call layer_lib,common)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(HFRONT_OBJS) $(call link_libs,common) -o $@
+
+$(BIN)/harness-core: $(HARNESS_OBJS) $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(HARNESS_OBJS) $(call link_libs,harness) -o $@
 
 $(BIN)/grpo: $(GRPO_OBJS) $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(GRPO_OBJS) $(call link_libs,grpo) -o $@
+
+# The sandbox command alone: the common and sandbox layers, libseccomp and
+# cJSON, nothing else (docs/DEVELOPING.md, Binaries).
+$(BIN)/sbx: $(SBX_OBJS) $(call layer_lib,sandbox) $(call layer_lib,common)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(SBX_OBJS) $(call link_libs,sandbox) -o $@
 
 # Tests, benchmarks and helper programs see every layer.
 $(BUILD)/tests/%.o: tests/%.c
@@ -169,7 +185,7 @@ $(BUILD)/tests/check_main.o: $(BUILD)/tests/suites.inc
 $(BUILD)/tests/check_main.o: CFLAGS += -I$(BUILD)/tests
 
 # The suite also calls some subcommands in-process.
-CMD_OBJS := $(filter-out %/main.o,$(HARNESS_OBJS) $(GRPO_OBJS))
+CMD_OBJS := $(filter-out %/main.o %/main_core.o,$(HARNESS_OBJS) $(GRPO_OBJS))
 $(BIN)/check_all: $(TEST_OBJS) $(CMD_OBJS) $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(TEST_OBJS) $(CMD_OBJS) $(call link_libs,grpo) $(call pkg_libs,check) -o $@
@@ -204,4 +220,4 @@ bench: deps
 clean:
 	rm -rf build build-san bin
 
--include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(HARNESS_OBJS:.o=.d) $(GRPO_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(HARNESS_OBJS:.o=.d) $(HFRONT_OBJS:.o=.d) $(GRPO_OBJS:.o=.d) $(SBX_OBJS:.o=.d)

@@ -124,7 +124,7 @@ typedef struct grpo_config {
     /* final evaluation (the experiment report) */
     grpo_final_set final_sets[GRPO_FINAL_SETS_MAX];
     int n_final;
-    char results[GRPO_PATH_MAX];     /* where the report goes ("results") */
+    char results[GRPO_PATH_MAX];     /* where the report goes ("runs") */
     char results_name[128];          /* "grpo-experiment" */
     int final_seed;                  /* first episode seed of every final set (1): another
                                         value evaluates the same checkpoints on fresh seeds */

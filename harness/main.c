@@ -1,23 +1,52 @@
-/* main.c - the `harness` command: one binary, one subcommand per file
- * (harness/cmd_*.c). To add one: declare it in harness/cli.h and add a row. */
+/* main.c - the `harness` command as a small program: linked with the common
+ * layer only, it prints the usage and runs `exec` (by executing `sbx`)
+ * itself, and executes `harness-core` (harness/main_core.c), next to it,
+ * for every other command. So `harness --help` and `harness exec` load no
+ * model, BLAS or git library (docs/DEVELOPING.md, Binaries). */
 #include "common/subcmd.h"
 #include "harness/cli.h"
-#include "model/blascore.h"
+#include "harness/commands.h"
 
-static const subcmd COMMANDS[] = {
-    {"run", cmd_run, "run one episode of a task with a policy, with a transcript"},
-    {"batch", cmd_batch, "run many episodes in parallel workers (resumable)"},
-    {"experiment", cmd_experiment, "run an experiment file: named runs of tasks x config x seeds"},
-    {"report", cmd_report, "summarize trajectory records: pass rates, GRPO groups, utilization"},
-    {"show", cmd_show, "render a recorded trajectory with token accounting per turn"},
-    {"list", cmd_list, "validate and list the tasks"},
-    {"validate", cmd_validate, "check tasks: base fails where it should, the gold patch fixes it"},
-    {"gen", cmd_gen, "synthesize validated bug tasks by mutating a repository"},
-    {"exec", cmd_exec, "run a command in a directory under the sandbox"},
-};
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+/* Executes harness-core with "harness-core" and argv (from the command's
+ * name on); returns only when that failed. */
+static int to_core(int argc, char **argv)
+{
+    char self[PATH_MAX], core[PATH_MAX + 16];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        fprintf(stderr, "harness: /proc/self/exe: %s (expected the path of this binary)\n", strerror(errno));
+        return 1;
+    }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(core, sizeof core, "%s/harness-core", slash ? self : ".");
+    char **args = calloc((size_t)argc + 2, sizeof *args);
+    if (!args) {
+        fprintf(stderr, "harness: out of memory\n");
+        return 1;
+    }
+    args[0] = core;
+    for (int i = 0; i < argc; i++)
+        args[i + 1] = argv[i];
+    execv(core, args);
+    fprintf(stderr, "harness: %s: %s (expected the harness-core program next to harness)\n", core,
+            strerror(errno));
+    free(args);
+    return 1;
+}
+
+#define ROW(name, fn, help) {name, !strcmp(name, "exec") ? cmd_exec : to_core, help},
 int main(int argc, char **argv)
 {
-    blascore_reexec(argv); /* returns only when the kernels are already right */
-    return subcmd_dispatch("harness", COMMANDS, sizeof COMMANDS / sizeof COMMANDS[0], argc, argv);
+    const subcmd commands[] = {HARNESS_COMMANDS(ROW)};
+    return subcmd_dispatch("harness", commands, sizeof commands / sizeof commands[0], argc, argv);
 }

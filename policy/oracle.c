@@ -25,7 +25,7 @@
  * (a hash of the gold patch decides, so a task always gets the same
  * episode), the first edit is one a policy gets wrong in practice, and
  * the next turn repairs it from the tool's answer. Two mistakes, the ones
- * the built-in model makes (results/grpo-family-g5.md): an old_string
+ * the built-in model makes (results/README.md, variant g5): an old_string
  * shrunk until it occurs more than once (the repair takes the minimal
  * edit: more of the line), or one with a name swapped for another of the
  * file's names, a number off by one when it has no name (the repair copies

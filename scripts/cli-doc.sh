@@ -8,8 +8,9 @@ bin=${1:-bin}
 cat <<'HEAD'
 # Command-line reference
 
-Two binaries: `bin/harness` (tasks, episodes, batches, reports, the
-sandbox) and `bin/grpo` (tokenizer, model, SFT and GRPO training). Each
+Three binaries: `bin/harness` (tasks, episodes, batches, reports, the
+sandbox), `bin/grpo` (tokenizer, model, SFT and GRPO training) and
+`bin/sbx` (the sandbox command alone, which `harness exec` runs). Each
 section below is the command's own `--help` text. Exit codes everywhere: 0
 ok, 1 the run or validation failed, 2 usage error.
 
@@ -30,6 +31,12 @@ for tool in harness grpo; do
         echo
     done
 done
+echo "## sbx"
+echo
+echo '```'
+"$bin/sbx" --help
+echo '```'
+echo
 cat <<'TAIL'
 ## Scripts
 

@@ -3,7 +3,7 @@
 same episodes, apart from timings?
 
 Records are matched by their `key`. Before comparing, every field that
-measures time is dropped: `timings`, `started_at`, and any key ending in
+measures time is dropped: `timings`, `started_at`, and the key `ms` and any key ending in
 `_ms` or `_s` (durations inside turns and tool results). Prints one line per
 differing record (the first differing path), then a summary; exits 1 when a
 record differs or is missing on either side.
@@ -17,7 +17,7 @@ TIME_KEYS = {"timings", "started_at", "ended_at"}
 def strip(o):
     if isinstance(o, dict):
         return {k: strip(v) for k, v in o.items()
-                if k not in TIME_KEYS and not k.endswith("_ms") and not k.endswith("_s")}
+                if k not in TIME_KEYS and k != "ms" and not k.endswith("_ms") and not k.endswith("_s")}
     if isinstance(o, list):
         return [strip(v) for v in o]
     return o

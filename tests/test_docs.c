@@ -87,6 +87,11 @@ START_TEST(test_cli_doc_matches_help)
         free(help);
     }
     ck_assert_uint_ge(checked, 12);
+    char cmd[2048], *help;
+    snprintf(cmd, sizeof cmd, "%s/sbx --help", bin());
+    ck_assert_int_eq(run_out(cmd, &help), 0);
+    ck_assert_msg(strstr(doc, help), "docs/cli.md lacks the text of `%s` (run scripts/cli-doc.sh)", cmd);
+    free(help);
     free(doc);
 }
 END_TEST
