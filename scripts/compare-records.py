@@ -4,14 +4,18 @@ same episodes, apart from timings?
 
 Records are matched by their `key`. Before comparing, every field that
 measures time is dropped: `timings`, `started_at`, and the key `ms` and any key ending in
-`_ms` or `_s` (durations inside turns and tool results). Prints one line per
+`_ms` or `_s` (durations inside turns and tool results), and pointer
+values in test output (0x followed by 8 or more hex digits). Prints one line per
 differing record (the first differing path), then a summary; exits 1 when a
 record differs or is missing on either side.
 """
 import json
+import re
 import sys
 
 TIME_KEYS = {"timings", "started_at", "ended_at"}
+# Addresses printed by a test run differ from run to run (ASLR).
+ADDR = re.compile(r"0x[0-9a-fA-F]{8,}")
 
 
 def strip(o):
@@ -20,6 +24,8 @@ def strip(o):
                 if k not in TIME_KEYS and k != "ms" and not k.endswith("_ms") and not k.endswith("_s")}
     if isinstance(o, list):
         return [strip(v) for v in o]
+    if isinstance(o, str):
+        return ADDR.sub("0xADDR", o)
     return o
 
 
