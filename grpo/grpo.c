@@ -813,6 +813,8 @@ int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir
     ro.ws_root = cfg->ws_root[0] ? cfg->ws_root : NULL;
     ro.max_active = t->max_active;
     ro.threads = cfg->tool_threads;
+    ro.log = cfg->quiet ? NULL : t->opts.log; /* episodes that could not start */
+    ro.log_ctx = t->opts.log_ctx;
     if ((rc = rollout_new(&t->ro, t->pol, &ro, err)) < 0)
         goto fail;
     cJSON *e = cJSON_CreateObject();

@@ -37,6 +37,7 @@
 #include "model/model.h"
 
 #include "common/limits.h"
+#include "common/log.h"
 
 #include <cJSON.h>
 #include <stddef.h>
@@ -148,9 +149,10 @@ char *grpo_config_to_json(const grpo_config *c);
 
 typedef struct grpo_trainer grpo_trainer;
 
-/* How the trainer reports progress: one line per call, no newline. */
-enum { GRPO_LOG_INFO = 0, GRPO_LOG_WARN = 1 };
-typedef void (*grpo_log_fn)(void *ctx, int level, const char *msg);
+/* How the trainer reports progress: the log callback of common/log.h,
+ * one line per call, no newline. */
+enum { GRPO_LOG_INFO = RL_LOG_INFO, GRPO_LOG_WARN = RL_LOG_WARN };
+typedef rl_log_fn grpo_log_fn;
 
 /* What the trainer is given besides its config. */
 typedef struct grpo_opts {
