@@ -7,6 +7,8 @@
  * median of the paired differences. Without bwrap the sandbox lines have
  * baseline null and a reason (the commands still paired with /bin/true). RL_BENCH_STARTUP_ITERS=N runs N pairs
  * instead of 60. Binaries come from $RL_BIN (default bin). */
+#include "common/clock.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -23,13 +25,6 @@
 
 extern char **environ;
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -40,7 +35,7 @@ static int cmp_double(const void *a, const void *b)
  * ms, or -1 when it could not run or did not exit 0. */
 static double run_ms(char *const *argv)
 {
-    double t = now_ms();
+    double t = clk_ms();
     pid_t pid = fork();
     if (pid == 0) {
         int fd = open("/dev/null", O_WRONLY);
@@ -54,7 +49,7 @@ static double run_ms(char *const *argv)
     int st;
     if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
         return -1;
-    return now_ms() - t;
+    return clk_ms() - t;
 }
 
 /* The path of bwrap in PATH into out, 0; -1 when there is none. */

@@ -47,20 +47,6 @@ static void sleep_ms(long ms)
     }
 }
 
-static void logf_(const http_client_opts *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void logf_(const http_client_opts *o, const char *fmt, ...)
-{
-    if (!o->log)
-        return;
-    char line[RL_ERR_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    o->log(o->log_ctx, line);
-}
-
 /* The URL as error messages show it: scheme, host, port and path; user
  * info dropped, a query or fragment shown as "?..." (both may carry
  * credentials), the whole cut to fit a one-line message. */
@@ -395,7 +381,7 @@ int http_client_request(http_client *c, http_response *resp, const http_request 
             w = ra > o->backoff_max_ms / 1000 ? o->backoff_max_ms : (long)ra * 1000;
         if (w > o->backoff_max_ms)
             w = o->backoff_max_ms;
-        logf_(o, "%s %s: %s, retry %d of %d in %ld ms", req->method, shown, why, n + 1, o->retries,
+        rl_logf(o->log, o->log_ctx, RL_LOG_WARN, "%s %s: %s, retry %d of %d in %ld ms", req->method, shown, why, n + 1, o->retries,
               w);
         sleep_ms(w);
         wait = wait > o->backoff_max_ms / 2 ? o->backoff_max_ms : wait * 2;

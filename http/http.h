@@ -43,10 +43,9 @@
 
 #include "common/buf.h"
 #include "common/limits.h"
+#include "common/log.h"
 
 #include <stddef.h>
-
-typedef void (*http_log_fn)(void *ctx, const char *line);
 
 /* ---- client ---------------------------------------------------------- */
 
@@ -58,7 +57,7 @@ typedef struct http_client_opts {
     long backoff_ms;          /* wait before the first retry */
     long backoff_max_ms;      /* cap of every wait */
     const char *user_agent;   /* NULL: "rl-fix" */
-    http_log_fn log;          /* one line per retry; NULL: silent */
+    rl_log_fn log;            /* one line per retry; NULL: silent */
     void *log_ctx;
 } http_client_opts;
 
@@ -157,7 +156,7 @@ typedef struct http_server_opts {
     unsigned idle_timeout_s;   /* close a connection silent this long */
     http_handler_fn handler;
     void *ctx;
-    http_log_fn log;           /* libmicrohttpd's messages, handler
+    rl_log_fn log;             /* libmicrohttpd's messages, handler
                                   failures; NULL: silent */
     void *log_ctx;
 } http_server_opts;

@@ -36,20 +36,6 @@ typedef struct conn_state {
     size_t dropped;
 } conn_state;
 
-static void logf_(const http_server_opts *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void logf_(const http_server_opts *o, const char *fmt, ...)
-{
-    if (!o->log)
-        return;
-    char line[RL_ERR_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    o->log(o->log_ctx, line);
-}
-
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     const http_server_opts *o = cls;
@@ -58,7 +44,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     size_t n = strlen(line);
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         line[--n] = '\0';
-    o->log(o->log_ctx, line);
+    o->log(o->log_ctx, RL_LOG_WARN, line);
 }
 
 void http_server_opts_default(http_server_opts *o)
@@ -199,7 +185,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             /* libmicrohttpd cannot answer in the middle of an upload:
              * past the drain bound the connection is closed. */
             if (st->dropped > HTTP_SERVER_DRAIN_MAX) {
-                logf_(&s->o, "%s %s: request body over %zu bytes, connection closed", method, url,
+                rl_logf(s->o.log, s->o.log_ctx, RL_LOG_WARN, "%s %s: request body over %zu bytes, connection closed", method, url,
                       s->o.body_max + HTTP_SERVER_DRAIN_MAX);
                 return MHD_NO;
             }
@@ -229,9 +215,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     enum MHD_Result ok;
     if (rc < 0 || out.status == 0) {
         if (rc < 0)
-            logf_(&s->o, "%s %s: handler failed: %s", method, url, err[0] ? err : rl_strerror(rc));
+            rl_logf(s->o.log, s->o.log_ctx, RL_LOG_ERROR, "%s %s: handler failed: %s", method, url, err[0] ? err : rl_strerror(rc));
         else
-            logf_(&s->o, "%s %s: handler set no reply", method, url);
+            rl_logf(s->o.log, s->o.log_ctx, RL_LOG_ERROR, "%s %s: handler set no reply", method, url);
         resp_dispose(&out);
         return answer_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal_error",
                             "the handler failed");

@@ -113,8 +113,9 @@ typedef struct log_lines {
     int leaked;   /* a line held SECRET */
 } log_lines;
 
-static void on_log(void *ctx, const char *line)
+static void on_log(void *ctx, int level, const char *line)
 {
+    (void)level;
     log_lines *l = ctx;
     l->n++;
     snprintf(l->last, sizeof l->last, "%s", line);
