@@ -93,7 +93,6 @@ PROG_SRCS := $(wildcard tests/progs/*.c)
 PROGS     := $(PROG_SRCS:tests/progs/%.c=$(BUILD)/progs/%)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCHES   := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
-ALL_SYS   := $(sort $(foreach l,$(LAYERS),$(SYS_$(l))))
 
 BINS := $(BIN)/harness $(BIN)/harness-core $(BIN)/grpo $(BIN)/sbx
 
