@@ -82,10 +82,10 @@ layer_inc  = $(BUILD)/inc/$(1)/.stamp
 LIB_OBJS := $(foreach l,$(LAYERS),$(patsubst %.c,$(BUILD)/%.o,$(call layer_srcs,$(l))))
 LIBS     := $(foreach l,$(LAYERS),$(call layer_lib,$(l)))
 
-HARNESS_OBJS := $(patsubst %.c,$(BUILD)/%.o,harness/main_core.c $(wildcard harness/cmd_*.c))
-HFRONT_OBJS  := $(BUILD)/harness/main.o $(BUILD)/harness/cmd_exec.o
+HARNESS_OBJS := $(patsubst %.c,$(BUILD)/%.o,harness/main_core.c $(wildcard harness/cmd_*.c) sandbox/cmd_sbx.c)
+HFRONT_OBJS  := $(BUILD)/harness/main.o $(BUILD)/harness/cmd_exec.o $(BUILD)/sandbox/cmd_sbx.o
 GRPO_OBJS    := $(patsubst %.c,$(BUILD)/%.o,grpo/main.c $(wildcard grpo/cmd_*.c))
-SBX_OBJS     := $(BUILD)/sandbox/main.o
+SBX_OBJS     := $(BUILD)/sandbox/main.o $(BUILD)/sandbox/cmd_sbx.o
 
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
@@ -145,11 +145,12 @@ layers: $(LIBS) $(BUILD)/layers/main.o
 	@$(foreach l,$(LAYERS),$(CC) $(LDFLAGS) $(BUILD)/layers/main.o -Wl,--whole-archive $(call layer_lib,$(l)) -Wl,--no-whole-archive $(call link_libs,$(l)) -o $(BUILD)/layers/$(l) || { echo "layers: lib$(l).a needs a symbol from outside $(l) $(DEPS_$(l))" >&2; exit 1; };)
 	@echo "layers: $(words $(LAYERS)) libraries link against only the layers below them"
 
-# `harness` prints its usage and runs `exec` itself (common layer only) and
-# executes `harness-core`, which has every command, for the others.
-$(BIN)/harness: $(HFRONT_OBJS) $(call layer_lib,common)
+# `harness` prints its usage and runs `exec` itself (the sandbox command:
+# common and sandbox layers only) and executes `harness-core`, which has
+# every command, for the others.
+$(BIN)/harness: $(HFRONT_OBJS) $(call layer_lib,sandbox) $(call layer_lib,common)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $(HFRONT_OBJS) $(call link_libs,common) -o $@
+	$(CC) $(LDFLAGS) $(HFRONT_OBJS) $(call link_libs,sandbox) -o $@
 
 $(BIN)/harness-core: $(HARNESS_OBJS) $(LIBS)
 	@mkdir -p $(dir $@)

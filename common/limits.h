@@ -89,14 +89,12 @@
 #define SB_SHM_MB 64
 
 /* The root of a run (a root harness): top-level entries of the host's
- * root kept (bin, sbin, lib, lib32, lib64, libx32, usr), and the copy of
- * the /etc entries a build and a test run read, made once per process:
- * a few hundred small files and links (alternatives/, ssl/certs/); past
- * these caps the rest of an entry is left out. */
+ * root kept (bin, sbin, lib, lib32, lib64, libx32, usr), and the /etc
+ * entries a build and a test run read, put once per process into a tmpfs:
+ * a score of small files (copied; a larger one is left out) and links,
+ * and directories (bound read-only). */
 #define SB_ROOT_TOP_MAX 8
-#define SB_ETC_FILES_MAX 4096
 #define SB_ETC_FILE_MAX (1u << 20)
-#define SB_ETC_DEPTH_MAX 4
 #define SB_ETC_MB 16
 
 /* The memory cgroup of a run's tree allows mem_mb plus this: a single
@@ -127,6 +125,8 @@
 /* Stack of the sandbox's init and of the command before it execs: they only
  * make system calls; ASan builds need the slack. */
 #define SB_CHILD_STACK (256u << 10)
+/* Stack of the probe's trial children (a mount or two, then exit). */
+#define SB_TRIAL_STACK (64u << 10)
 
 /* Caches of one process: child stacks kept for reuse, Landlock rulesets
  * (a GRPO group cycles through a few work dirs; the key holds the dirs'

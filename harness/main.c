@@ -1,8 +1,9 @@
 /* main.c - the `harness` command as a small program: linked with the common
- * layer only, it prints the usage and runs `exec` (by executing `sbx`)
- * itself, and executes `harness-core` (harness/main_core.c), next to it,
- * for every other command. So `harness --help` and `harness exec` load no
- * model, BLAS or git library (docs/DEVELOPING.md, Binaries). */
+ * and sandbox layers only, it prints the usage and runs `exec` (the
+ * sandbox command, in this process) itself, and executes `harness-core`
+ * (harness/main_core.c), next to it, for every other command. So `harness
+ * --help` and `harness exec` load no model, BLAS or git library
+ * (docs/DEVELOPING.md, Binaries). */
 #include "common/subcmd.h"
 #include "harness/cli.h"
 #include "harness/commands.h"

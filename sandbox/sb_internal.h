@@ -33,9 +33,10 @@ typedef struct sb_caps {
     int shm;             /* each run gets a private tmpfs on /dev/shm */
     int rootfs;          /* root harness with mount and PID namespaces: each
                             run gets a root of its own (sb_root_make) */
-    int etc_fd;          /* rootfs: detached tmpfs holding the copy of the
-                            host's /etc entries a build and a test run read,
-                            made once per process; -1 */
+    int etc_fd;          /* rootfs: detached tmpfs holding the host's /etc
+                            entries a build and a test run read (files
+                            copied, dirs bound read-only), made once per
+                            process; -1 */
     int ntop;            /* rootfs: top-level entries of the host's root
                             kept (bin, lib*, sbin, usr): a symlink of the
                             same text, or a read-only bind of the dir */
@@ -61,9 +62,9 @@ int sb_idmap_fd(uid_t uid, gid_t gid, dev_t dev, const char *path);
 
 /* rootfs: a fresh root for one sandbox, made by the harness as a detached
  * tmpfs: the kept top-level entries (read-only binds of /usr and the
- * like), a read-only clone of the /etc copy, /dev with the basic nodes and
- * an empty shm dir (1777), /tmp (1777), an empty /proc. Returns its mount
- * fd (O_CLOEXEC) or a negative RL_E* with err. */
+ * like), a read-only recursive clone of the /etc tmpfs, /dev with the
+ * basic nodes and an empty shm dir (1777), /tmp (1777), an empty /proc.
+ * Returns its mount fd (O_CLOEXEC) or a negative RL_E* with err. */
 int sb_root_make(const sb_caps *caps, char *err);
 /* Fills the rootfs fields of caps (the probe, once per process). */
 void sb_root_probe(sb_caps *c);

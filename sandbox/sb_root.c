@@ -7,10 +7,10 @@
  *   /usr (and any of bin, sbin, lib* that is a directory on the host) as a
  *     read-only recursive bind; those that are symlinks into /usr on a
  *     merged-/usr system (Debian 12) as the same symlinks;
- *   /etc: a read-only clone of a copy of the host /etc entries that
- *     compilers, the dynamic loader, Python and the test runners read (see
- *     SB_ETC_KEEP), made once per process: a later change of the host's
- *     /etc is not seen by that process's runs;
+ *   /etc: a read-only clone of a tmpfs made once per process holding the
+ *     host /etc entries that compilers, the dynamic loader, Python and the
+ *     test runners read (see SB_ETC_KEEP): files copied (a later change of
+ *     one is not seen by that process's runs), directories bound read-only;
  *   /dev with null, zero, full, random, urandom, tty, the fd and stdio
  *     links and an empty shm dir (1777): the run's private /dev/shm;
  *   /tmp (1777): the run's private TMPDIR;
@@ -84,14 +84,19 @@ fail:
     return -1;
 }
 
-/* Copies the entry name of src into dst: regular files readable by
- * everyone (the sandbox uid could not read the others), symlinks as they
- * are, directories searchable by everyone, recursively. Best effort:
- * what does not fit the caps is left out. */
-static void sb_etc_copy(int src, int dst, const char *name, int depth, int *budget)
+static int sb_root_bind(int root, int dfd, const char *path, unsigned flags, const char *name);
+
+/* Puts the entry name of the host's /etc (src) into dst: a symlink as it
+ * is, a regular file readable by everyone as a copy (the sandbox uid could
+ * not read the others; a file bind-mounted on the host, as containers do
+ * with hosts, is read through), a directory searchable by everyone as a
+ * read-only bind (alternatives/ and ssl/certs/ hold hundreds of links:
+ * copying them cost ~10 ms per process, a bind microseconds). Best effort:
+ * what fails is left out. */
+static void sb_etc_put(int src, int dst, const char *name)
 {
     struct stat st;
-    if (--*budget < 0 || fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return;
     if (S_ISLNK(st.st_mode)) {
         char link[PATH_MAX];
@@ -102,52 +107,35 @@ static void sb_etc_copy(int src, int dst, const char *name, int depth, int *budg
         }
         return;
     }
-    if (S_ISREG(st.st_mode) && (st.st_mode & 0004) && st.st_size <= SB_ETC_FILE_MAX) {
-        int in = openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-        if (in < 0)
-            return;
-        int out = openat(dst, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (out >= 0) {
-            char buf[65536];
-            ssize_t n;
-            while ((n = read(in, buf, sizeof buf)) > 0)
-                if (write(out, buf, (size_t)n) != n)
-                    break;
-            fchmod(out, st.st_mode & 0755);
-            close(out);
-        }
-        close(in);
+    if (S_ISDIR(st.st_mode) && (st.st_mode & 0001)) {
+        if (mkdirat(dst, name, 0755) == 0 && sb_root_bind(dst, src, name, 0, name) < 0)
+            unlinkat(dst, name, AT_REMOVEDIR);
         return;
     }
-    if (!S_ISDIR(st.st_mode) || !(st.st_mode & 0001) || depth >= SB_ETC_DEPTH_MAX)
+    if (!S_ISREG(st.st_mode) || !(st.st_mode & 0004) || st.st_size > SB_ETC_FILE_MAX)
         return;
-    if (mkdirat(dst, name, 0755) < 0)
+    int in = openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (in < 0)
         return;
-    int sd = openat(src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    int dd = openat(dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = sd >= 0 && dd >= 0 ? fdopendir(sd) : NULL;
-    if (!d) {
-        if (sd >= 0)
-            close(sd);
-        if (dd >= 0)
-            close(dd);
-        return;
+    int out = openat(dst, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (out >= 0) {
+        char buf[65536];
+        ssize_t n;
+        while ((n = read(in, buf, sizeof buf)) > 0)
+            if (write(out, buf, (size_t)n) != n)
+                break;
+        fchmod(out, st.st_mode & 0755);
+        close(out);
     }
-    struct dirent *e;
-    while ((e = readdir(d)) && *budget > 0)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            sb_etc_copy(dirfd(d), dd, e->d_name, depth + 1, budget);
-    closedir(d);
-    close(dd);
+    close(in);
 }
 
-/* The copy of /etc: a detached tmpfs, -1 on failure. */
+/* The run's /etc: a detached tmpfs with the kept entries, -1 on failure. */
 static int sb_etc_snapshot(void)
 {
-    char size[32], inodes[32];
+    char size[32];
     snprintf(size, sizeof size, "%dm", SB_ETC_MB);
-    snprintf(inodes, sizeof inodes, "%d", SB_ETC_FILES_MAX + 64);
-    const char *opts[][2] = {{"size", size}, {"nr_inodes", inodes}, {"mode", "0755"}};
+    const char *opts[][2] = {{"size", size}, {"nr_inodes", "1024"}, {"mode", "0755"}};
     int m = sb_fsmount_tmpfs(opts, 3);
     if (m < 0)
         return -1;
@@ -158,14 +146,13 @@ static int sb_etc_snapshot(void)
             close(src);
         return m; /* an empty /etc */
     }
-    int budget = SB_ETC_FILES_MAX;
     struct dirent *e;
     while ((e = readdir(d))) {
         int keep = str_has_prefix(e->d_name, SB_ETC_KEEP_PREFIX);
         for (int i = 0; SB_ETC_KEEP[i] && !keep; i++)
             keep = !strcmp(e->d_name, SB_ETC_KEEP[i]);
         if (keep)
-            sb_etc_copy(dirfd(d), m, e->d_name, 0, &budget);
+            sb_etc_put(dirfd(d), m, e->d_name);
     }
     closedir(d);
     return m;
@@ -262,7 +249,7 @@ int sb_root_make(const sb_caps *caps, char *err)
     }
     if (!bad) {
         what = "etc";
-        bad = sb_root_bind(m, caps->etc_fd, "", AT_EMPTY_PATH, "etc") < 0;
+        bad = sb_root_bind(m, caps->etc_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, "etc") < 0;
     }
     if (bad) {
         int e = errno;

@@ -1469,12 +1469,13 @@ START_TEST(test_root_listing)
            "exec 2>/dev/null; ls /etc/shadow /etc/ssh /etc/sudoers | wc -l; test -s /etc/ld.so.cache && "
            "echo ldcache; readlink /etc/alternatives/cc >/dev/null && echo alt; "
            "ls /proc | grep -c '^[0-9]'; echo x > /etc/x 2>/dev/null || echo etc-ro; "
+           "echo x > /etc/alternatives/x 2>/dev/null || echo alt-ro; "
            "echo x > /usr/x 2>/dev/null || echo usr-ro; echo x > /x 2>/dev/null || echo root-ro; "
            "echo y > /dev/null && echo devnull");
     /* /proc: sh, ls, grep (and the init, not in the command's view: the
      * command's /proc is the init's PID namespace: pid 1 is the init). */
     ck_assert_msg(strstr(r.out, "0\nldcache\nalt\n") == r.out, "%s", r.out);
-    ck_assert_msg(strstr(r.out, "etc-ro\nusr-ro\nroot-ro\ndevnull\n"), "%s", r.out);
+    ck_assert_msg(strstr(r.out, "etc-ro\nalt-ro\nusr-ro\nroot-ro\ndevnull\n"), "%s", r.out);
     int nproc = atoi(strchr(strstr(r.out, "alt\n"), '\n') + 1);
     ck_assert_int_ge(nproc, 3);
     ck_assert_int_le(nproc, 5);
