@@ -876,5 +876,9 @@
 #define RL_GRPO_FIXES_MAX 4096
 /* Held-out sets of a config's "final" section: the experiment has two. */
 #define GRPO_FINAL_SETS_MAX 8
+/* Rounds of one flywheel run (grpo flywheel --rounds): each round is a
+ * full training run of hours on 2 cores, so a thousand is beyond any real
+ * run and stops a typo. */
+#define RL_GRPO_FLYWHEEL_ROUNDS_MAX 1000L
 
 #endif

@@ -20,11 +20,11 @@
 #include "model/model.h"
 #include "protocol/tokenizer.h"
 
+#include "common/arg.h"
 #include "common/err.h"
 #include "common/limits.h"
 
 #include <cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,10 +83,10 @@ int cmd_score(int argc, char **argv)
     const char *ckpt = NULL, *data = NULL, *tokenizer = NULL;
     long max = 0, threads = 0;
     double show = NAN;
+    char aerr[RL_ERR_MAX];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end = NULL;
-        int bad = 0;
+        int bad = 0, rc = 0;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             score_usage(stdout);
             return 0;
@@ -99,24 +99,22 @@ int cmd_score(int argc, char **argv)
         } else if (!strcmp(a, "--tokenizer")) {
             tokenizer = v;
         } else if (!strcmp(a, "--max")) {
-            errno = 0;
-            max = strtol(v, &end, 10);
-            bad = errno || *end || max < 1;
+            rc = arg_long(&max, a, v, 1, 1000000000L, aerr);
         } else if (!strcmp(a, "--threads")) {
-            errno = 0;
-            threads = strtol(v, &end, 10);
-            bad = errno || *end || threads < 0 || threads > RL_MODEL_THREADS_MAX;
+            rc = arg_long(&threads, a, v, 0, RL_MODEL_THREADS_MAX, aerr);
         } else if (!strcmp(a, "--show")) {
-            errno = 0;
-            show = strtod(v, &end);
-            bad = errno || *end || !(show <= 0);
+            rc = arg_double(&show, a, v, -1e6, 0, aerr);
         } else {
             fprintf(stderr, "grpo score: unknown option '%s'\n", a);
             score_usage(stderr);
             return 2;
         }
         if (bad) {
-            fprintf(stderr, "grpo score: option %s needs a valid value\n", a);
+            fprintf(stderr, "grpo score: %s: expected a value\n", a);
+            return 2;
+        }
+        if (rc < 0) {
+            fprintf(stderr, "grpo score: %s\n", aerr);
             return 2;
         }
         i++;

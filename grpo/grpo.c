@@ -30,6 +30,7 @@
 #include "grpo/grpo_int.h"
 
 #include "common/buf.h"
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
@@ -138,7 +139,7 @@ int grpo_log_event(grpo_trainer *t, cJSON *fields, char *err)
 static int checkpoint(grpo_trainer *t, char *const *recs, size_t n, char *err)
 {
     grpo_ckpt_state st = {t->step,      t->data.data_pos, t->data.groups_drawn, t->cfg.seed,
-                          t->best_eval, t->best_step,     grpo_now() - t->t_open};
+                          t->best_eval, t->best_step,     clk_s() - t->t_open};
     cJSON *profile = NULL;
     if (recs && n && !(profile = grpo_profile(recs, n)))
         return rl_err(err, RL_ENOMEM, "grpo: out of memory");
@@ -218,7 +219,7 @@ static void free_groups(grpo_group **gs, size_t ng)
 /* Sync: every episode of the step is done before the update. */
 static int step_sync(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, char *err)
 {
-    double t0 = grpo_now(), busy = 0;
+    double t0 = clk_s(), busy = 0;
     long gen0, pre0, gen1, pre1;
     double gs0, gs1;
     model_policy_counters(t->pol, &gen0, &pre0, &gs0);
@@ -228,7 +229,7 @@ static int step_sync(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, cha
     int rc = grpo_rollout_groups(&gs, &ng, t->ro, &env, &t->data, &t->cfg, &t->opts, &t->durs, sm, &busy, err);
     if (rc < 0)
         return rc;
-    sm->rollout_s = grpo_now() - t0;
+    sm->rollout_s = clk_s() - t0;
     model_policy_counters(t->pol, &gen1, &pre1, &gs1);
     sm->gen_tokens = gen1 - gen0;
     sm->prefill_tokens = pre1 - pre0;
@@ -246,7 +247,7 @@ static int step_sync(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, cha
             batch[nb++] = gs[k];
     rc = grpo_update(t->m, t->ref, t->opt, t->step, &t->cfg, batch, nb, sm, nonfinite, err);
     free(batch);
-    sm->step_s = grpo_now() - t0;
+    sm->step_s = clk_s() - t0;
     sm->util = sm->step_s > 0 ? busy / ((double)t->max_active * sm->step_s) : 0;
     keep_last_records(t, gs, ng);
     free_groups(gs, ng);
@@ -261,14 +262,14 @@ static int step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, ch
     grpo_run_env env = run_env(t);
     if (!t->as && (rc = grpo_async_new(&t->as, t->m, t->tok, &env, &t->cfg, err)) < 0)
         return rc;
-    double t0 = grpo_now(), busy0, busy1, gs0, gs1;
+    double t0 = clk_s(), busy0, busy1, gs0, gs1;
     long gen0, pre0, gen1, pre1;
     grpo_async_counters(t->as, &gen0, &pre0, &gs0, &busy0);
     grpo_group **gs;
     size_t nb, nd;
     if ((rc = grpo_async_collect(t->as, &t->data, &t->cfg, &t->opts, &t->durs, sm, &gs, &nb, &nd, err)) < 0)
         return rc;
-    sm->rollout_s = grpo_now() - t0;
+    sm->rollout_s = clk_s() - t0;
     /* the metrics count every group sampled, dropped ones too (as in sync) */
     grpo_metrics_from_groups(sm, gs, nb + nd);
     rc = grpo_update(t->m, t->ref, t->opt, t->step, &t->cfg, gs, nb, sm, nonfinite, err);
@@ -278,7 +279,7 @@ static int step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, ch
     sm->gen_tokens = gen1 - gen0;
     sm->prefill_tokens = pre1 - pre0;
     sm->gen_s = gs1 - gs0;
-    sm->step_s = grpo_now() - t0;
+    sm->step_s = clk_s() - t0;
     sm->util = sm->step_s > 0 ? (busy1 - busy0) / ((double)t->max_active * sm->step_s) : 0;
     keep_last_records(t, gs, nb);
     free_groups(gs, nb + nd);
@@ -739,7 +740,7 @@ int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir
     t->best_eval = -1;
     t->best_step = -1;
     t->last_ckpt = -1;
-    t->t_open = grpo_now();
+    t->t_open = clk_s();
     t->max_active = cfg->max_active > 0 ? cfg->max_active : cfg->tasks_per_step * cfg->group_size;
     if (t->max_active > RL_ROLLOUT_ACTIVE_MAX)
         t->max_active = RL_ROLLOUT_ACTIVE_MAX;

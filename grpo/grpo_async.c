@@ -15,6 +15,7 @@
  */
 #include "grpo/grpo_int.h"
 
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/limits.h"
 #include "policy/model_policy.h"
@@ -116,12 +117,12 @@ static void *as_main(void *arg)
         if (rc == 0 && p > 0) {
             size_t act = p < (size_t)A->max_active ? p : (size_t)A->max_active;
             pthread_mutex_lock(&A->mu);
-            double t0 = A->cur_t0 = grpo_now();
+            double t0 = A->cur_t0 = clk_s();
             A->cur_act = act;
             pthread_mutex_unlock(&A->mu);
             rc = rollout_step(A->ro, as_done, A, err);
             pthread_mutex_lock(&A->mu);
-            A->busy += (double)act * (grpo_now() - t0);
+            A->busy += (double)act * (clk_s() - t0);
             A->cur_t0 = 0;
             A->cur_act = 0;
         } else {
@@ -147,7 +148,7 @@ static double as_busy_now(grpo_async *A)
     pthread_mutex_lock(&A->mu);
     double b = A->busy;
     if (A->cur_t0 > 0)
-        b += (double)A->cur_act * (grpo_now() - A->cur_t0);
+        b += (double)A->cur_act * (clk_s() - A->cur_t0);
     pthread_mutex_unlock(&A->mu);
     return b;
 }

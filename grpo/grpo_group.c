@@ -9,14 +9,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-double grpo_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 uint64_t grpo_mix(uint64_t a, uint64_t b)
 {
