@@ -174,7 +174,7 @@ static int rollback(grpo_trainer *t, const char *why, char *err)
         return rc;
     t->opt->step = t->step;
     weights_changed(t);
-    say(t, GRPO_LOG_WARN, "rollback at step %ld to %s: %s", t->step, name, why);
+    say(t, RL_LOG_WARN, "rollback at step %ld to %s: %s", t->step, name, why);
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "event", "rollback");
     cJSON_AddNumberToObject(e, "step", (double)t->step);
@@ -312,7 +312,7 @@ static int log_step(grpo_trainer *t, const grpo_step_metrics *sm, char *err)
     rc = grpo_log_event(t, o, err);
     cJSON_Delete(o);
     if (!t->cfg.quiet && t->opts.log)
-        t->opts.log(t->opts.log_ctx, cJSON_GetArraySize(warn) ? GRPO_LOG_WARN : GRPO_LOG_INFO, buf_str(&line));
+        t->opts.log(t->opts.log_ctx, cJSON_GetArraySize(warn) ? RL_LOG_WARN : RL_LOG_INFO, buf_str(&line));
     buf_dispose(&line);
     return rc;
 }
@@ -426,7 +426,7 @@ static int maybe_eval(grpo_trainer *t, int *evaluated, char ***recs, size_t *nre
     cJSON_Delete(e);
     if (rc < 0)
         return rc;
-    say(t, GRPO_LOG_INFO, "eval step %ld: pass %.3f (%zu/%zu) tool %.2f turns %.1f (best %.3f)", t->step, r.pass_rate,
+    say(t, RL_LOG_INFO, "eval step %ld: pass %.3f (%zu/%zu) tool %.2f turns %.1f (best %.3f)", t->step, r.pass_rate,
         r.passed, r.episodes, r.tool_success, r.mean_turns, t->best_eval);
     if (t->best_eval >= 0 && r.pass_rate < t->best_eval - t->cfg.rollback_drop) {
         char why[256];
@@ -461,7 +461,7 @@ static int report_compare(grpo_trainer *t, char *err)
      * durations (it ignores training time and batching effects) */
     double m1 = stats_utilization(t->durs.v, t->durs.n, (size_t)t->max_active, 1.0, RL_REPORT_UTIL_STEPS);
     double ml = stats_utilization(t->durs.v, t->durs.n, (size_t)t->max_active, t->cfg.lambda, RL_REPORT_UTIL_STEPS);
-    say(t, GRPO_LOG_INFO,
+    say(t, RL_LOG_INFO,
         "rollout modes: sync %ld steps, %.1f s/step, slot utilization %.2f, %.3f episodes/s; "
         "async (lambda %.2f) %ld steps, %.1f s/step, utilization %.2f, %.3f episodes/s "
         "(stats_utilization on these episodes: %.2f / %.2f)",
@@ -609,7 +609,7 @@ int grpo_final_report(grpo_trainer *t, char *err)
             rc = evaluate_model(r, passed[k], t, k ? t->m : sft, (const task *const *)sel.v, sel.n, c->final_seed,
                                 seeds, c->eval_temperature, out, err);
             if (rc == 0)
-                say(t, GRPO_LOG_INFO, "final %s %s: pass %.3f (%zu/%zu)", fs->name, k ? "RL" : "SFT", r->pass_rate,
+                say(t, RL_LOG_INFO, "final %s %s: pass %.3f (%zu/%zu)", fs->name, k ? "RL" : "SFT", r->pass_rate,
                     r->passed, r->episodes);
         }
         if (rc == 0 && (rc = grpo_compare_by_task(&sr[i].cmp, &sel, passed[0], passed[1], seeds)) < 0)
