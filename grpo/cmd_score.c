@@ -23,6 +23,7 @@
 #include "common/arg.h"
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/vec.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -149,16 +150,16 @@ int cmd_score(int argc, char **argv)
     if (rc == 0)
         rc = traj_load_file(&set, data, &to, err);
     float *lp = NULL;
+    size_t lp_alloc = 0;
     double all_sum = 0, copy_sum = 0;
     size_t all_n = 0, copy_n = 0, samples = 0;
     for (size_t i = 0; rc == 0 && i < set.n && (!max || (long)i < max); i++) {
         const traj_sample *x = &set.v[i];
-        float *p = realloc(lp, (x->n ? x->n : 1) * sizeof *p);
-        if (!p) {
-            rc = rl_err(err, RL_ENOMEM, "score: out of memory");
+        if (VEC_GROW(lp, lp_alloc, x->n ? x->n : 1, RL_MODEL_SEQ_MAX) < 0) {
+            rc = rl_err(err, RL_ENOMEM, "score: sample %zu: no memory for %zu logprobs (at most %d)", i, x->n,
+                        RL_MODEL_SEQ_MAX);
             break;
         }
-        lp = p;
         const int *seq = (const int *)x->tokens;
         int len = (int)x->n;
         if ((rc = model_score(m, &lp, &seq, &len, 1, 1.0f, err)) < 0)

@@ -14,6 +14,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/vec.h"
 #include "common/str.h"
 #include "protocol/tokenizer.h"
 
@@ -130,14 +131,10 @@ static int walk_dir(walk *w, const char *path, int depth, char *err)
     while (!rc && (de = readdir(d))) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **p = realloc(names, cap * sizeof *p);
-            if (!p) {
-                rc = rl_err(err, RL_ENOMEM, "%s: out of memory", path);
-                break;
-            }
-            names = p;
+        if (VEC_GROW(names, cap, n + 1, RL_TOK_WALK_DIR_ENTRIES_MAX) < 0) {
+            rc = rl_err(err, RL_ELIMIT, "%s: more than %u entries, or out of memory", path,
+                        RL_TOK_WALK_DIR_ENTRIES_MAX);
+            break;
         }
         if (!(names[n] = strdup(de->d_name)))
             rc = rl_err(err, RL_ENOMEM, "%s: out of memory", path);

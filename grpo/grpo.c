@@ -34,6 +34,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/vec.h"
 #include "policy/model_policy.h"
 
 #include <stdarg.h>
@@ -367,15 +368,9 @@ static int read_records(char ***recs, size_t *n, const char *path, char *err)
         return rc;
     size_t cap = 0;
     for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            char **p = realloc(*recs, nc * sizeof *p);
-            if (!p) {
-                rc = rl_err(err, RL_ENOMEM, "grpo: out of memory");
-                break;
-            }
-            *recs = p;
-            cap = nc;
+        if (VEC_GROW(*recs, cap, *n + 1, RL_GRPO_EVAL_EPISODES_MAX) < 0) {
+            rc = rl_err(err, RL_ELIMIT, "%s: more than %d records, or out of memory", path, RL_GRPO_EVAL_EPISODES_MAX);
+            break;
         }
         if (!((*recs)[*n] = strdup(line))) {
             rc = rl_err(err, RL_ENOMEM, "grpo: out of memory");
