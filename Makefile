@@ -70,7 +70,8 @@ SYS_policy   := $(call pkg_libs,libcjson)
 SYS_harness  := $(call pkg_libs,libgit2 libcjson) -lpthread
 SYS_grpo     := $(call pkg_libs,libcjson) -lpthread
 
-# Program sources (main.c, main_*.c and the subcommands cmd_*.c) stay out of the libraries.
+# Program sources (main.c, main_*.c, the subcommands cmd_*.c and common/cmd_subcmd.c)
+# stay out of the libraries.
 layer_srcs = $(filter-out $(1)/main.c $(wildcard $(1)/main_*.c $(1)/cmd_*.c),$(wildcard $(1)/*.c))
 layer_lib  = $(BUILD)/lib/lib$(1).a
 # A layer's libraries then the system libraries, highest first, for the linker.
@@ -82,9 +83,11 @@ layer_inc  = $(BUILD)/inc/$(1)/.stamp
 LIB_OBJS := $(foreach l,$(LAYERS),$(patsubst %.c,$(BUILD)/%.o,$(call layer_srcs,$(l))))
 LIBS     := $(foreach l,$(LAYERS),$(call layer_lib,$(l)))
 
-HARNESS_OBJS := $(patsubst %.c,$(BUILD)/%.o,harness/main_core.c $(wildcard harness/cmd_*.c) sandbox/cmd_sbx.c)
-HFRONT_OBJS  := $(BUILD)/harness/main.o $(BUILD)/harness/cmd_exec.o $(BUILD)/sandbox/cmd_sbx.o
-GRPO_OBJS    := $(patsubst %.c,$(BUILD)/%.o,grpo/main.c $(wildcard grpo/cmd_*.c))
+# The subcommand dispatcher prints the usage: program code every program links.
+SUBCMD_OBJ   := $(BUILD)/common/cmd_subcmd.o
+HARNESS_OBJS := $(patsubst %.c,$(BUILD)/%.o,harness/main_core.c $(wildcard harness/cmd_*.c) sandbox/cmd_sbx.c) $(SUBCMD_OBJ)
+HFRONT_OBJS  := $(BUILD)/harness/main.o $(BUILD)/harness/cmd_exec.o $(BUILD)/sandbox/cmd_sbx.o $(SUBCMD_OBJ)
+GRPO_OBJS    := $(patsubst %.c,$(BUILD)/%.o,grpo/main.c $(wildcard grpo/cmd_*.c)) $(SUBCMD_OBJ)
 SBX_OBJS     := $(BUILD)/sandbox/main.o $(BUILD)/sandbox/cmd_sbx.o
 
 TEST_SRCS := $(wildcard tests/*.c)
@@ -185,7 +188,7 @@ $(BUILD)/tests/check_main.o: $(BUILD)/tests/suites.inc
 $(BUILD)/tests/check_main.o: CFLAGS += -I$(BUILD)/tests
 
 # The suite also calls some subcommands in-process.
-CMD_OBJS := $(filter-out %/main.o %/main_core.o,$(HARNESS_OBJS) $(GRPO_OBJS))
+CMD_OBJS := $(sort $(filter-out %/main.o %/main_core.o,$(HARNESS_OBJS) $(GRPO_OBJS)))
 $(BIN)/check_all: $(TEST_OBJS) $(CMD_OBJS) $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(TEST_OBJS) $(CMD_OBJS) $(call link_libs,grpo) $(call pkg_libs,check) -o $@

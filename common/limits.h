@@ -733,6 +733,9 @@
 /* Directory depth `grpo tokenizer` walks: source trees are under 10
  * levels; deeper ones are symlink loops or generated data. */
 #define RL_TOK_WALK_DEPTH_MAX 32
+/* Entries of one directory `grpo tokenizer` lists and sorts: source
+ * folders hold hundreds; a larger one is generated data. */
+#define RL_TOK_WALK_DIR_ENTRIES_MAX (1u << 16)
 /* Largest model dimensions a checkpoint or config may ask for. They bound
  * the allocations a (possibly corrupt) checkpoint header can trigger: the
  * built-in policy is a few million parameters; 64 M leaves room for larger
@@ -876,5 +879,21 @@
 #define RL_GRPO_FIXES_MAX 4096
 /* Held-out sets of a config's "final" section: the experiment has two. */
 #define GRPO_FINAL_SETS_MAX 8
+/* Rounds of one flywheel run (grpo flywheel --rounds): each round is a
+ * full training run of hours on 2 cores, so a thousand is beyond any real
+ * run and stops a typo. */
+#define RL_GRPO_FLYWHEEL_ROUNDS_MAX 1000L
+/* Groups the asynchronous rollout holds at once: at most two steps'
+ * worth (the one being trained and the one being sampled), each of at
+ * most RL_GRPO_TASKS_PER_STEP_MAX groups plus the resampled ones. */
+#define RL_GRPO_ASYNC_GROUPS_MAX (2u * RL_GRPO_TASKS_PER_STEP_MAX * (RL_GRPO_RESAMPLE_FACTOR_MAX + 1))
+/* Episodes queued or finished and not yet taken by the asynchronous
+ * rollout: every member of every group it holds. */
+#define RL_GRPO_ASYNC_EPISODES_MAX (RL_GRPO_ASYNC_GROUPS_MAX * RL_GRPO_GROUP_MAX)
+/* Training sequences built from one step's records: a few dozen groups of
+ * 4-64 episodes, one sequence per turn when history is dropped, make a
+ * few thousand; the cap stops a corrupt record set from growing without
+ * bound. */
+#define RL_GRPO_SEQS_MAX (1u << 20)
 
 #endif

@@ -1,7 +1,10 @@
-/* subcmd.h - the subcommand table shared by the `harness` and `grpo` binaries.
+/* subcmd.h - the subcommand table shared by the `harness`,
+ * `harness-core` and `grpo` programs.
  *
- * Each binary has one table of {name, function, help} rows and hands its
+ * Each program has one table of {name, function, help} rows and hands its
  * argv to subcmd_dispatch, which prints the usage or runs the named command.
+ * It prints, so it is program code (common/cmd_subcmd.c), not part of the
+ * common library: the programs link its object.
  */
 #ifndef RL_SUBCMD_H
 #define RL_SUBCMD_H

@@ -18,6 +18,7 @@
 #include "grpo/cli.h"
 
 #include "common/buf.h"
+#include "common/arg.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
@@ -175,10 +176,9 @@ int cmd_flywheel(int argc, char **argv)
         } else if (v && !strcmp(a, "--out")) {
             out = argv[++i];
         } else if (v && !strcmp(a, "--rounds")) {
-            char *end;
-            rounds = strtol(argv[++i], &end, 10);
-            if (*end || rounds < 1 || rounds > 1000) {
-                fprintf(stderr, "grpo flywheel: --rounds: expected 1..1000, got '%s'\n", argv[i]);
+            char aerr[RL_ERR_MAX];
+            if (arg_long(&rounds, a, argv[++i], 1, RL_GRPO_FLYWHEEL_ROUNDS_MAX, aerr) < 0) {
+                fprintf(stderr, "grpo flywheel: %s\n", aerr);
                 return 2;
             }
         } else {

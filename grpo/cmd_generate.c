@@ -17,14 +17,15 @@
 #include "model/model.h"
 #include "protocol/tokenizer.h"
 
+#include "common/arg.h"
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/limits.h"
 
-#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Longest --prompt / --prompt-ids accepted, in tokens. */
 #define GEN_PROMPT_MAX RL_MODEL_SEQ_MAX
@@ -48,47 +49,27 @@ static void gen_usage(FILE *f)
             "  --ids             also print {\"tokens\": [...], \"logprobs\": [...]}\n");
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_float(const char *s, float *out)
-{
-    char *end;
-    errno = 0;
-    float v = strtof(s, &end);
-    if (errno || end == s || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* "1,2,3" -> ids (at most max); returns the count or -1. */
-static int parse_ids(const char *s, int *ids, int max, long hi)
+/* "1,2,3" -> ids in 0..hi (at most max); returns the count, or RL_EINVAL
+ * with err naming the flag. */
+static int parse_ids(const char *flag, const char *s, int *ids, int max, int hi, char *err)
 {
     int n = 0;
     const char *p = s;
-    while (*p) {
-        char *end;
-        errno = 0;
-        long v = strtol(p, &end, 10);
-        if (errno || end == p || v < 0 || v > hi || n >= max)
-            return -1;
-        ids[n++] = (int)v;
-        if (*end == ',')
-            end++;
-        else if (*end)
-            return -1;
-        p = end;
+    for (;;) {
+        char one[32];
+        size_t len = strcspn(p, ",");
+        if (n >= max || len >= sizeof one)
+            return rl_err(err, RL_EINVAL, "%s: expected up to %d comma-separated ids, got '%s'", flag, max, s);
+        memcpy(one, p, len);
+        one[len] = '\0';
+        int rc = arg_int(&ids[n], flag, one, 0, hi, err);
+        if (rc < 0)
+            return rc;
+        n++;
+        if (!p[len])
+            return n;
+        p += len + 1;
     }
-    return n;
 }
 
 static void print_token(int id)
@@ -103,13 +84,15 @@ int cmd_generate(int argc, char **argv)
 {
     const char *ckpt = NULL, *prompt = NULL, *prompt_ids = NULL, *stop = NULL;
     const char *tokenizer = NULL; /* NULL: the checkpoint's */
-    long max_tokens = 128, seed = 0, threads = 0;
-    float temperature = 0.8f, top_p = 0.95f;
+    int max_tokens = 128, threads = 0;
+    uint64_t seed = 0;
+    double temperature = 0.8, top_p = 0.95;
+    char err[RL_ERR_MAX];
     int show_ids = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad = 0;
+        int bad = 0, rc = 0;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             gen_usage(stdout);
             return 0;
@@ -129,22 +112,26 @@ int cmd_generate(int argc, char **argv)
         } else if (!strcmp(a, "--tokenizer")) {
             tokenizer = v;
         } else if (!strcmp(a, "--max-tokens")) {
-            bad = parse_long(v, 0, RL_MODEL_SEQ_MAX, &max_tokens);
+            rc = arg_int(&max_tokens, a, v, 0, RL_MODEL_SEQ_MAX, err);
         } else if (!strcmp(a, "--seed")) {
-            bad = parse_long(v, 0, 0x7fffffffffffffffL, &seed);
+            rc = arg_u64(&seed, a, v, 0, UINT64_MAX, err);
         } else if (!strcmp(a, "--threads")) {
-            bad = parse_long(v, 0, RL_MODEL_THREADS_MAX, &threads);
+            rc = arg_int(&threads, a, v, 0, RL_MODEL_THREADS_MAX, err);
         } else if (!strcmp(a, "--temperature")) {
-            bad = parse_float(v, &temperature);
+            rc = arg_double(&temperature, a, v, 0, 1e6, err);
         } else if (!strcmp(a, "--top-p")) {
-            bad = parse_float(v, &top_p);
+            rc = arg_double(&top_p, a, v, 0, 1, err);
         } else {
             fprintf(stderr, "grpo generate: unknown option '%s'\n", a);
             gen_usage(stderr);
             return 2;
         }
         if (bad) {
-            fprintf(stderr, "grpo generate: option %s needs a valid value\n", a);
+            fprintf(stderr, "grpo generate: %s: expected a value\n", a);
+            return 2;
+        }
+        if (rc < 0) {
+            fprintf(stderr, "grpo generate: %s\n", err);
             return 2;
         }
         i++;
@@ -154,12 +141,11 @@ int cmd_generate(int argc, char **argv)
         gen_usage(stderr);
         return 2;
     }
-    if (!(top_p > 0.0f && top_p <= 1.0f) || !(temperature >= 0.0f && temperature < 1e6f)) {
-        fprintf(stderr, "grpo generate: --top-p must be in (0, 1] and --temperature >= 0\n");
+    if (!(top_p > 0)) {
+        fprintf(stderr, "grpo generate: --top-p: expected a number in (0, 1], got 0\n");
         return 2;
     }
 
-    char err[RL_ERR_MAX];
     model_opts mo;
     model_opts_default(&mo);
     mo.n_threads = (int)threads;
@@ -196,11 +182,9 @@ int cmd_generate(int argc, char **argv)
         goto done;
     }
     if (prompt_ids) {
-        n = parse_ids(prompt_ids, ids, GEN_PROMPT_MAX, m->cfg.vocab - 1);
-        if (n < 1) {
-            fprintf(stderr, "grpo generate: --prompt-ids: expected 1..%d comma-separated ids "
-                            "below %d\n",
-                    GEN_PROMPT_MAX, m->cfg.vocab);
+        n = parse_ids("--prompt-ids", prompt_ids, ids, GEN_PROMPT_MAX, m->cfg.vocab - 1, err);
+        if (n < 0) {
+            fprintf(stderr, "grpo generate: %s\n", err);
             rc = 2;
             goto done;
         }
@@ -240,10 +224,9 @@ int cmd_generate(int argc, char **argv)
             stop_ids[n_stop++] = s2;
     }
     if (stop) {
-        n_stop = parse_ids(stop, stop_ids, RL_MODEL_STOP_IDS_MAX, m->cfg.vocab - 1);
-        if (n_stop < 1) {
-            fprintf(stderr, "grpo generate: --stop: expected up to %d comma-separated ids\n",
-                    RL_MODEL_STOP_IDS_MAX);
+        n_stop = parse_ids("--stop", stop, stop_ids, RL_MODEL_STOP_IDS_MAX, m->cfg.vocab - 1, err);
+        if (n_stop < 0) {
+            fprintf(stderr, "grpo generate: %s\n", err);
             rc = 2;
             goto done;
         }
@@ -251,22 +234,20 @@ int cmd_generate(int argc, char **argv)
 
     model_sample_opts so;
     model_sample_opts_default(&so);
-    so.temperature = temperature;
-    so.top_p = top_p;
-    so.seed = (uint64_t)seed;
-    so.max_new = (int)max_tokens;
+    so.temperature = (float)temperature;
+    so.top_p = (float)top_p;
+    so.seed = seed;
+    so.max_new = max_tokens;
     so.stop_ids = stop_ids;
     so.n_stop = n_stop;
     model_sample_out out;
     const int *prompts[1] = {ids};
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = clk_s();
     if (model_sample(m, &out, prompts, &n, 1, &so, err)) {
         fprintf(stderr, "grpo generate: %s\n", err);
         goto done;
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    double secs = clk_s() - t0;
     if (tok) {
         char *text = NULL;
         size_t tl = 0;

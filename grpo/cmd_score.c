@@ -20,11 +20,12 @@
 #include "model/model.h"
 #include "protocol/tokenizer.h"
 
+#include "common/arg.h"
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/vec.h"
 
 #include <cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,10 +84,10 @@ int cmd_score(int argc, char **argv)
     const char *ckpt = NULL, *data = NULL, *tokenizer = NULL;
     long max = 0, threads = 0;
     double show = NAN;
+    char aerr[RL_ERR_MAX];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end = NULL;
-        int bad = 0;
+        int bad = 0, rc = 0;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             score_usage(stdout);
             return 0;
@@ -99,24 +100,22 @@ int cmd_score(int argc, char **argv)
         } else if (!strcmp(a, "--tokenizer")) {
             tokenizer = v;
         } else if (!strcmp(a, "--max")) {
-            errno = 0;
-            max = strtol(v, &end, 10);
-            bad = errno || *end || max < 1;
+            rc = arg_long(&max, a, v, 1, 1000000000L, aerr);
         } else if (!strcmp(a, "--threads")) {
-            errno = 0;
-            threads = strtol(v, &end, 10);
-            bad = errno || *end || threads < 0 || threads > RL_MODEL_THREADS_MAX;
+            rc = arg_long(&threads, a, v, 0, RL_MODEL_THREADS_MAX, aerr);
         } else if (!strcmp(a, "--show")) {
-            errno = 0;
-            show = strtod(v, &end);
-            bad = errno || *end || !(show <= 0);
+            rc = arg_double(&show, a, v, -1e6, 0, aerr);
         } else {
             fprintf(stderr, "grpo score: unknown option '%s'\n", a);
             score_usage(stderr);
             return 2;
         }
         if (bad) {
-            fprintf(stderr, "grpo score: option %s needs a valid value\n", a);
+            fprintf(stderr, "grpo score: %s: expected a value\n", a);
+            return 2;
+        }
+        if (rc < 0) {
+            fprintf(stderr, "grpo score: %s\n", aerr);
             return 2;
         }
         i++;
@@ -151,16 +150,16 @@ int cmd_score(int argc, char **argv)
     if (rc == 0)
         rc = traj_load_file(&set, data, &to, err);
     float *lp = NULL;
+    size_t lp_alloc = 0;
     double all_sum = 0, copy_sum = 0;
     size_t all_n = 0, copy_n = 0, samples = 0;
     for (size_t i = 0; rc == 0 && i < set.n && (!max || (long)i < max); i++) {
         const traj_sample *x = &set.v[i];
-        float *p = realloc(lp, (x->n ? x->n : 1) * sizeof *p);
-        if (!p) {
-            rc = rl_err(err, RL_ENOMEM, "score: out of memory");
+        if (VEC_GROW(lp, lp_alloc, x->n ? x->n : 1, RL_MODEL_SEQ_MAX) < 0) {
+            rc = rl_err(err, RL_ENOMEM, "score: sample %zu: no memory for %zu logprobs (at most %d)", i, x->n,
+                        RL_MODEL_SEQ_MAX);
             break;
         }
-        lp = p;
         const int *seq = (const int *)x->tokens;
         int len = (int)x->n;
         if ((rc = model_score(m, &lp, &seq, &len, 1, 1.0f, err)) < 0)

@@ -9,9 +9,13 @@
  */
 #include "grpo/cli.h"
 
+#include "common/arg.h"
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/vec.h"
+#include "common/str.h"
 #include "protocol/tokenizer.h"
 
 #include <dirent.h>
@@ -20,8 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/stat.h>
-#include <time.h>
 
 static const char *const DEFAULT_INPUTS[] = {"repos", "tasks", "prompts"};
 
@@ -55,12 +59,6 @@ static void usage(FILE *f)
             RL_TOK_TRAIN_BYTES_MAX);
 }
 
-static int has_suffix(const char *s, const char *suf)
-{
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && !strcmp(s + n - m, suf);
-}
-
 static int skip_dir(const char *name)
 {
     for (size_t i = 0; i < sizeof SKIP_DIRS / sizeof SKIP_DIRS[0]; i++)
@@ -72,7 +70,7 @@ static int skip_dir(const char *name)
 static int skip_file(const char *name)
 {
     for (size_t i = 0; i < sizeof SKIP_EXTS / sizeof SKIP_EXTS[0]; i++)
-        if (has_suffix(name, SKIP_EXTS[i]))
+        if (str_has_suffix(name, SKIP_EXTS[i]))
             return 1;
     return name[0] == '.';
 }
@@ -133,14 +131,10 @@ static int walk_dir(walk *w, const char *path, int depth, char *err)
     while (!rc && (de = readdir(d))) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **p = realloc(names, cap * sizeof *p);
-            if (!p) {
-                rc = rl_err(err, RL_ENOMEM, "%s: out of memory", path);
-                break;
-            }
-            names = p;
+        if (VEC_GROW(names, cap, n + 1, RL_TOK_WALK_DIR_ENTRIES_MAX) < 0) {
+            rc = rl_err(err, RL_ELIMIT, "%s: more than %u entries, or out of memory", path,
+                        RL_TOK_WALK_DIR_ENTRIES_MAX);
+            break;
         }
         if (!(names[n] = strdup(de->d_name)))
             rc = rl_err(err, RL_ENOMEM, "%s: out of memory", path);
@@ -177,31 +171,22 @@ static int walk_path(walk *w, const char *path, int depth, char *err)
     return 0;
 }
 
-static int parse_int(long *out, const char *s, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 typedef struct args {
-    long vocab;
+    int vocab;
     const char *out;
     const char **inputs;
     size_t ninputs;
     const char **specials;
     size_t nspecials;
-    long min_freq;
-    long max_bytes;
+    int min_freq;
+    uint64_t max_bytes;
 } args;
 
 /* 0 ok, 2 usage error (message printed), 1 --help. */
 static int parse_args(args *a, int argc, char **argv)
 {
+    char err[RL_ERR_MAX];
+    int rc = 0;
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         if (!strcmp(f, "--help") || !strcmp(f, "-h"))
@@ -212,11 +197,7 @@ static int parse_args(args *a, int argc, char **argv)
         }
         const char *v = argv[++i];
         if (!strcmp(f, "--vocab")) {
-            if (parse_int(&a->vocab, v, 256, RL_TOK_VOCAB_MAX)) {
-                fprintf(stderr, "grpo tokenizer: --vocab '%s': expected an integer in 256..%d\n", v,
-                        RL_TOK_VOCAB_MAX);
-                return 2;
-            }
+            rc = arg_int(&a->vocab, f, v, 256, RL_TOK_VOCAB_MAX, err);
         } else if (!strcmp(f, "--out")) {
             a->out = v;
         } else if (!strcmp(f, "--input")) {
@@ -224,18 +205,15 @@ static int parse_args(args *a, int argc, char **argv)
         } else if (!strcmp(f, "--special")) {
             a->specials[a->nspecials++] = v;
         } else if (!strcmp(f, "--min-frequency")) {
-            if (parse_int(&a->min_freq, v, 1, LONG_MAX)) {
-                fprintf(stderr, "grpo tokenizer: --min-frequency '%s': expected an integer >= 1\n", v);
-                return 2;
-            }
+            rc = arg_int(&a->min_freq, f, v, 1, INT_MAX, err);
         } else if (!strcmp(f, "--max-bytes")) {
-            if (parse_int(&a->max_bytes, v, 1, RL_TOK_TRAIN_BYTES_MAX)) {
-                fprintf(stderr, "grpo tokenizer: --max-bytes '%s': expected an integer in 1..%u\n",
-                        v, RL_TOK_TRAIN_BYTES_MAX);
-                return 2;
-            }
+            rc = arg_u64(&a->max_bytes, f, v, 1, RL_TOK_TRAIN_BYTES_MAX, err);
         } else {
             fprintf(stderr, "grpo tokenizer: unknown flag '%s' (see 'grpo tokenizer --help')\n", f);
+            return 2;
+        }
+        if (rc < 0) {
+            fprintf(stderr, "grpo tokenizer: %s\n", err);
             return 2;
         }
     }
@@ -247,22 +225,15 @@ static int parse_args(args *a, int argc, char **argv)
     return 0;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Walks the inputs (explicit ones must exist; missing default ones are
  * skipped), trains and saves. Returns the exit code: options the trainer
  * rejects (a bad --special, a vocab too small) are usage errors. */
 static int run(const args *a, char *err)
 {
-    double t0 = now_s();
+    double t0 = clk_s();
     tok_train_opts o = tok_train_opts_default();
-    o.vocab_size = (int)a->vocab;
-    o.min_frequency = a->min_freq > INT_MAX ? INT_MAX : (int)a->min_freq;
+    o.vocab_size = a->vocab;
+    o.min_frequency = a->min_freq;
     o.extra_specials = a->specials;
     o.nextra_specials = a->nspecials;
     walk w = {.max_bytes = (size_t)a->max_bytes};
@@ -290,7 +261,7 @@ static int run(const args *a, char *err)
         printf("tokenizer: %zu bytes from %zu files (%zu skipped%s), vocab %d (%d merges + %d "
                "special), %.2f s, %.2f bytes/token -> %s\n",
                w.bytes, w.files, w.skipped, w.capped ? ", byte cap reached" : "",
-               tok_vocab_size(t), st.merges, tok_num_specials(t), now_s() - t0,
+               tok_vocab_size(t), st.merges, tok_num_specials(t), clk_s() - t0,
                st.tokens ? (double)st.bytes / (double)st.tokens : 0.0, a->out);
     tok_free(t);
     return rc ? 1 : 0;

@@ -14,6 +14,7 @@
  */
 #include "grpo/cli.h"
 
+#include "common/arg.h"
 #include "common/err.h"
 #include "common/limits.h"
 #include "grpo/grpo.h"
@@ -64,11 +65,9 @@ int cmd_train(int argc, char **argv)
         } else if (v && !strcmp(a, "--out")) {
             out = argv[++i];
         } else if (v && !strcmp(a, "--stop-after")) {
-            char *end;
-            stop_after = strtol(argv[++i], &end, 10);
-            if (*end || stop_after < 1 || stop_after > RL_GRPO_STEPS_MAX) {
-                fprintf(stderr, "grpo train: --stop-after: expected a step in 1..%ld, got '%s'\n", RL_GRPO_STEPS_MAX,
-                        argv[i]);
+            char aerr[RL_ERR_MAX];
+            if (arg_long(&stop_after, a, argv[++i], 1, RL_GRPO_STEPS_MAX, aerr) < 0) {
+                fprintf(stderr, "grpo train: %s\n", aerr);
                 return 2;
             }
         } else {

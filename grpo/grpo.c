@@ -30,9 +30,11 @@
 #include "grpo/grpo_int.h"
 
 #include "common/buf.h"
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/vec.h"
 #include "policy/model_policy.h"
 
 #include <stdarg.h>
@@ -138,7 +140,7 @@ int grpo_log_event(grpo_trainer *t, cJSON *fields, char *err)
 static int checkpoint(grpo_trainer *t, char *const *recs, size_t n, char *err)
 {
     grpo_ckpt_state st = {t->step,      t->data.data_pos, t->data.groups_drawn, t->cfg.seed,
-                          t->best_eval, t->best_step,     grpo_now() - t->t_open};
+                          t->best_eval, t->best_step,     clk_s() - t->t_open};
     cJSON *profile = NULL;
     if (recs && n && !(profile = grpo_profile(recs, n)))
         return rl_err(err, RL_ENOMEM, "grpo: out of memory");
@@ -173,7 +175,7 @@ static int rollback(grpo_trainer *t, const char *why, char *err)
         return rc;
     t->opt->step = t->step;
     weights_changed(t);
-    say(t, GRPO_LOG_WARN, "rollback at step %ld to %s: %s", t->step, name, why);
+    say(t, RL_LOG_WARN, "rollback at step %ld to %s: %s", t->step, name, why);
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "event", "rollback");
     cJSON_AddNumberToObject(e, "step", (double)t->step);
@@ -218,7 +220,7 @@ static void free_groups(grpo_group **gs, size_t ng)
 /* Sync: every episode of the step is done before the update. */
 static int step_sync(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, char *err)
 {
-    double t0 = grpo_now(), busy = 0;
+    double t0 = clk_s(), busy = 0;
     long gen0, pre0, gen1, pre1;
     double gs0, gs1;
     model_policy_counters(t->pol, &gen0, &pre0, &gs0);
@@ -228,7 +230,7 @@ static int step_sync(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, cha
     int rc = grpo_rollout_groups(&gs, &ng, t->ro, &env, &t->data, &t->cfg, &t->opts, &t->durs, sm, &busy, err);
     if (rc < 0)
         return rc;
-    sm->rollout_s = grpo_now() - t0;
+    sm->rollout_s = clk_s() - t0;
     model_policy_counters(t->pol, &gen1, &pre1, &gs1);
     sm->gen_tokens = gen1 - gen0;
     sm->prefill_tokens = pre1 - pre0;
@@ -246,7 +248,7 @@ static int step_sync(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, cha
             batch[nb++] = gs[k];
     rc = grpo_update(t->m, t->ref, t->opt, t->step, &t->cfg, batch, nb, sm, nonfinite, err);
     free(batch);
-    sm->step_s = grpo_now() - t0;
+    sm->step_s = clk_s() - t0;
     sm->util = sm->step_s > 0 ? busy / ((double)t->max_active * sm->step_s) : 0;
     keep_last_records(t, gs, ng);
     free_groups(gs, ng);
@@ -261,14 +263,14 @@ static int step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, ch
     grpo_run_env env = run_env(t);
     if (!t->as && (rc = grpo_async_new(&t->as, t->m, t->tok, &env, &t->cfg, err)) < 0)
         return rc;
-    double t0 = grpo_now(), busy0, busy1, gs0, gs1;
+    double t0 = clk_s(), busy0, busy1, gs0, gs1;
     long gen0, pre0, gen1, pre1;
     grpo_async_counters(t->as, &gen0, &pre0, &gs0, &busy0);
     grpo_group **gs;
     size_t nb, nd;
     if ((rc = grpo_async_collect(t->as, &t->data, &t->cfg, &t->opts, &t->durs, sm, &gs, &nb, &nd, err)) < 0)
         return rc;
-    sm->rollout_s = grpo_now() - t0;
+    sm->rollout_s = clk_s() - t0;
     /* the metrics count every group sampled, dropped ones too (as in sync) */
     grpo_metrics_from_groups(sm, gs, nb + nd);
     rc = grpo_update(t->m, t->ref, t->opt, t->step, &t->cfg, gs, nb, sm, nonfinite, err);
@@ -278,7 +280,7 @@ static int step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, ch
     sm->gen_tokens = gen1 - gen0;
     sm->prefill_tokens = pre1 - pre0;
     sm->gen_s = gs1 - gs0;
-    sm->step_s = grpo_now() - t0;
+    sm->step_s = clk_s() - t0;
     sm->util = sm->step_s > 0 ? (busy1 - busy0) / ((double)t->max_active * sm->step_s) : 0;
     keep_last_records(t, gs, nb);
     free_groups(gs, nb + nd);
@@ -311,7 +313,7 @@ static int log_step(grpo_trainer *t, const grpo_step_metrics *sm, char *err)
     rc = grpo_log_event(t, o, err);
     cJSON_Delete(o);
     if (!t->cfg.quiet && t->opts.log)
-        t->opts.log(t->opts.log_ctx, cJSON_GetArraySize(warn) ? GRPO_LOG_WARN : GRPO_LOG_INFO, buf_str(&line));
+        t->opts.log(t->opts.log_ctx, cJSON_GetArraySize(warn) ? RL_LOG_WARN : RL_LOG_INFO, buf_str(&line));
     buf_dispose(&line);
     return rc;
 }
@@ -366,15 +368,9 @@ static int read_records(char ***recs, size_t *n, const char *path, char *err)
         return rc;
     size_t cap = 0;
     for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            char **p = realloc(*recs, nc * sizeof *p);
-            if (!p) {
-                rc = rl_err(err, RL_ENOMEM, "grpo: out of memory");
-                break;
-            }
-            *recs = p;
-            cap = nc;
+        if (VEC_GROW(*recs, cap, *n + 1, RL_GRPO_EVAL_EPISODES_MAX) < 0) {
+            rc = rl_err(err, RL_ELIMIT, "%s: more than %d records, or out of memory", path, RL_GRPO_EVAL_EPISODES_MAX);
+            break;
         }
         if (!((*recs)[*n] = strdup(line))) {
             rc = rl_err(err, RL_ENOMEM, "grpo: out of memory");
@@ -425,7 +421,7 @@ static int maybe_eval(grpo_trainer *t, int *evaluated, char ***recs, size_t *nre
     cJSON_Delete(e);
     if (rc < 0)
         return rc;
-    say(t, GRPO_LOG_INFO, "eval step %ld: pass %.3f (%zu/%zu) tool %.2f turns %.1f (best %.3f)", t->step, r.pass_rate,
+    say(t, RL_LOG_INFO, "eval step %ld: pass %.3f (%zu/%zu) tool %.2f turns %.1f (best %.3f)", t->step, r.pass_rate,
         r.passed, r.episodes, r.tool_success, r.mean_turns, t->best_eval);
     if (t->best_eval >= 0 && r.pass_rate < t->best_eval - t->cfg.rollback_drop) {
         char why[256];
@@ -460,7 +456,7 @@ static int report_compare(grpo_trainer *t, char *err)
      * durations (it ignores training time and batching effects) */
     double m1 = stats_utilization(t->durs.v, t->durs.n, (size_t)t->max_active, 1.0, RL_REPORT_UTIL_STEPS);
     double ml = stats_utilization(t->durs.v, t->durs.n, (size_t)t->max_active, t->cfg.lambda, RL_REPORT_UTIL_STEPS);
-    say(t, GRPO_LOG_INFO,
+    say(t, RL_LOG_INFO,
         "rollout modes: sync %ld steps, %.1f s/step, slot utilization %.2f, %.3f episodes/s; "
         "async (lambda %.2f) %ld steps, %.1f s/step, utilization %.2f, %.3f episodes/s "
         "(stats_utilization on these episodes: %.2f / %.2f)",
@@ -608,7 +604,7 @@ int grpo_final_report(grpo_trainer *t, char *err)
             rc = evaluate_model(r, passed[k], t, k ? t->m : sft, (const task *const *)sel.v, sel.n, c->final_seed,
                                 seeds, c->eval_temperature, out, err);
             if (rc == 0)
-                say(t, GRPO_LOG_INFO, "final %s %s: pass %.3f (%zu/%zu)", fs->name, k ? "RL" : "SFT", r->pass_rate,
+                say(t, RL_LOG_INFO, "final %s %s: pass %.3f (%zu/%zu)", fs->name, k ? "RL" : "SFT", r->pass_rate,
                     r->passed, r->episodes);
         }
         if (rc == 0 && (rc = grpo_compare_by_task(&sr[i].cmp, &sel, passed[0], passed[1], seeds)) < 0)
@@ -739,7 +735,7 @@ int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir
     t->best_eval = -1;
     t->best_step = -1;
     t->last_ckpt = -1;
-    t->t_open = grpo_now();
+    t->t_open = clk_s();
     t->max_active = cfg->max_active > 0 ? cfg->max_active : cfg->tasks_per_step * cfg->group_size;
     if (t->max_active > RL_ROLLOUT_ACTIVE_MAX)
         t->max_active = RL_ROLLOUT_ACTIVE_MAX;

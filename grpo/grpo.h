@@ -149,19 +149,16 @@ char *grpo_config_to_json(const grpo_config *c);
 
 typedef struct grpo_trainer grpo_trainer;
 
-/* How the trainer reports progress: the log callback of common/log.h,
- * one line per call, no newline. */
-enum { GRPO_LOG_INFO = RL_LOG_INFO, GRPO_LOG_WARN = RL_LOG_WARN };
-typedef rl_log_fn grpo_log_fn;
-
 /* What the trainer is given besides its config. */
 typedef struct grpo_opts {
     /* Replaces a finished episode's reward (record parsed); NULL: none. */
     double (*reward)(void *user, const cJSON *record, double reward);
     void *user;
     /* Step lines, evaluations, rollbacks, the final report's figures;
-     * NULL: silent. Not called when the config says quiet. */
-    grpo_log_fn log;
+     * NULL: silent. Not called when the config says quiet. The log
+     * callback of common/log.h: one line per call, no newline; levels
+     * RL_LOG_INFO and RL_LOG_WARN. */
+    rl_log_fn log;
     void *log_ctx;
 } grpo_opts;
 

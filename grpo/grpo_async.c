@@ -15,8 +15,10 @@
  */
 #include "grpo/grpo_int.h"
 
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/vec.h"
 #include "policy/model_policy.h"
 
 #include <math.h>
@@ -73,19 +75,14 @@ static void as_done(void *user, long tag, char *rec, double reward)
 {
     grpo_async *A = user;
     pthread_mutex_lock(&A->mu);
-    if (A->nout == A->capout) {
-        size_t nc = A->capout ? A->capout * 2 : 64;
-        as_item *p = realloc(A->out, nc * sizeof *p);
-        if (!p) {
-            A->failed = 1;
-            snprintf(A->err, sizeof A->err, "grpo async: out of memory");
-            free(rec);
-            pthread_cond_broadcast(&A->cv_done);
-            pthread_mutex_unlock(&A->mu);
-            return;
-        }
-        A->out = p;
-        A->capout = nc;
+    if (VEC_GROW(A->out, A->capout, A->nout + 1, RL_GRPO_ASYNC_EPISODES_MAX) < 0) {
+        A->failed = 1;
+        snprintf(A->err, sizeof A->err, "grpo async: more than %u finished episodes, or out of memory",
+                 RL_GRPO_ASYNC_EPISODES_MAX);
+        free(rec);
+        pthread_cond_broadcast(&A->cv_done);
+        pthread_mutex_unlock(&A->mu);
+        return;
     }
     A->out[A->nout++] = (as_item){tag, rec, reward};
     pthread_cond_broadcast(&A->cv_done);
@@ -116,12 +113,12 @@ static void *as_main(void *arg)
         if (rc == 0 && p > 0) {
             size_t act = p < (size_t)A->max_active ? p : (size_t)A->max_active;
             pthread_mutex_lock(&A->mu);
-            double t0 = A->cur_t0 = grpo_now();
+            double t0 = A->cur_t0 = clk_s();
             A->cur_act = act;
             pthread_mutex_unlock(&A->mu);
             rc = rollout_step(A->ro, as_done, A, err);
             pthread_mutex_lock(&A->mu);
-            A->busy += (double)act * (grpo_now() - t0);
+            A->busy += (double)act * (clk_s() - t0);
             A->cur_t0 = 0;
             A->cur_act = 0;
         } else {
@@ -147,7 +144,7 @@ static double as_busy_now(grpo_async *A)
     pthread_mutex_lock(&A->mu);
     double b = A->busy;
     if (A->cur_t0 > 0)
-        b += (double)A->cur_act * (grpo_now() - A->cur_t0);
+        b += (double)A->cur_act * (clk_s() - A->cur_t0);
     pthread_mutex_unlock(&A->mu);
     return b;
 }
@@ -251,28 +248,17 @@ static int as_queue_group(grpo_async *A, grpo_data *d, int replacement, char *er
     int rc = grpo_data_next_group(&g, d, err);
     if (rc < 0)
         return rc;
-    if (A->ng == A->capg) {
-        size_t nc = A->capg ? A->capg * 2 : 32;
-        grpo_group **p = realloc(A->groups, nc * sizeof *p);
-        if (!p) {
-            grpo_group_free(g);
-            return rl_err(err, RL_ENOMEM, "grpo async: out of memory");
-        }
-        A->groups = p;
-        A->capg = nc;
+    if (VEC_GROW(A->groups, A->capg, A->ng + 1, RL_GRPO_ASYNC_GROUPS_MAX) < 0) {
+        grpo_group_free(g);
+        return rl_err(err, RL_ELIMIT, "grpo async: more than %u groups, or out of memory", RL_GRPO_ASYNC_GROUPS_MAX);
     }
     g->replacement = replacement;
     A->groups[A->ng++] = g;
     pthread_mutex_lock(&A->mu);
-    if (A->nin + (size_t)G > A->capin) {
-        size_t nc = (A->nin + (size_t)G) * 2;
-        as_add *p = realloc(A->in, nc * sizeof *p);
-        if (!p) {
-            pthread_mutex_unlock(&A->mu);
-            return rl_err(err, RL_ENOMEM, "grpo async: out of memory");
-        }
-        A->in = p;
-        A->capin = nc;
+    if (VEC_GROW(A->in, A->capin, A->nin + (size_t)G, RL_GRPO_ASYNC_EPISODES_MAX) < 0) {
+        pthread_mutex_unlock(&A->mu);
+        return rl_err(err, RL_ELIMIT, "grpo async: more than %u queued episodes, or out of memory",
+                      RL_GRPO_ASYNC_EPISODES_MAX);
     }
     for (int i = 0; i < G; i++)
         A->in[A->nin++] = (as_add){g->task, grpo_ep_seed(A->seed, (uint64_t)g->gid, i), g->gid * G + i};

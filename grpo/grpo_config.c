@@ -11,6 +11,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/str.h"
 #include "corpus/task.h"
 
 #include <math.h>
@@ -231,7 +232,7 @@ static int is_section(const char *prefix)
 {
     size_t n = strlen(prefix);
     for (size_t i = 0; i < NFIELDS; i++)
-        if (!strncmp(FIELDS[i].name, prefix, n) && FIELDS[i].name[n] == '.')
+        if (str_has_prefix(FIELDS[i].name, prefix) && FIELDS[i].name[n] == '.')
             return 1;
     return !strcmp(prefix, "final");
 }

@@ -7,6 +7,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/vec.h"
 #include "policy/model_policy.h"
 
 #include <stdio.h>
@@ -95,15 +96,9 @@ static void fix_count_add(eval_acc *a, const grpo_traj *tr, int passed)
     while (i < a->n_fixes && a->fixes[i].hash != tr->fix_hash)
         i++;
     if (i == a->n_fixes) {
-        if (a->n_fixes == a->cap_fixes) {
-            size_t cap = a->cap_fixes ? 2 * a->cap_fixes : 64;
-            fix_count *f = cap <= RL_GRPO_FIXES_MAX ? realloc(a->fixes, cap * sizeof *f) : NULL;
-            if (!f) {
-                a->fixes_unranked++;
-                return;
-            }
-            a->fixes = f;
-            a->cap_fixes = cap;
+        if (VEC_GROW(a->fixes, a->cap_fixes, a->n_fixes + 1, RL_GRPO_FIXES_MAX) < 0) {
+            a->fixes_unranked++;
+            return;
         }
         memset(&a->fixes[i], 0, sizeof a->fixes[i]);
         a->fixes[i].hash = tr->fix_hash;
@@ -210,24 +205,17 @@ static void collect_done(void *user, size_t ti, int si, char *rec, double reward
     collect_acc *a = user;
     (void)si;
     grpo_episodes *e = a->e;
-    if (e->n == a->cap) {
-        size_t nc = a->cap ? a->cap * 2 : 64;
-        char **r = realloc(e->rec, nc * sizeof *r);
-        if (r)
-            e->rec = r;
-        double *w = realloc(e->reward, nc * sizeof *w);
-        if (w)
-            e->reward = w;
-        const char **tk = realloc(e->task, nc * sizeof *tk);
-        if (tk)
-            e->task = tk;
-        if (!r || !w || !tk) {
-            a->oom = 1;
-            free(rec);
-            return;
-        }
-        a->cap = nc;
+    /* three parallel arrays: each grows from the same count by the same
+     * rule, so they stay the same size */
+    size_t ar = a->cap, aw = a->cap, at = a->cap;
+    if (VEC_GROW(e->rec, ar, e->n + 1, RL_GRPO_EVAL_EPISODES_MAX) < 0 ||
+        VEC_GROW(e->reward, aw, e->n + 1, RL_GRPO_EVAL_EPISODES_MAX) < 0 ||
+        VEC_GROW(e->task, at, e->n + 1, RL_GRPO_EVAL_EPISODES_MAX) < 0) {
+        a->oom = 1;
+        free(rec);
+        return;
     }
+    a->cap = ar;
     e->rec[e->n] = rec;
     e->reward[e->n] = rec ? reward : 0;
     e->task[e->n] = a->tasks[ti]->instance_id;
@@ -253,7 +241,8 @@ int grpo_collect_tasks(grpo_episodes *out, const grpo_run_env *env, policy *pol,
     int rc = grpo_run_episodes(env, pol, base_temperature, tasks, n_tasks, seeds, seed0, temperature, collect_done, &a,
                                err);
     if (rc == 0 && a.oom)
-        rc = rl_err(err, RL_ENOMEM, "grpo collect: out of memory");
+        rc = rl_err(err, RL_ELIMIT, "grpo collect: more than %d episodes, or out of memory",
+                    RL_GRPO_EVAL_EPISODES_MAX);
     if (rc < 0)
         grpo_episodes_dispose(out);
     return rc;
@@ -282,21 +271,13 @@ static void count(counter *c, const char *key, long aux)
             count(c, "other", aux);
         return;
     }
-    if (c->len == c->cap) {
-        size_t nc = c->cap ? c->cap * 2 : 32;
-        char **kk = realloc(c->key, nc * sizeof *kk);
-        if (kk)
-            c->key = kk;
-        long *nn = realloc(c->n, nc * sizeof *nn);
-        if (nn)
-            c->n = nn;
-        long *aa = realloc(c->aux, nc * sizeof *aa);
-        if (aa)
-            c->aux = aa;
-        if (!kk || !nn || !aa)
-            return;
-        c->cap = nc;
-    }
+    /* parallel arrays, grown alike (see collect_done) */
+    size_t ak = c->cap, an = c->cap, aa = c->cap;
+    if (VEC_GROW(c->key, ak, c->len + 1, RL_GRPO_PROFILE_KEYS_MAX) < 0 ||
+        VEC_GROW(c->n, an, c->len + 1, RL_GRPO_PROFILE_KEYS_MAX) < 0 ||
+        VEC_GROW(c->aux, aa, c->len + 1, RL_GRPO_PROFILE_KEYS_MAX) < 0)
+        return;
+    c->cap = ak;
     if (!(c->key[c->len] = strdup(k)))
         return;
     c->n[c->len] = 1;

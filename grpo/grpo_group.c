@@ -5,18 +5,11 @@
 
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/vec.h"
 #include "harness/tools.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-double grpo_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 uint64_t grpo_mix(uint64_t a, uint64_t b)
 {
@@ -185,16 +178,8 @@ static void group_score(grpo_group *g, const grpo_config *c)
 
 static void durs_push(grpo_durs *d, double s)
 {
-    if (d->n >= RL_GRPO_CURVE_MAX)
-        return;
-    if (d->n == d->cap) {
-        size_t nc = d->cap ? d->cap * 2 : 256;
-        double *v = realloc(d->v, nc * sizeof *v);
-        if (!v)
-            return; /* the utilization model sees fewer episodes */
-        d->v = v;
-        d->cap = nc;
-    }
+    if (VEC_GROW(d->v, d->cap, d->n + 1, RL_GRPO_CURVE_MAX) < 0)
+        return; /* the utilization model sees fewer episodes */
     d->v[d->n++] = s;
 }
 

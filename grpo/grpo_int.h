@@ -90,7 +90,6 @@ typedef struct grpo_durs {
     size_t n, cap;
 } grpo_durs;
 
-double grpo_now(void);
 uint64_t grpo_mix(uint64_t a, uint64_t b);
 /* Seed of member i of group gid under the run's seed (below 2^52: it is
  * recorded as a number). */

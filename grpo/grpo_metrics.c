@@ -3,6 +3,8 @@
 #include "grpo/grpo_int.h"
 
 #include "common/err.h"
+#include "common/limits.h"
+#include "common/vec.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,16 +30,17 @@ static void hist_arrays(grpo_history *h, double **a[HIST_ARRAYS])
 int grpo_history_push(grpo_history *h, const grpo_step_metrics *sm, char *err)
 {
     if (h->n == h->cap) {
-        size_t nc = h->cap ? h->cap * 2 : 64;
+        /* parallel arrays: each grows from the same count by the same rule */
         double **a[HIST_ARRAYS];
         hist_arrays(h, a);
+        size_t alloc = h->cap;
         for (size_t i = 0; i < HIST_ARRAYS; i++) {
-            double *p = realloc(*a[i], nc * sizeof *p);
-            if (!p)
-                return rl_err(err, RL_ENOMEM, "grpo: out of memory for the metrics history");
-            *a[i] = p;
+            alloc = h->cap;
+            if (vec_grow(a[i], &alloc, h->n + 1, sizeof(double), RL_GRPO_CURVE_MAX) < 0)
+                return rl_err(err, RL_ELIMIT, "grpo: metrics history of more than %d steps, or out of memory",
+                              RL_GRPO_CURVE_MAX);
         }
-        h->cap = nc;
+        h->cap = alloc;
     }
     h->reward[h->n] = sm->reward_mean;
     h->pass[h->n] = sm->pass_rate;

@@ -4,6 +4,7 @@
  * dynamic sampling (DAPO) replace zero-variance groups by fresh ones. */
 #include "grpo/grpo_int.h"
 
+#include "common/clock.h"
 #include "common/err.h"
 
 #include <stdlib.h>
@@ -34,11 +35,11 @@ static int drain(rollout *ro, int max_active, sync_ctx *x, double *busy, char *e
     while (rollout_pending(ro) > 0) {
         size_t p = rollout_pending(ro);
         size_t act = p < (size_t)max_active ? p : (size_t)max_active;
-        double t0 = grpo_now();
+        double t0 = clk_s();
         int rc = rollout_step(ro, sync_done, x, err);
         if (rc < 0)
             return rc;
-        *busy += (double)act * (grpo_now() - t0);
+        *busy += (double)act * (clk_s() - t0);
     }
     return 0;
 }

@@ -10,6 +10,7 @@
  */
 #include "grpo/grpo_int.h"
 
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/limits.h"
 #include "grpo/sample.h"
@@ -207,7 +208,7 @@ int grpo_update(model *m, const model *ref, adamw *opt, long step, const grpo_co
     if ((rc = train_buf_reserve(&b, maxN ? maxN : 1, err)) < 0)
         goto done;
 
-    double t0 = grpo_now();
+    double t0 = clk_s();
     int use_ref = ref && c->loss.kl_coef > 0;
     grpo_loss_stats_init(&sm->loss);
     int any = 0;
@@ -259,7 +260,7 @@ int grpo_update(model *m, const model *ref, adamw *opt, long step, const grpo_co
         }
         sm->lr = lr;
     }
-    sm->train_s = grpo_now() - t0;
+    sm->train_s = clk_s() - t0;
 done:
     train_buf_free(&b);
     grpo_seqs_dispose(&S);

@@ -3,6 +3,7 @@
 
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/vec.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -187,24 +188,15 @@ static int turn_parse(turn_ids *T, size_t k, const cJSON *turn, int vocab, size_
 
 static int open_push(open_seq *o, const int *tok, size_t n, int policy, const float *lp, long ver, char *err)
 {
-    if (o->n + n > o->cap) {
-        size_t nc = (o->n + n) * 2 + 64;
-        int *t = realloc(o->tok, nc * sizeof *t);
-        if (t)
-            o->tok = t;
-        unsigned char *p = realloc(o->pol, nc);
-        if (p)
-            o->pol = p;
-        float *l = realloc(o->lp, nc * sizeof *l);
-        if (l)
-            o->lp = l;
-        long *v = realloc(o->ver, nc * sizeof *v);
-        if (v)
-            o->ver = v;
-        if (!t || !p || !l || !v)
-            return rl_err(err, RL_ENOMEM, "record: out of memory");
-        o->cap = nc;
-    }
+    /* parallel arrays: each grows from the same count by the same rule */
+    size_t at = o->cap, ap = o->cap, al = o->cap, av = o->cap;
+    if (VEC_GROW(o->tok, at, o->n + n, RL_GRPO_RECORD_TOKENS_MAX) < 0 ||
+        VEC_GROW(o->pol, ap, o->n + n, RL_GRPO_RECORD_TOKENS_MAX) < 0 ||
+        VEC_GROW(o->lp, al, o->n + n, RL_GRPO_RECORD_TOKENS_MAX) < 0 ||
+        VEC_GROW(o->ver, av, o->n + n, RL_GRPO_RECORD_TOKENS_MAX) < 0)
+        return rl_err(err, RL_ELIMIT, "record: a sequence of more than %u tokens, or out of memory",
+                      RL_GRPO_RECORD_TOKENS_MAX);
+    o->cap = at;
     for (size_t i = 0; i < n; i++) {
         o->tok[o->n + i] = tok[i];
         o->pol[o->n + i] = (unsigned char)policy;
@@ -217,14 +209,8 @@ static int open_push(open_seq *o, const int *tok, size_t n, int policy, const fl
 
 static int seqs_push(grpo_seqs *s, grpo_seq *q, char *err)
 {
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 16;
-        grpo_seq *v = realloc(s->v, nc * sizeof *v);
-        if (!v)
-            return rl_err(err, RL_ENOMEM, "samples: out of memory");
-        s->v = v;
-        s->cap = nc;
-    }
+    if (VEC_GROW(s->v, s->cap, s->n + 1, RL_GRPO_SEQS_MAX) < 0)
+        return rl_err(err, RL_ELIMIT, "samples: more than %u sequences, or out of memory", RL_GRPO_SEQS_MAX);
     s->v[s->n++] = *q;
     return 0;
 }

@@ -1,6 +1,7 @@
 /* sft.c - supervised fine-tuning on policy-written tokens (see sft.h). */
 #include "grpo/sft.h"
 
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
@@ -14,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* One progress line to io's log callback (if any). */
 static void say(const sft_io *io, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -261,13 +261,6 @@ int sft_config_load(sft_config *c, const char *path, char *err)
 }
 
 /* ---- run ------------------------------------------------------------------- */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 typedef struct trainer {
     const sft_config *c;
@@ -600,10 +593,10 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
     if (pf)
         say(io, 0, "sft: %zu parameters, %ld steps of %zu samples (%.2f epochs), lr %g, warmup %ld -> %s",
                 t.m->n_params, total, batch, (double)total * batch / t.train.n, (double)oc.lr, oc.warmup_steps, out);
-    double t0 = now_s(), train_time = 0;
+    double t0 = clk_s(), train_time = 0;
     size_t tokens_done = 0, bad_in_row = 0;
     for (long step = 0; step < run_steps; step++) {
-        double ts = now_s();
+        double ts = clk_s();
         stream_take(&st, idx, batch);
         /* token mean over the step: count the targets first */
         size_t targets = 0;
@@ -629,7 +622,7 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
         } else {
             bad_in_row = 0;
         }
-        train_time += now_s() - ts;
+        train_time += clk_s() - ts;
         tokens_done += ps.tokens;
         if (step == 0)
             res->first_loss = loss;
@@ -643,7 +636,7 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
                 goto done;
             res->eval_loss = eval_loss;
         }
-        double elapsed = now_s() - t0;
+        double elapsed = clk_s() - t0;
         log_metrics(io, step + 1, loss, lr, gnorm, ps.tokens, ps.targets, tok_s, elapsed, eval_loss);
         if (pf && ((step + 1) % c->log_every == 0 || last || isfinite(eval_loss))) {
             char eta[32], ev[48] = "";

@@ -5,6 +5,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/vec.h"
 #include "harness/record.h"
 
 #include <cJSON.h>
@@ -64,21 +65,13 @@ static int seq_reserve(seq *q, size_t more, const char *where, char *err)
         return 0;
     if (q->n + more > RL_TRAJ_TOKENS_MAX)
         return rl_err(err, RL_ELIMIT, "%s: sequence of more than %u tokens", where, RL_TRAJ_TOKENS_MAX);
-    size_t cap = (q->n + more) * 2 + 256;
-    if (cap > RL_TRAJ_TOKENS_MAX)
-        cap = RL_TRAJ_TOKENS_MAX;
-    int32_t *t = realloc(q->tok, cap * sizeof *t);
-    if (t)
-        q->tok = t;
-    unsigned char *m = realloc(q->mask, cap);
-    if (m)
-        q->mask = m;
-    float *l = realloc(q->lp, cap * sizeof *l);
-    if (l)
-        q->lp = l;
-    if (!t || !m || !l)
+    /* parallel arrays: each grows from the same count by the same rule */
+    size_t at = q->cap, am = q->cap, al = q->cap;
+    if (VEC_GROW(q->tok, at, q->n + more, RL_TRAJ_TOKENS_MAX) < 0 ||
+        VEC_GROW(q->mask, am, q->n + more, RL_TRAJ_TOKENS_MAX) < 0 ||
+        VEC_GROW(q->lp, al, q->n + more, RL_TRAJ_TOKENS_MAX) < 0)
         return rl_err(err, RL_ENOMEM, "%s: out of memory", where);
-    q->cap = cap;
+    q->cap = at;
     return 0;
 }
 
@@ -365,19 +358,13 @@ static int finish_sample(traj_set *s, seq *q, const rec_info *ri, int turn, int 
         q->n -= cut;
         s->st.cut++;
     }
-    if (s->n == s->cap) {
-        if (s->n >= RL_TRAJ_SAMPLES_MAX) {
-            seq_free(q);
-            return rl_err(err, RL_ELIMIT, "%s: more than %u samples", where, RL_TRAJ_SAMPLES_MAX);
-        }
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        traj_sample *v = realloc(s->v, cap * sizeof *v);
-        if (!v) {
-            seq_free(q);
-            return rl_err(err, RL_ENOMEM, "%s: out of memory", where);
-        }
-        s->v = v;
-        s->cap = cap;
+    if (s->n >= RL_TRAJ_SAMPLES_MAX) {
+        seq_free(q);
+        return rl_err(err, RL_ELIMIT, "%s: more than %u samples", where, RL_TRAJ_SAMPLES_MAX);
+    }
+    if (VEC_GROW(s->v, s->cap, s->n + 1, RL_TRAJ_SAMPLES_MAX) < 0) {
+        seq_free(q);
+        return rl_err(err, RL_ENOMEM, "%s: out of memory", where);
     }
     traj_sample *x = &s->v[s->n];
     memset(x, 0, sizeof *x);

@@ -17,6 +17,7 @@
 #include "common/arg.h"
 #include "common/err.h"
 #include "common/fsutil.h"
+#include "common/str.h"
 #include "common/limits.h"
 #include "harness/cliopt.h"
 #include "harness/pool.h"
@@ -438,7 +439,7 @@ int cmd_gen(int argc, char **argv)
             const char *line = g.results[c] ? g.results[c] : "no";
             if (getenv("RL_GEN_DEBUG"))
                 fprintf(stderr, "candidate %zu: %.200s\n", c, line);
-            if (g.accepted < (size_t)count && !strncmp(line, "ok ", 3)) {
+            if (g.accepted < (size_t)count && str_has_prefix(line, "ok ")) {
                 if ((rc = write_task(&g, c, line, heldout_repo, outdir, err)) == 0)
                     g.accepted++;
             }

@@ -8,6 +8,7 @@
 #include "harness/cli.h"
 
 #include "common/err.h"
+#include "common/str.h"
 #include "corpus/task.h"
 
 #include <cJSON.h>
@@ -46,7 +47,7 @@ static void list_usage(FILE *f)
 static const char *flag_value(int argc, char **argv, int *i, const char *flag)
 {
     size_t n = strlen(flag);
-    if (strncmp(argv[*i], flag, n))
+    if (!str_has_prefix(argv[*i], flag))
         return NULL;
     if (argv[*i][n] == '=')
         return argv[*i] + n + 1;

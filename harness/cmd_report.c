@@ -1,6 +1,7 @@
 /* cmd_report.c - `harness report DIR`: summary.md, summary.json, plots. */
 #include "harness/cli.h"
 
+#include "common/arg.h"
 #include "common/err.h"
 #include "harness/report.h"
 
@@ -37,9 +38,8 @@ int cmd_report(int argc, char **argv)
                 return 2;
             }
         } else if (!strcmp(a, "--lambda") && i + 1 < argc) {
-            char *end;
-            o.lambda = strtod(argv[++i], &end);
-            if (*end || !(o.lambda > 0 && o.lambda <= 1)) {
+            char aerr[RL_ERR_MAX];
+            if (arg_double(&o.lambda, a, argv[++i], 0, 1, aerr) < 0 || !(o.lambda > 0)) {
                 fprintf(stderr, "harness report: --lambda: expected a number in (0, 1], got '%s'\n", argv[i]);
                 return 2;
             }

@@ -865,9 +865,19 @@ START_TEST(test_train_cli)
     ck_assert_int_eq(run_cmd(cmd, &out), 2);
     ck_assert_ptr_nonnull(strstr(out, "--config"));
     free(out);
-    snprintf(cmd, sizeof cmd, "%s/grpo train --config x --stop-after 0 2>&1", bin);
-    ck_assert_int_eq(run_cmd(cmd, &out), 2);
-    free(out);
+    /* a bad flag value: 2, one line naming the flag */
+    const char *bad_flags[][2] = {{"train --config x --stop-after 0", "--stop-after"},
+                                  {"train --config x --stop-after 3x", "--stop-after"},
+                                  {"flywheel --config x --rounds 0", "--rounds"},
+                                  {"flywheel --config x --rounds 1001", "--rounds"},
+                                  {"flywheel --config x --rounds ''", "--rounds"}};
+    for (size_t k = 0; k < sizeof bad_flags / sizeof *bad_flags; k++) {
+        snprintf(cmd, sizeof cmd, "%s/grpo %s 2>&1", bin, bad_flags[k][0]);
+        ck_assert_int_eq(run_cmd(cmd, &out), 2);
+        ck_assert_msg(strstr(out, bad_flags[k][1]) && strchr(out, '\n') == out + strlen(out) - 1, "%s: %s",
+                      bad_flags[k][0], out);
+        free(out);
+    }
     snprintf(cmd, sizeof cmd, "%s/grpo flywheel --bogus 2>&1", bin);
     ck_assert_int_eq(run_cmd(cmd, &out), 2);
     free(out);

@@ -1467,6 +1467,23 @@ START_TEST(test_generate_cli)
     snprintf(cmd, sizeof cmd, "%s/grpo generate --prompt hi 2>/dev/null", bin);
     ck_assert_int_eq(run_cmd(cmd, &out), 2);
     free(out);
+    /* a bad flag value: 2, one line naming the flag */
+    const char *bad_flags[][2] = {
+        {"--max-tokens 12x", "--max-tokens"}, {"--max-tokens -1", "--max-tokens"},
+        {"--seed -1", "--seed"},              {"--threads 99999", "--threads"},
+        {"--temperature -1", "--temperature"}, {"--temperature nan", "--temperature"},
+        {"--top-p 1.5", "--top-p"},           {"--top-p 0", "--top-p"},
+        {"--prompt-ids 1,,2", "--prompt-ids"}, {"--stop 1,x", "--stop"},
+    };
+    for (size_t k = 0; k < sizeof bad_flags / sizeof *bad_flags; k++) {
+        int ids = !strncmp(bad_flags[k][0], "--prompt-ids", 12);
+        snprintf(cmd, sizeof cmd, "%s/grpo generate --ckpt %s %s %s 2>&1 >/dev/null", bin, path,
+                 ids ? "" : "--prompt hi", bad_flags[k][0]);
+        ck_assert_int_eq(run_cmd(cmd, &out), 2);
+        ck_assert_msg(strstr(out, bad_flags[k][1]) && strchr(out, '\n') == out + strlen(out) - 1, "%s: %s",
+                      bad_flags[k][0], out);
+        free(out);
+    }
     model_free(m);
 }
 END_TEST

@@ -435,9 +435,16 @@ START_TEST(test_score_cli)
     snprintf(cmd, sizeof cmd, "%s/grpo score --ckpt %s", bin, ck);
     ck_assert_int_eq(sh(cmd, &out, &e), 2);
     free(out), free(e);
-    snprintf(cmd, sizeof cmd, "%s/grpo score --ckpt %s --data %s --show 2", bin, ck, rec);
-    ck_assert_int_eq(sh(cmd, &out, &e), 2);
-    free(out), free(e);
+    const char *bad_flags[][2] = {{"--show 2", "--show"},       {"--show x", "--show"},
+                                  {"--max 0", "--max"},         {"--max 5x", "--max"},
+                                  {"--threads -1", "--threads"}, {"--threads 99999", "--threads"}};
+    for (size_t k = 0; k < sizeof bad_flags / sizeof *bad_flags; k++) {
+        snprintf(cmd, sizeof cmd, "%s/grpo score --ckpt %s --data %s %s", bin, ck, rec, bad_flags[k][0]);
+        ck_assert_int_eq(sh(cmd, &out, &e), 2);
+        ck_assert_uint_eq(count_lines(e), 1);
+        ck_assert_msg(strstr(e, bad_flags[k][1]) != NULL, "%s: %s", bad_flags[k][0], e);
+        free(out), free(e);
+    }
     snprintf(cmd, sizeof cmd, "%s/grpo score --ckpt %s --data %s/none.jsonl", bin, ck, dir);
     ck_assert_int_eq(sh(cmd, &out, &e), 1);
     ck_assert_uint_eq(count_lines(e), 1);

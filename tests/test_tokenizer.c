@@ -615,6 +615,11 @@ START_TEST(test_cli)
     ck_assert_int_eq(run_cli("tokenizer", "--vocab", "100", "--out", out, NULL), 2);
     ck_assert_int_eq(run_cli("tokenizer", "--vocab", "4096", NULL), 2);
     ck_assert_int_eq(run_cli("tokenizer", "--vocab", NULL), 2);
+    ck_assert_int_eq(run_cli("tokenizer", "--vocab", "300x", "--out", out, NULL), 2);
+    ck_assert_int_eq(run_cli("tokenizer", "--vocab", "300", "--out", out, "--min-frequency", "0", NULL), 2);
+    ck_assert_int_eq(run_cli("tokenizer", "--vocab", "300", "--out", out, "--min-frequency", "2.5", NULL), 2);
+    ck_assert_int_eq(run_cli("tokenizer", "--vocab", "300", "--out", out, "--max-bytes", "-1", NULL), 2);
+    ck_assert_int_eq(run_cli("tokenizer", "--vocab", "300", "--out", out, "--max-bytes", "0", NULL), 2);
     ck_assert_int_eq(run_cli("tokenizer", "--bogus", "1", "--vocab", "300", "--out", out, NULL), 2);
     ck_assert_int_eq(run_cli("tokenizer", "--vocab", "500", "--out", out, "--special", "a b",
                              "--input", src, NULL), 2);

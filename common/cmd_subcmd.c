@@ -1,4 +1,6 @@
-/* subcmd.c - see subcmd.h. */
+/* cmd_subcmd.c - see subcmd.h. Program code: it prints the usage and
+ * the unknown-command message, so it stays out of libcommon.a and is
+ * linked into the programs (and bin/check_all) as an object. */
 #include "common/subcmd.h"
 
 #include <stdio.h>
