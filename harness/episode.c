@@ -208,7 +208,7 @@ struct ep_state {
     const tok_t *tok;
     chat *chat;
     tool_ctx tools;
-    const tool_spec *specs;
+    const tc_spec *specs;
     size_t nspecs;
     tpl_opts tpl;
     tpl_text ctx;           /* keep: the latest turn's whole context */
@@ -621,7 +621,7 @@ int ep_request(ep_state *e, pol_request *req)
 
 /* ---- feed --------------------------------------------------------------- */
 
-static void run_call(ep_state *e, ep_turn *cur, const tool_call *call)
+static void run_call(ep_state *e, ep_turn *cur, const tc_call *call)
 {
     char err[RL_ERR_MAX] = "";
     char *args = tc_args_json(call);

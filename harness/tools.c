@@ -28,37 +28,37 @@
 
 /* ---- specs -------------------------------------------------------------- */
 
-static const tool_param P_LIST[] = {
-    {"path", TOOL_STRING, 0, "Directory to list (default: the whole tree)."},
+static const tc_param P_LIST[] = {
+    {"path", TC_STRING, 0, "Directory to list (default: the whole tree)."},
 };
 #define RL_STR_(x) #x
 #define RL_STR(x) RL_STR_(x)
-static const tool_param P_READ[] = {
-    {"path", TOOL_STRING, 1, "File to read."},
-    {"start_line", TOOL_INT, 0, "First line to show (default: 1)."},
-    {"end_line", TOOL_INT, 0, "Last line to show (default: the last line; with start_line alone, "
+static const tc_param P_READ[] = {
+    {"path", TC_STRING, 1, "File to read."},
+    {"start_line", TC_INT, 0, "First line to show (default: 1)."},
+    {"end_line", TC_INT, 0, "Last line to show (default: the last line; with start_line alone, "
                                  "the " RL_STR(RL_TOOL_READ_WINDOW) " lines from start_line)."},
 };
-static const tool_param P_SEARCH[] = {
-    {"pattern", TOOL_STRING, 1, "Text to find, on one line."},
-    {"path", TOOL_STRING, 0, "File or directory to search (default: the whole tree)."},
+static const tc_param P_SEARCH[] = {
+    {"pattern", TC_STRING, 1, "Text to find, on one line."},
+    {"path", TC_STRING, 0, "File or directory to search (default: the whole tree)."},
 };
-static const tool_param P_EDIT[] = {
-    {"path", TOOL_STRING, 1, "File to edit."},
-    {"old_string", TOOL_STRING, 1, "Exact text to replace, whitespace included, without line "
+static const tc_param P_EDIT[] = {
+    {"path", TC_STRING, 1, "File to edit."},
+    {"old_string", TC_STRING, 1, "Exact text to replace, whitespace included, without line "
                                    "numbers. It must occur exactly once: include enough lines "
                                    "to make it unique."},
-    {"new_string", TOOL_STRING, 1, "Replacement text."},
+    {"new_string", TC_STRING, 1, "Replacement text."},
 };
-static const tool_param P_WRITE[] = {
-    {"path", TOOL_STRING, 1, "File to write."},
-    {"content", TOOL_STRING, 1, "The whole content of the file."},
+static const tc_param P_WRITE[] = {
+    {"path", TC_STRING, 1, "File to write."},
+    {"content", TC_STRING, 1, "The whole content of the file."},
 };
-static const tool_param P_TESTS[] = {
-    {"tests", TOOL_STRINGS, 0, "Names of the tests to run (default: all)."},
+static const tc_param P_TESTS[] = {
+    {"tests", TC_STRINGS, 0, "Names of the tests to run (default: all)."},
 };
 
-static const tool_spec SPECS[] = {
+static const tc_spec SPECS[] = {
     {"list_files", "List the files of the tree, one path per line.", P_LIST, 1},
     {"read_file", "Show a text file with line numbers.", P_READ, 3},
     {"search", "Find the lines that contain a fixed text (case-sensitive, not a regular "
@@ -71,7 +71,7 @@ static const tool_spec SPECS[] = {
     {"submit", "Finish: submit the current state of the files as your fix.", NULL, 0},
 };
 
-const tool_spec *tool_specs(size_t *n)
+const tc_spec *tool_specs(size_t *n)
 {
     *n = sizeof SPECS / sizeof SPECS[0];
     return SPECS;
@@ -348,7 +348,7 @@ static int read_upto(char **data, size_t *len, int fd, size_t size_hint, size_t 
 }
 
 /* A checked, normalized path argument; missing means def (NULL: required). */
-static int path_arg(char *out, const tool_call *call, const char *name, const char *def,
+static int path_arg(char *out, const tc_call *call, const char *name, const char *def,
                     char *err)
 {
     const char *p = tc_arg_str(call, name);
@@ -609,7 +609,7 @@ static int list_one(walk *w, int dfd, const char *name, const char *rel, const s
                                                                         : 0;
 }
 
-static int tool_list(buf_t *out, const tool_ctx *c, const tool_call *call, char *err)
+static int tool_list(buf_t *out, const tool_ctx *c, const tc_call *call, char *err)
 {
     char path[RL_TOOL_PATH_MAX + 1];
     int rc = path_arg(path, call, "path", ".", err);
@@ -682,7 +682,7 @@ static int put_numbered(buf_t *o, const char *d, size_t n, size_t from, size_t t
     return put_lines(o, p, e, from, to, digits(to));
 }
 
-static int tool_read(buf_t *out, const tool_ctx *c, const tool_call *call, char *err)
+static int tool_read(buf_t *out, const tool_ctx *c, const tc_call *call, char *err)
 {
     char path[RL_TOOL_PATH_MAX + 1];
     int rc = path_arg(path, call, "path", NULL, err);
@@ -815,7 +815,7 @@ static int search_one(walk *w, int dfd, const char *name, const char *rel, const
     return 0;
 }
 
-static int tool_search(buf_t *out, const tool_ctx *c, const tool_call *call, char *err)
+static int tool_search(buf_t *out, const tool_ctx *c, const tc_call *call, char *err)
 {
     char path[RL_TOOL_PATH_MAX + 1];
     const char *pat = tc_arg_str(call, "pattern");
@@ -1050,7 +1050,7 @@ static int hint_occurrences(buf_t *h, const char *path, const char *d, size_t n,
     return rc;
 }
 
-static int tool_edit(buf_t *out, buf_t *hint, const tool_ctx *c, const tool_call *call, const char **kind,
+static int tool_edit(buf_t *out, buf_t *hint, const tool_ctx *c, const tc_call *call, const char **kind,
                      char *err)
 {
     char path[RL_TOOL_PATH_MAX + 1];
@@ -1118,7 +1118,7 @@ static int tool_edit(buf_t *out, buf_t *hint, const tool_ctx *c, const tool_call
     return rc;
 }
 
-static int tool_write(buf_t *out, const tool_ctx *c, const tool_call *call, char *err)
+static int tool_write(buf_t *out, const tool_ctx *c, const tc_call *call, char *err)
 {
     char path[RL_TOOL_PATH_MAX + 1];
     int rc = path_arg(path, call, "path", NULL, err);
@@ -1137,7 +1137,7 @@ static int tool_write(buf_t *out, const tool_ctx *c, const tool_call *call, char
 
 /* ---- hooks ----------------------------------------------------------------- */
 
-static int tool_run_tests(buf_t *out, const tool_ctx *c, const tool_call *call, char *err)
+static int tool_run_tests(buf_t *out, const tool_ctx *c, const tc_call *call, char *err)
 {
     if (!c->run_tests)
         return rl_err(err, RL_EUNSUP, "run_tests is not available here (no test runner "
@@ -1248,7 +1248,7 @@ static const char *kind_of(int rc)
     }
 }
 
-int tool_exec(tool_result *out, const tool_ctx *ctx, const tool_call *call, char *err)
+int tool_exec(tool_result *out, const tool_ctx *ctx, const tc_call *call, char *err)
 {
     char e[RL_ERR_MAX] = "";
     double t0 = clk_ms();

@@ -77,13 +77,13 @@ typedef struct tool_result {
 void tool_result_dispose(tool_result *r);
 
 /* The seven specs, in a fixed order. */
-const tool_spec *tool_specs(size_t *n);
+const tc_spec *tool_specs(size_t *n);
 
 /* Runs one validated call (from tc_parse or tc_call_init). Always fills
  * out (an error observation reads "error: ..."); returns out->code. For
  * run_tests / submit without a hook: RL_EUNSUP. err gets the one-line
  * error as well. */
-int tool_exec(tool_result *out, const tool_ctx *ctx, const tool_call *call, char *err);
+int tool_exec(tool_result *out, const tool_ctx *ctx, const tc_call *call, char *err);
 
 /* Cuts text longer than budget bytes to its head and tail (about half
  * each, on line boundaries when a newline is near, never inside a UTF-8

@@ -482,16 +482,16 @@ char *chat_assistant_text(const chat_msg *m, int think, size_t *len)
 
 /* ---- tool descriptions -------------------------------------------------- */
 
-int tpl_render_tools(buf_t *b, const tool_spec *tools, size_t ntools)
+int tpl_render_tools(buf_t *b, const tc_spec *tools, size_t ntools)
 {
     int rc = buf_puts(b, "# Tools\n\nYou can call the following tools. Paths are relative to the "
                        "root of the repository.\n");
     for (size_t i = 0; i < ntools && !rc; i++) {
-        const tool_spec *s = &tools[i];
+        const tc_spec *s = &tools[i];
         rc = buf_printf(b, "\n## %s\n%s\nParameters:%s\n", s->name, s->desc,
                         s->nparams ? "" : " none");
         for (size_t k = 0; k < s->nparams && !rc; k++) {
-            const tool_param *p = &s->params[k];
+            const tc_param *p = &s->params[k];
             rc = buf_printf(b, "- %s (%s, %s): %s\n", p->name, tc_type_name(p->type),
                             p->required ? "required" : "optional", p->desc);
         }
@@ -560,7 +560,7 @@ static const char *strip_think(const char *s, size_t *len)
     return p;
 }
 
-static void render_system(rend *r, const tool_spec *tools, size_t ntools, const chat_msg *sys)
+static void render_system(rend *r, const tc_spec *tools, size_t ntools, const chat_msg *sys)
 {
     emits(r, TPL_TEMPLATE, sys ? 0 : -1, "<|im_start|>system\n");
     if (sys)
@@ -618,7 +618,7 @@ void tpl_opts_default(tpl_opts *o)
     o->gen_prompt = 1;
 }
 
-int tpl_render(tpl_text *out, const tpl_opts *o, const tool_spec *tools, size_t ntools,
+int tpl_render(tpl_text *out, const tpl_opts *o, const tc_spec *tools, size_t ntools,
                const chat_msg *msgs, size_t n, char *err)
 {
     tpl_opts def;

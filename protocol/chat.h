@@ -130,7 +130,7 @@ typedef struct tpl_text {
 
 /* Renders msgs[0..n) (a system message, if any, must come first) with the
  * tool descriptions of tools[0..ntools) in the system turn. */
-int tpl_render(tpl_text *out, const tpl_opts *o, const tool_spec *tools, size_t ntools,
+int tpl_render(tpl_text *out, const tpl_opts *o, const tc_spec *tools, size_t ntools,
                const chat_msg *msgs, size_t n, char *err);
 void tpl_text_dispose(tpl_text *t);
 
@@ -147,7 +147,7 @@ int tpl_check_prefix(const char *prev, size_t plen, const char *gen, size_t glen
 int tpl_check_contexts(const tpl_text *ctx, size_t n, char *err);
 
 /* The "# Tools" section of the system turn (no leading blank line). */
-int tpl_render_tools(buf_t *out, const tool_spec *tools, size_t ntools);
+int tpl_render_tools(buf_t *out, const tc_spec *tools, size_t ntools);
 
 const char *tpl_origin_name(tpl_origin o);
 /* Bytes per origin, summed over the segments. */

@@ -21,7 +21,7 @@
 
 typedef struct pctx {
     const char *end;
-    const tool_spec *specs;
+    const tc_spec *specs;
     size_t nspecs;
     char *msg; /* RL_ERR_MAX */
 } pctx;
@@ -32,17 +32,17 @@ void tc_opts_default(tc_opts *o)
     o->first_id = 0;
 }
 
-const char *tc_type_name(tool_type t)
+const char *tc_type_name(tc_type t)
 {
     switch (t) {
-    case TOOL_STRING: return "string";
-    case TOOL_INT: return "integer";
-    case TOOL_STRINGS: return "array of strings";
+    case TC_STRING: return "string";
+    case TC_INT: return "integer";
+    case TC_STRINGS: return "array of strings";
     }
     return "?";
 }
 
-const tool_spec *tc_find_spec(const tool_spec *specs, size_t n, const char *name)
+const tc_spec *tc_find_spec(const tc_spec *specs, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
         if (strcmp(specs[i].name, name) == 0)
@@ -50,7 +50,7 @@ const tool_spec *tc_find_spec(const tool_spec *specs, size_t n, const char *name
     return NULL;
 }
 
-static const tool_param *find_param(const tool_spec *s, const char *name)
+static const tc_param *find_param(const tc_spec *s, const char *name)
 {
     for (size_t i = 0; i < s->nparams; i++)
         if (strcmp(s->params[i].name, name) == 0)
@@ -118,7 +118,7 @@ static int fail(pctx *x, const char *fmt, ...)
     return RL_EPARSE;
 }
 
-static void spec_names(char *out, size_t n, const tool_spec *specs, size_t ns)
+static void spec_names(char *out, size_t n, const tc_spec *specs, size_t ns)
 {
     size_t o = 0;
     out[0] = '\0';
@@ -126,7 +126,7 @@ static void spec_names(char *out, size_t n, const tool_spec *specs, size_t ns)
         o += (size_t)snprintf(out + o, n - o, "%s%s", i ? ", " : "", specs[i].name);
 }
 
-static void param_names(char *out, size_t n, const tool_spec *s)
+static void param_names(char *out, size_t n, const tc_spec *s)
 {
     size_t o = 0;
     out[0] = '\0';
@@ -168,18 +168,18 @@ static int int_ok(const cJSON *v)
     return isfinite(d) && d == floor(d) && fabs(d) < 9007199254740992.0;
 }
 
-static int type_ok(pctx *x, const tool_spec *s, const tool_param *p, const cJSON *v)
+static int type_ok(pctx *x, const tc_spec *s, const tc_param *p, const cJSON *v)
 {
     switch (p->type) {
-    case TOOL_STRING:
+    case TC_STRING:
         if (cJSON_IsString(v))
             return 0;
         break;
-    case TOOL_INT:
+    case TC_INT:
         if (int_ok(v))
             return 0;
         break;
-    case TOOL_STRINGS:
+    case TC_STRINGS:
         if (!cJSON_IsArray(v))
             break;
         if (cJSON_GetArraySize(v) > RL_TC_ARRAY_MAX)
@@ -196,10 +196,10 @@ static int type_ok(pctx *x, const tool_spec *s, const tool_param *p, const cJSON
 
 /* Checks one named value against the spec and moves it into args (val is
  * consumed either way). */
-static int arg_add(pctx *x, const tool_spec *s, cJSON *args, const char *name, cJSON *val)
+static int arg_add(pctx *x, const tc_spec *s, cJSON *args, const char *name, cJSON *val)
 {
     char names[256];
-    const tool_param *p = find_param(s, name);
+    const tc_param *p = find_param(s, name);
     int rc = 0;
     if (!p) {
         param_names(names, sizeof names, s);
@@ -225,7 +225,7 @@ static int arg_add(pctx *x, const tool_spec *s, cJSON *args, const char *name, c
     return 0;
 }
 
-static int args_complete(pctx *x, const tool_spec *s, const cJSON *args)
+static int args_complete(pctx *x, const tc_spec *s, const cJSON *args)
 {
     for (size_t i = 0; i < s->nparams; i++)
         if (s->params[i].required &&
@@ -237,12 +237,12 @@ static int args_complete(pctx *x, const tool_spec *s, const cJSON *args)
 
 /* Converts an XML parameter value (raw text) to the JSON value its type
  * asks for. */
-static int xml_value(cJSON **out, pctx *x, const tool_spec *s, const tool_param *p,
+static int xml_value(cJSON **out, pctx *x, const tc_spec *s, const tc_param *p,
                      const char *v, const char *vend)
 {
     char q[QUOTE_BUF];
     *out = NULL;
-    if (p->type == TOOL_STRING) {
+    if (p->type == TC_STRING) {
         char *t = dup_range(v, vend);
         *out = t ? cJSON_CreateString(t) : NULL;
         free(t);
@@ -252,7 +252,7 @@ static int xml_value(cJSON **out, pctx *x, const tool_spec *s, const tool_param 
     if (!t)
         return RL_ENOMEM;
     int rc = 0;
-    if (p->type == TOOL_INT) {
+    if (p->type == TC_INT) {
         char *e;
         errno = 0;
         long long n = strtoll(t, &e, 10);
@@ -315,13 +315,13 @@ static const char *value_end(pctx *x, const char *v, int *seen_close)
     return NULL;
 }
 
-static int xml_param(pctx *x, const tool_spec *s, cJSON *args, const char *p, const char **after)
+static int xml_param(pctx *x, const tc_spec *s, cJSON *args, const char *p, const char **after)
 {
     char name[RL_TC_NAME_MAX + 1];
     int rc = tag_name(name, x, p + 11, &p, "parameter");
     if (rc)
         return rc;
-    const tool_param *tp = find_param(s, name);
+    const tc_param *tp = find_param(s, name);
     if (!tp) /* report before the value, which may be anything */
         return arg_add(x, s, args, name, NULL);
     int seen;
@@ -346,13 +346,13 @@ static int xml_param(pctx *x, const tool_spec *s, cJSON *args, const char *p, co
     return arg_add(x, s, args, name, val);
 }
 
-static int xml_call(tool_call *c, pctx *x, const char *p, const char **after)
+static int xml_call(tc_call *c, pctx *x, const char *p, const char **after)
 {
     char name[RL_TC_NAME_MAX + 1], names[256], q[QUOTE_BUF];
     int rc = tag_name(name, x, p + 10, &p, "function");
     if (rc)
         return rc;
-    const tool_spec *s = tc_find_spec(x->specs, x->nspecs, name);
+    const tc_spec *s = tc_find_spec(x->specs, x->nspecs, name);
     if (!s) {
         spec_names(names, sizeof names, x->specs, x->nspecs);
         return fail(x, "unknown function \"%s\": expected one of: %s", name, names);
@@ -380,7 +380,7 @@ static int xml_call(tool_call *c, pctx *x, const char *p, const char **after)
 
 /* ---- JSON style ----------------------------------------------------- */
 
-static int json_args(pctx *x, const tool_spec *s, cJSON *args, const cJSON *in)
+static int json_args(pctx *x, const tc_spec *s, cJSON *args, const cJSON *in)
 {
     char q[QUOTE_BUF];
     cJSON *parsed = NULL;
@@ -404,7 +404,7 @@ static int json_args(pctx *x, const tool_spec *s, cJSON *args, const cJSON *in)
     return rc ? rc : args_complete(x, s, args);
 }
 
-static int json_call(tool_call *c, pctx *x, const char *p, const char **after)
+static int json_call(tc_call *c, pctx *x, const char *p, const char **after)
 {
     char q[QUOTE_BUF], names[256];
     const char *stop = NULL;
@@ -431,7 +431,7 @@ static int json_call(tool_call *c, pctx *x, const char *p, const char **after)
         else
             *slot = m;
     }
-    const tool_spec *s = NULL;
+    const tc_spec *s = NULL;
     if (!rc && !cJSON_IsString(name))
         rc = fail(x, "JSON tool call without a string \"name\": expected {\"name\": ..., "
                      "\"arguments\": {...}}");
@@ -454,7 +454,7 @@ static int json_call(tool_call *c, pctx *x, const char *p, const char **after)
 
 /* ---- the message ---------------------------------------------------- */
 
-static int one_call(tool_call *c, pctx *x, const char *p, const char **after)
+static int one_call(tc_call *c, pctx *x, const char *p, const char **after)
 {
     char q[QUOTE_BUF];
     p = skip_ws(p + 11, x->end); /* past <tool_call> */
@@ -530,7 +530,7 @@ static int parse_calls(tc_parsed *out, pctx *x, const char *p, const tc_opts *o)
         if (out->ncalls >= o->max_calls)
             return fail(x, "more than %zu tool calls in one message: at most %zu per message",
                         o->max_calls, o->max_calls);
-        tool_call *c = &out->calls[out->ncalls++];
+        tc_call *c = &out->calls[out->ncalls++];
         memset(c, 0, sizeof *c);
         snprintf(c->id, sizeof c->id, "call_%u", o->first_id + (unsigned)(out->ncalls - 1));
         int rc = one_call(c, x, p, &p);
@@ -551,7 +551,7 @@ static void calls_free(tc_parsed *p)
     p->ncalls = 0;
 }
 
-int tc_parse(tc_parsed *out, const char *text, size_t len, const tool_spec *specs,
+int tc_parse(tc_parsed *out, const char *text, size_t len, const tc_spec *specs,
              size_t nspecs, const tc_opts *opts, char *err)
 {
     tc_opts def;
@@ -590,14 +590,14 @@ void tc_parsed_dispose(tc_parsed *p)
     memset(p, 0, sizeof *p);
 }
 
-int tc_call_init(tool_call *c, const char *id, const char *name, const char *arguments,
-                 const tool_spec *specs, size_t nspecs, char *err)
+int tc_call_init(tc_call *c, const char *id, const char *name, const char *arguments,
+                 const tc_spec *specs, size_t nspecs, char *err)
 {
     char msg[RL_ERR_MAX], names[256];
     pctx x = {NULL, specs, nspecs, msg};
     memset(c, 0, sizeof *c);
     snprintf(c->id, sizeof c->id, "%s", id ? id : "call_0");
-    const tool_spec *s = tc_find_spec(specs, nspecs, name ? name : "");
+    const tc_spec *s = tc_find_spec(specs, nspecs, name ? name : "");
     if (!s) {
         spec_names(names, sizeof names, specs, nspecs);
         return rl_err(err, RL_EPARSE, "unknown function \"%s\": expected one of: %s",
@@ -621,7 +621,7 @@ int tc_call_init(tool_call *c, const char *id, const char *name, const char *arg
     return 0;
 }
 
-void tc_call_dispose(tool_call *c)
+void tc_call_dispose(tc_call *c)
 {
     free(c->name);
     cJSON_Delete(c->args);
@@ -629,13 +629,13 @@ void tc_call_dispose(tool_call *c)
     c->args = NULL;
 }
 
-const char *tc_arg_str(const tool_call *c, const char *name)
+const char *tc_arg_str(const tc_call *c, const char *name)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->args, name);
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-int tc_arg_int(const tool_call *c, const char *name, long long *v)
+int tc_arg_int(const tc_call *c, const char *name, long long *v)
 {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(c->args, name);
     if (!int_ok(j))
@@ -644,7 +644,7 @@ int tc_arg_int(const tool_call *c, const char *name, long long *v)
     return 1;
 }
 
-char *tc_args_json(const tool_call *c)
+char *tc_args_json(const tc_call *c)
 {
     return c->args ? cJSON_PrintUnformatted(c->args) : strdup("{}");
 }

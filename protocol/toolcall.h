@@ -28,33 +28,33 @@
 #include <stddef.h>
 
 typedef enum {
-    TOOL_STRING,  /* JSON string; in XML the raw text of the value */
-    TOOL_INT,     /* JSON integer; in XML a decimal number */
-    TOOL_STRINGS, /* JSON array of strings; in XML written as JSON */
-} tool_type;
+    TC_STRING,  /* JSON string; in XML the raw text of the value */
+    TC_INT,     /* JSON integer; in XML a decimal number */
+    TC_STRINGS, /* JSON array of strings; in XML written as JSON */
+} tc_type;
 
-typedef struct tool_param {
+typedef struct tc_param {
     const char *name;
-    tool_type type;
+    tc_type type;
     int required;
     const char *desc;
-} tool_param;
+} tc_param;
 
-typedef struct tool_spec {
+typedef struct tc_spec {
     const char *name;
     const char *desc;
-    const tool_param *params;
+    const tc_param *params;
     size_t nparams;
-} tool_spec;
+} tc_spec;
 
 /* One validated call. args is a JSON object whose members follow the spec:
  * strings, integral numbers, arrays of strings, in the order written. */
-typedef struct tool_call {
+typedef struct tc_call {
     char id[32];  /* "call_N" */
     char *name;
     cJSON *args;
     int json_style; /* 1 when written in the JSON style */
-} tool_call;
+} tc_call;
 
 typedef struct tc_opts {
     size_t max_calls;  /* default RL_TC_CALLS_MAX */
@@ -66,7 +66,7 @@ void tc_opts_default(tc_opts *o);
 typedef struct tc_parsed {
     char *think;      /* think text (newlines trimmed), NULL without a block */
     char *content;    /* prose outside think and calls, whitespace-trimmed */
-    tool_call *calls; /* empty on a format error */
+    tc_call *calls; /* empty on a format error */
     size_t ncalls;
     int format_error;
     char error[RL_ERR_MAX]; /* the observation line when format_error */
@@ -77,24 +77,24 @@ typedef struct tc_parsed {
  * out->error and err hold the observation, out->think/content hold what
  * was parsed), or RL_ENOMEM. out is always initialised: free it with
  * tc_parsed_dispose. opts may be NULL. */
-int tc_parse(tc_parsed *out, const char *text, size_t len, const tool_spec *specs,
+int tc_parse(tc_parsed *out, const char *text, size_t len, const tc_spec *specs,
              size_t nspecs, const tc_opts *opts, char *err);
 void tc_parsed_dispose(tc_parsed *p);
 
 /* Builds a validated call from OpenAI form (arguments: JSON object text,
  * NULL or "" for {}). Same checks and messages as tc_parse. */
-int tc_call_init(tool_call *c, const char *id, const char *name, const char *arguments,
-                 const tool_spec *specs, size_t nspecs, char *err);
-void tc_call_dispose(tool_call *c);
+int tc_call_init(tc_call *c, const char *id, const char *name, const char *arguments,
+                 const tc_spec *specs, size_t nspecs, char *err);
+void tc_call_dispose(tc_call *c);
 
-const tool_spec *tc_find_spec(const tool_spec *specs, size_t n, const char *name);
-const char *tc_type_name(tool_type t);
+const tc_spec *tc_find_spec(const tc_spec *specs, size_t n, const char *name);
+const char *tc_type_name(tc_type t);
 
 /* Argument accessors. NULL / 0 when absent. */
-const char *tc_arg_str(const tool_call *c, const char *name);
-int tc_arg_int(const tool_call *c, const char *name, long long *v);
+const char *tc_arg_str(const tc_call *c, const char *name);
+int tc_arg_int(const tc_call *c, const char *name, long long *v);
 /* Compact JSON text of the arguments (caller frees), as in OpenAI's
  * tool_calls[].function.arguments. */
-char *tc_args_json(const tool_call *c);
+char *tc_args_json(const tc_call *c);
 
 #endif

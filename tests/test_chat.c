@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const tool_param ONE_P[] = {{"path", TOOL_STRING, 1, "File to read."}};
-static const tool_spec ONE[] = {{"read_file", "Show a file.", ONE_P, 1}};
+static const tc_param ONE_P[] = {{"path", TC_STRING, 1, "File to read."}};
+static const tc_spec ONE[] = {{"read_file", "Show a file.", ONE_P, 1}};
 
 /* Segments are in order, contiguous, cover the text, and never empty. */
 static void check_segments(const tpl_text *t)
@@ -42,7 +42,7 @@ static char *origin_text(const tpl_text *t, tpl_origin o)
 static void add_gen(chat *c, const char *raw)
 {
     size_t n;
-    const tool_spec *specs = tool_specs(&n);
+    const tc_spec *specs = tool_specs(&n);
     tc_parsed p;
     char err[RL_ERR_MAX];
     tc_parse(&p, raw, strlen(raw), specs, n, NULL, err);
@@ -137,7 +137,7 @@ static const char *GENS[] = {
 static chat *episode(tpl_text *ctx, const tpl_opts *o, const char *const *gens, size_t turns)
 {
     size_t ns;
-    const tool_spec *specs = tool_specs(&ns);
+    const tc_spec *specs = tool_specs(&ns);
     char err[RL_ERR_MAX];
     chat *c = chat_new();
     chat_add_system(c, "You fix bugs.", err);
@@ -185,7 +185,7 @@ START_TEST(test_keep_prefix_invariant)
         full.gen_prompt = 0;
         tpl_text all;
         size_t ns;
-        const tool_spec *specs = tool_specs(&ns);
+        const tc_spec *specs = tool_specs(&ns);
         ck_assert_int_eq(tpl_render(&all, &full, specs, ns, c->msgs, tpl_turn_start(c, 2) + 1,
                                     err), 0);
         ck_assert_int_eq(tpl_check_prefix(ctx[2].text, ctx[2].len, gens[2], strlen(gens[2]),
@@ -238,7 +238,7 @@ START_TEST(test_drop_history)
                                       ctx[1].text, ctx[1].len, err), 0);
     /* the context of turn k is what rendering the first messages gives */
     size_t ns;
-    const tool_spec *specs = tool_specs(&ns);
+    const tc_spec *specs = tool_specs(&ns);
     tpl_text again;
     ck_assert_uint_eq(tpl_turn_start(c, 1), 4);
     ck_assert_int_eq(tpl_render(&again, &o, specs, ns, c->msgs, tpl_turn_start(c, 1), err), 0);
@@ -272,7 +272,7 @@ END_TEST
 START_TEST(test_canonical_round_trip)
 {
     size_t ns;
-    const tool_spec *specs = tool_specs(&ns);
+    const tc_spec *specs = tool_specs(&ns);
     char err[RL_ERR_MAX];
     chat_call calls[3] = {
         {"call_0", "edit_file",
@@ -341,7 +341,7 @@ START_TEST(test_json_round_trip)
     ck_assert_str_eq(s1, s2);
     /* and the reloaded chat renders the same context */
     size_t ns;
-    const tool_spec *specs = tool_specs(&ns);
+    const tc_spec *specs = tool_specs(&ns);
     tpl_text t;
     ck_assert_int_eq(tpl_render(&t, &o, specs, ns, back->msgs, tpl_turn_start(back, 2), err), 0);
     ck_assert_str_eq(t.text, ctx[2].text);
@@ -386,7 +386,7 @@ START_TEST(test_generated_message_fields)
     /* a format error keeps the raw text and records no call */
     char err[RL_ERR_MAX];
     size_t ns;
-    const tool_spec *specs = tool_specs(&ns);
+    const tc_spec *specs = tool_specs(&ns);
     tc_parsed p;
     const char *bad = "<tool_call>\n<function=nope>\n</function>\n</tool_call>";
     ck_assert_int_eq(tc_parse(&p, bad, strlen(bad), specs, ns, NULL, err), RL_EPARSE);

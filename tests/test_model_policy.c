@@ -245,7 +245,7 @@ static int32_t *leapyear_context(size_t *n, const tok_t *tok)
     tpl_opts o;
     tpl_opts_default(&o);
     size_t nspecs;
-    const tool_spec *specs = tool_specs(&nspecs);
+    const tc_spec *specs = tool_specs(&nspecs);
     tpl_text ctx;
     ck_assert_int_eq(tpl_render(&ctx, &o, specs, nspecs, c->msgs, c->n, err), 0);
     int32_t *all = NULL;
@@ -292,7 +292,7 @@ START_TEST(test_shipped_checkpoint)
     ck_assert_int_eq(pol_generate(p, &r, &req, 1, err), 0);
     ck_assert_int_eq(r.finish, POL_FINISH_STOP);
     size_t nspecs;
-    const tool_spec *specs = tool_specs(&nspecs);
+    const tc_spec *specs = tool_specs(&nspecs);
     tc_parsed parsed;
     int rc = tc_parse(&parsed, r.text, r.text_len, specs, nspecs, NULL, err);
     ck_assert_msg(rc == 0 && !parsed.format_error && parsed.ncalls >= 1, "first turn not a well-formed call: %s\n%s",

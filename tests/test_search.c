@@ -504,7 +504,7 @@ static void play_odd(const char *prompt_name, int think, uint64_t seed)
     ck_assert_int_eq(chat_add_system(c, prompt, err), 0);
     ck_assert_int_eq(chat_add_user(c, "f(1) returns 3 in src/a.c, expected 2; see test_a and f().", err), 0);
     size_t nspecs;
-    const tool_spec *specs = tool_specs(&nspecs);
+    const tc_spec *specs = tool_specs(&nspecs);
     tpl_opts o;
     tpl_opts_default(&o);
     o.think = think;
@@ -561,7 +561,7 @@ START_TEST(test_direct_contexts)
     policy *pol;
     ck_assert_int_eq(pol_open(&pol, "search", &env, err), 0);
     size_t nspecs;
-    const tool_spec *specs = tool_specs(&nspecs);
+    const tc_spec *specs = tool_specs(&nspecs);
     const char *ctxs[] = {
         "",
         "<|im_start|>assistant\n",

@@ -13,7 +13,7 @@
 static int parse(tc_parsed *p, const char *text)
 {
     size_t n;
-    const tool_spec *specs = tool_specs(&n);
+    const tc_spec *specs = tool_specs(&n);
     char err[RL_ERR_MAX] = "";
     int rc = tc_parse(p, text, strlen(text), specs, n, NULL, err);
     if (rc)
@@ -97,7 +97,7 @@ START_TEST(test_multiple_calls)
 {
     tc_parsed p;
     size_t n;
-    const tool_spec *specs = tool_specs(&n);
+    const tc_spec *specs = tool_specs(&n);
     tc_opts o;
     tc_opts_default(&o);
     o.first_id = 7;
@@ -228,8 +228,8 @@ END_TEST
 START_TEST(test_call_init)
 {
     size_t n;
-    const tool_spec *specs = tool_specs(&n);
-    tool_call c;
+    const tc_spec *specs = tool_specs(&n);
+    tc_call c;
     char err[RL_ERR_MAX];
     ck_assert_int_eq(tc_call_init(&c, "call_3", "read_file", "{\"path\":\"a.c\",\"end_line\":9}",
                                   specs, n, err), 0);
@@ -400,7 +400,7 @@ START_TEST(test_err_turn_markers_and_bytes)
     const char t[] = "a\0b";
     tc_parsed p;
     size_t n;
-    const tool_spec *specs = tool_specs(&n);
+    const tc_spec *specs = tool_specs(&n);
     ck_assert_int_eq(tc_parse(&p, t, 3, specs, n, NULL, NULL), RL_EPARSE);
     ck_assert_ptr_nonnull(strstr(p.error, "NUL"));
     tc_parsed_dispose(&p);

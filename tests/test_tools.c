@@ -109,8 +109,8 @@ static const char *g_kind; /* error_kind of the last run(): NULL on success */
 static int run(const tool_ctx *c, const char *name, const char *args, char **obs)
 {
     size_t n;
-    const tool_spec *specs = tool_specs(&n);
-    tool_call call;
+    const tc_spec *specs = tool_specs(&n);
+    tc_call call;
     char err[RL_ERR_MAX];
     ck_assert_msg(tc_call_init(&call, "call_0", name, args, specs, n, err) == 0, "%s", err);
     tool_result r;
@@ -538,7 +538,7 @@ START_TEST(test_dispatch_errors)
     tool_ctx_default(&c);
     char err[RL_ERR_MAX];
     tool_result r;
-    tool_call call = {"call_0", "read_file", cJSON_Parse("{}"), 0};
+    tc_call call = {"call_0", "read_file", cJSON_Parse("{}"), 0};
     /* no work tree */
     ck_assert_int_eq(tool_exec(&r, &c, &call, err), RL_EINVAL);
     ck_assert_ptr_nonnull(strstr(r.obs, "no work tree"));
@@ -565,7 +565,7 @@ END_TEST
 START_TEST(test_specs)
 {
     size_t n;
-    const tool_spec *s = tool_specs(&n);
+    const tc_spec *s = tool_specs(&n);
     ck_assert_uint_eq(n, 7);
     const char *names[] = {"list_files", "read_file", "search", "edit_file",
                            "write_file", "run_tests", "submit"};
@@ -573,8 +573,8 @@ START_TEST(test_specs)
         ck_assert_str_eq(s[i].name, names[i]);
         ck_assert(strlen(s[i].desc) > 10);
     }
-    const tool_spec *rt = tc_find_spec(s, n, "run_tests");
-    ck_assert_int_eq(rt->params[0].type, TOOL_STRINGS);
+    const tc_spec *rt = tc_find_spec(s, n, "run_tests");
+    ck_assert_int_eq(rt->params[0].type, TC_STRINGS);
     ck_assert_int_eq(rt->params[0].required, 0);
     ck_assert_uint_eq(tc_find_spec(s, n, "submit")->nparams, 0);
 }
