@@ -95,7 +95,7 @@ static int count_lines(const char *path)
     return n;
 }
 
-static void run_mode(const char *api)
+static void run_mode(const char *api, const char *model)
 {
     char dir[] = "/tmp/rl-oai-XXXXXX", cmd[2048], rec[400], errf[400], outf[400], err[RL_ERR_MAX];
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -107,8 +107,8 @@ static void run_mode(const char *api)
     snprintf(outf, sizeof outf, "%s/stdout", dir);
     snprintf(cmd, sizeof cmd,
              "OPENAI_API_KEY=" KEY " RL_WS_ROOT=%s/ws %s/harness run --task leapyear --policy openai "
-             "--base-url http://127.0.0.1:%d/v1 --model fake --api %s --out %s >%s 2>%s",
-             dir, bin(), f.port, api, rec, outf, errf);
+             "--base-url http://127.0.0.1:%d/v1 --model %s --api %s --out %s >%s 2>%s",
+             dir, bin(), f.port, model, api, rec, outf, errf);
     ck_assert_int_eq(sh(cmd), 0);
     cJSON *r = record(rec, 0);
     ck_assert_ptr_nonnull(r);
@@ -116,7 +116,7 @@ static void run_mode(const char *api)
     ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(r, "end_reason")), "submit");
     const cJSON *oa = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "openai");
     ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(oa, "api")), api);
-    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(oa, "model")), "fake");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(oa, "model")), model);
     const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), 0);
     const cJSON *m = cJSON_GetObjectItem(t0, "api");
     ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(m, "api")), api);
@@ -124,7 +124,19 @@ static void run_mode(const char *api)
     ck_assert_ptr_nonnull(cJSON_GetStringValue(cJSON_GetObjectItem(m, "request_id")));
     ck_assert(cJSON_IsObject(cJSON_GetObjectItem(m, "usage")));
     ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(m, "latency_ms")));
-    ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(t0, "tokens_exact")));
+    int exact = !strcmp(api, "completions") && strcmp(model, "fake-text");
+    ck_assert(cJSON_IsBool(cJSON_GetObjectItem(t0, "tokens_exact")));
+    ck_assert_int_eq(cJSON_IsTrue(cJSON_GetObjectItem(t0, "tokens_exact")), exact);
+    const cJSON *ids = cJSON_GetObjectItem(t0, "ids"), *lps = cJSON_GetObjectItem(t0, "logprobs");
+    if (exact) {
+        /* the sampled ids and their logprobs as the server sent them */
+        ck_assert_int_gt(cJSON_GetArraySize(ids), 50);
+        ck_assert_int_eq(cJSON_GetArraySize(lps), cJSON_GetArraySize(ids));
+        ck_assert_double_eq(cJSON_GetNumberValue(cJSON_GetArrayItem(lps, 0)), -0.125);
+        ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetArrayItem(ids, 0)), '<');
+    } else {
+        ck_assert_ptr_null(ids);
+    }
     if (!strcmp(api, "chat")) {
         /* the served name; the prompt ids the server returned */
         ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(m, "model")), "fake-served");
@@ -165,10 +177,13 @@ static void run_mode(const char *api)
     fs_remove_tree(dir, err);
 }
 
-START_TEST(test_run_chat) { run_mode("chat"); }
+START_TEST(test_run_chat) { run_mode("chat", "fake"); }
 END_TEST
 
-START_TEST(test_run_completions) { run_mode("completions"); }
+START_TEST(test_run_completions) { run_mode("completions", "fake"); }
+END_TEST
+
+START_TEST(test_run_completions_text) { run_mode("completions", "fake-text"); }
 END_TEST
 
 /* Each fault: the run ends with a one-line error recorded as an error
@@ -276,6 +291,7 @@ Suite *openai_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_run_chat);
     tcase_add_test(tc, test_run_completions);
+    tcase_add_test(tc, test_run_completions_text);
     tcase_add_test(tc, test_faults_recorded);
     tcase_add_test(tc, test_batch_resume_and_inflight);
     suite_add_tcase(s, tc);

@@ -5,9 +5,9 @@ It listens on a free loopback port and writes the port to PORTFILE.
 MODE picks the behaviour of every request:
   ok        answer: chat requests with the leapyear fix as tool_calls
             (turn 1 edit_file, turn 2 submit); completions requests with
-            the same calls written as text, token ids as "token_id:N"
-            strings when the prompt's ids are known (tokenized by the
-            test), else plain text
+            the same calls written as text, with their token ids as
+            "token_id:N" strings and logprobs (model "fake-text": text
+            only)
   500       answer 500 with an OpenAI error body
   stall     never answer (the client's timeout ends the request)
   drop      close the connection without answering
@@ -119,22 +119,17 @@ class H(BaseHTTPRequestHandler):
                                         "prompt_token_ids": [1, 2, 3],
                                         "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls"}],
                                         "usage": {"prompt_tokens": 3, "completion_tokens": 7, "total_tokens": 10}})
-        # completions: the turn is the number of assistant turns in the prompt
+        # completions: the turn from the <|im_start|> count of the prompt
+        # (system, user, then two per earlier turn: its tool response and
+        # the next generation prompt); the reply's ids are its bytes (ids
+        # 0-255 of the built-in tokenizer) and <|im_end|>, unless the
+        # model asked for is "fake-text"
         prompt = req["prompt"]
-        ids_file = PORTFILE + ".ids"
-        try:
-            table = json.load(open(ids_file))
-        except OSError:
-            table = None
-        t = 0
-        if table is not None:
-            # system, user, then two <|im_start|> per earlier turn (its
-            # reply's tool response and the next generation prompt)
-            t = max(0, (sum(1 for x in prompt if x == table["im_start"]) - 3) // 2)
+        t = max(0, (sum(1 for x in prompt if x == SPECIAL["<|im_start|>"]) - 3) // 2)
         text = xml_call("edit_file", EDIT) if t == 0 else xml_call("submit", {})
         choice = {"index": 0, "text": text, "finish_reason": "stop"}
-        if table is not None:
-            ids = table["turns"][min(t, len(table["turns"]) - 1)]
+        if req["model"] != "fake-text":
+            ids = list(text.encode()) + [SPECIAL["<|im_end|>"]]
             choice["logprobs"] = {"tokens": ["token_id:%d" % i for i in ids],
                                   "token_logprobs": [-0.125] * len(ids)}
         return self.send_json(200, {"id": "cmpl-%d" % t, "object": "text_completion", "model": req["model"],
@@ -142,6 +137,7 @@ class H(BaseHTTPRequestHandler):
                                     "usage": {"prompt_tokens": len(prompt), "completion_tokens": 9}})
 
 
+SPECIAL = {t["content"]: t["id"] for t in json.load(open("models/tokenizer.json"))["special_tokens"]}
 srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
 srv.daemon_threads = True
 with open(PORTFILE + ".tmp", "w") as f:
