@@ -284,6 +284,45 @@ START_TEST(test_batch_resume_and_inflight)
 }
 END_TEST
 
+/* An experiment file with the openai fields runs through the server. */
+START_TEST(test_experiment_fields)
+{
+    char dir[] = "/tmp/rl-oai-XXXXXX", cmd[2048], path[300], text[1024], file[400], err[RL_ERR_MAX];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    chmod(dir, 0755);
+    fake f;
+    fake_start(&f, dir, "ok");
+    snprintf(path, sizeof path, "%s/exp.json", dir);
+    int n = snprintf(text, sizeof text,
+                     "{\"name\": \"oai\", \"runs\": [{\"name\": \"ly\", \"tasks\": \"leapyear\", "
+                     "\"policy\": \"openai\", \"base_url\": \"http://127.0.0.1:%d/v1\", \"model\": \"fake\", "
+                     "\"api\": \"completions\", \"max_inflight\": 2, \"seeds\": \"1-2\"}]}",
+                     f.port);
+    ck_assert_int_eq(fs_write_atomic(path, text, (size_t)n, err), 0);
+    snprintf(cmd, sizeof cmd, "RL_WS_ROOT=%s/ws timeout 120 %s/harness experiment %s --out %s/out >/dev/null 2>&1",
+             dir, bin(), path, dir);
+    ck_assert_int_eq(sh(cmd), 0);
+    snprintf(file, sizeof file, "%s/out/trajectories.jsonl", dir);
+    ck_assert_int_eq(count_lines(file), 2);
+    for (int i = 0; i < 2; i++) {
+        cJSON *r = record(file, i);
+        ck_assert_double_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "reward")), 1.0);
+        const cJSON *oa = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "openai");
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(oa, "api")), "completions");
+        cJSON_Delete(r);
+    }
+    /* a bad field value is a one-line error */
+    n = snprintf(text, sizeof text,
+                 "{\"name\": \"oai\", \"runs\": [{\"name\": \"ly\", \"tasks\": \"leapyear\", "
+                 "\"policy\": \"openai\", \"api\": \"rest\"}]}");
+    ck_assert_int_eq(fs_write_atomic(path, text, (size_t)n, err), 0);
+    snprintf(cmd, sizeof cmd, "%s/harness experiment %s --out %s/out2 >/dev/null 2>&1", bin(), path, dir);
+    ck_assert_int_ne(sh(cmd), 0);
+    fake_stop(&f);
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
 Suite *openai_suite(void)
 {
     Suite *s = suite_create("openai");
@@ -294,6 +333,7 @@ Suite *openai_suite(void)
     tcase_add_test(tc, test_run_completions_text);
     tcase_add_test(tc, test_faults_recorded);
     tcase_add_test(tc, test_batch_resume_and_inflight);
+    tcase_add_test(tc, test_experiment_fields);
     suite_add_tcase(s, tc);
     return s;
 }
