@@ -538,8 +538,11 @@ int oai_policy_new(policy **out, const oai_opts *o, char *err)
     if (strlen(o->base_url) > HTTP_URL_MAX || strpbrk(o->base_url, " \t\r\n?#"))
         return rl_err(err, RL_EINVAL, "policy openai: --base-url: expected a URL without blanks, query or fragment, under %d bytes",
                       HTTP_URL_MAX);
-    const char *auth_end = strchr(o->base_url + 8, '/');
-    const char *at = strchr(o->base_url, '@');
+    const char *host = strstr(o->base_url, "://") + 3;
+    if (!*host || *host == '/')
+        return rl_err(err, RL_EINVAL, "policy openai: --base-url: expected a host after '://'");
+    const char *auth_end = strchr(host, '/');
+    const char *at = strchr(host, '@');
     if (at && (!auth_end || at < auth_end))
         return rl_err(err, RL_EINVAL,
                       "policy openai: --base-url: expected no user info in the URL (put the key in OPENAI_API_KEY or --api-key-env)");
