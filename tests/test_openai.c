@@ -139,7 +139,8 @@ static void run_mode(const char *api, const char *model)
     }
     if (!strcmp(api, "chat")) {
         /* the served name; the prompt ids the server returned */
-        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(m, "model")), "fake-served");
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(m, "model")),
+                         !strcmp(model, "fake") ? "fake-served" : "fake-intext-served");
         ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t0, "context_ids")), 3);
     } else {
         /* the harness's ids were sent as the prompt */
@@ -178,6 +179,9 @@ static void run_mode(const char *api, const char *model)
 }
 
 START_TEST(test_run_chat) { run_mode("chat", "fake"); }
+END_TEST
+
+START_TEST(test_run_chat_calls_in_text) { run_mode("chat", "fake-intext"); }
 END_TEST
 
 START_TEST(test_run_completions) { run_mode("completions", "fake"); }
@@ -329,6 +333,7 @@ Suite *openai_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_run_chat);
+    tcase_add_test(tc, test_run_chat_calls_in_text);
     tcase_add_test(tc, test_run_completions);
     tcase_add_test(tc, test_run_completions_text);
     tcase_add_test(tc, test_faults_recorded);

@@ -7,7 +7,8 @@ MODE picks the behaviour of every request:
             (turn 1 edit_file, turn 2 submit); completions requests with
             the same calls written as text, with their token ids as
             "token_id:N" strings and logprobs (model "fake-text": text
-            only)
+            only; chat with model "fake-intext": the calls left in the
+            content as text)
   500       answer 500 with an OpenAI error body
   stall     never answer (the client's timeout ends the request)
   drop      close the connection without answering
@@ -114,6 +115,9 @@ class H(BaseHTTPRequestHandler):
             msg = {"role": "assistant", "content": None,
                    "tool_calls": [{"id": "c%d" % t, "type": "function",
                                    "function": {"name": call[0], "arguments": json.dumps(call[1])}}]}
+            if req["model"] == "fake-intext":
+                # a server without a tool parser: the call stays in the text
+                msg = {"role": "assistant", "content": "Fixing it.\n\n" + xml_call(*call)}
             return self.send_json(200, {"id": "chatcmpl-%d" % t, "object": "chat.completion",
                                         "model": req["model"] + "-served",
                                         "prompt_token_ids": [1, 2, 3],
