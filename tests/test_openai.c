@@ -283,6 +283,17 @@ START_TEST(test_batch_resume_and_inflight)
     ck_assert_int_eq(sh(cmd), 0);
     ck_assert_int_eq(count_lines(logp), n);
     ck_assert_int_eq(count_lines(file), 12);
+    /* the report counts each episode once, as its later record */
+    char rcmd[800], sum[400];
+    snprintf(rcmd, sizeof rcmd, "%s/harness report %s --quiet >/dev/null 2>&1", bin(), out);
+    ck_assert_int_eq(sh(rcmd), 0);
+    snprintf(sum, sizeof sum, "%s/summary.json", out);
+    char *js = slurp(sum);
+    cJSON *sj = cJSON_Parse(js);
+    free(js);
+    ck_assert_ptr_nonnull(sj);
+    ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItem(sj, "episodes")), 6);
+    cJSON_Delete(sj);
     fake_stop(&f);
     fs_remove_tree(dir, err);
 }
