@@ -290,6 +290,16 @@
  * repositories that are not held out entirely: 20%. */
 #define RL_GEN_HELDOUT_EVERY 5
 
+/* ---- openai policy (policy/openai.h) ----------------------------------- */
+
+/* Requests a batch keeps open at once by default: a single inference
+ * server batches eight concurrent requests without queueing them. */
+#define OAI_INFLIGHT_DEFAULT 8
+/* A chat reply written back in the harness's tool-call format: the reply
+ * cap in tokens (RL_EP_REPLY_TOKENS) at a few bytes each, with room for
+ * tool-call markup. */
+#define RL_OAI_REPLY_MAX (1u << 20)
+
 /* ---- http (http/http.h) ---------------------------------------------- */
 
 /* Client. Connecting on loopback or a LAN takes milliseconds; a few
@@ -323,6 +333,14 @@
 #define HTTP_REQ_HEADERS_MAX 32
 /* One header line a caller passes or a handler sets. */
 #define HTTP_HEADER_LINE_MAX 8192
+
+/* http_client_many: requests open at once. A model server batches
+ * concurrent requests; 256 is past what one vLLM replica schedules at
+ * once by default, and each open request holds a socket and its body. */
+#define HTTP_MANY_INFLIGHT_MAX 256
+/* Requests in one http_client_many call: one per active episode of a
+ * rollout (RL_ROLLOUT_ACTIVE_MAX), with room to spare. */
+#define HTTP_MANY_REQUESTS_MAX 4096
 
 /* Server. A request body: a reset or step request is a few KB; a chat
  * request holding a 32k-token conversation and its tool schemas is well

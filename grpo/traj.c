@@ -528,6 +528,10 @@ int traj_add_record(traj_set *s, const cJSON *rec, size_t index, const traj_opts
     s->st.records++;
     const cJSON *turns = item(rec, "turns"), *cfg = item(rec, "config"), *rw = item(rec, "reward");
     const cJSON *task = item(rec, "task"), *key = item(rec, "key");
+    if (cJSON_IsNull(rw)) {
+        s->st.skipped_empty++; /* the policy could not answer: no outcome */
+        return 0;
+    }
     if (!cJSON_IsArray(turns) || !cJSON_IsNumber(rw) || !cJSON_IsString(task))
         return rl_err(err, RL_EPARSE, "%s: expected \"task\" (string), \"reward\" (number) and \"turns\" (array)", where);
     if (rw->valuedouble < o->min_reward) {

@@ -17,11 +17,13 @@
 #include "common/limits.h"
 #include "common/vec.h"
 #include "harness/pool.h"
+#include "harness/rollout.h"
 #include "harness/workspace.h"
 
 #include <cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +80,8 @@ static int load_done(char ***keys, size_t *nkeys, const char *path, char *err)
     for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         cJSON *rec = cJSON_Parse(line);
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(rec, "key");
-        if (cJSON_IsString(k)) {
+        const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "end_reason"));
+        if (cJSON_IsString(k) && !(why && !strcmp(why, "policy_error"))) {
             /* a record takes more than one byte of the file: its cap bounds the keys */
             if (VEC_GROW(*keys, cap, *nkeys + 1, RL_BATCH_OUT_MAX) < 0) {
                 cJSON_Delete(rec);
@@ -91,6 +94,18 @@ static int load_done(char ***keys, size_t *nkeys, const char *path, char *err)
     }
     free(data);
     return 0;
+}
+
+/* 1 for the record of an episode the policy could not answer (its server
+ * was down, say): it is kept, and a later run of the batch tries the
+ * episode again. */
+static int record_failed(const char *line)
+{
+    cJSON *rec = cJSON_Parse(line);
+    const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "end_reason"));
+    int failed = why && !strcmp(why, "policy_error");
+    cJSON_Delete(rec);
+    return failed;
 }
 
 static int key_done(char **keys, size_t n, const char *key)
@@ -149,11 +164,8 @@ static void batch_job_run(void *user, size_t idx, int slot, buf_t *out)
     int rc = ws_open_task(&ws, &wo, j->task, slot, err);
     if (rc == 0) {
         pol_env env;
-        pol_env_default(&env);
+        ep_config_pol_env(&env, &cfg);
         env.gold_patch = j->task->patch;
-        env.seed = j->seed;
-        env.temperature = cfg.temperature;
-        env.top_p = cfg.top_p;
         rc = pol_open(&pol, cfg.policy, &env, err);
     }
     if (rc == 0) {
@@ -173,7 +185,7 @@ static void batch_job_run(void *user, size_t idx, int slot, buf_t *out)
     int flagged = cJSON_IsTrue(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(parsed, "integrity"), "flagged"));
     cJSON_Delete(parsed);
-    int st = rc < 0 ? 1 : 0;
+    int st = rc < 0 || record_failed(rec) ? 1 : 0;
     if (fs_append_record(bc->o->out, rec, strlen(rec), err) < 0) {
         rl_logf(bc->o->log, bc->o->log_ctx, RL_LOG_ERROR, "batch: %s", err);
         st = 2;
@@ -236,6 +248,78 @@ static void batch_tick(void *user, size_t done, size_t total)
     bc->o->progress(bc->o->progress_ctx, done, total, extra);
 }
 
+/* ---- jobs of the openai policy: one process, requests together -------- */
+
+typedef struct inproc {
+    batch_ctx *bc;
+    size_t total;
+} inproc;
+
+static void inproc_done(void *user, long tag, char *record, double reward)
+{
+    inproc *ip = user;
+    batch_ctx *bc = ip->bc;
+    const batch_job *j = &bc->jobs[tag];
+    char key[512], err[RL_ERR_MAX];
+    batch_job_key(key, sizeof key, j);
+    char *rec = record ? record : error_record(j, key, "the episode could not start (see the log)");
+    int failed = !record || record_failed(rec);
+    cJSON *parsed = cJSON_Parse(rec);
+    int flagged = cJSON_IsTrue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(parsed, "integrity"), "flagged"));
+    cJSON_Delete(parsed);
+    if (rec && fs_append_record(bc->o->out, rec, strlen(rec), err) < 0) {
+        rl_logf(bc->o->log, bc->o->log_ctx, RL_LOG_ERROR, "batch: %s", err);
+        failed = 1;
+    }
+    free(rec);
+    bc->st->done++;
+    bc->st->passed += !failed && reward > 0.5;
+    bc->st->flagged += flagged;
+    bc->st->errors += failed;
+    batch_tick(bc, bc->st->done, ip->total);
+}
+
+/* Runs the jobs todo[0..n) that share one config of the openai policy as
+ * one rollout: every active episode's request goes out in the same
+ * policy call, at most the policy's max-inflight open at once. */
+static int run_inproc(batch_ctx *bc, const size_t *todo, size_t n, size_t total, char *err)
+{
+    const ep_config *cfg = bc->jobs[todo[0]].cfg;
+    pol_env env;
+    ep_config_pol_env(&env, cfg);
+    env.log = bc->o->log;
+    env.log_ctx = bc->o->log_ctx;
+    policy *pol = NULL;
+    int rc = pol_open(&pol, cfg->policy, &env, err);
+    if (rc < 0)
+        return rc;
+    rollout_opts ro;
+    rollout_opts_default(&ro);
+    ro.ws_root = bc->o->ws_root;
+    int active = cfg->openai.max_inflight > 0 ? cfg->openai.max_inflight : OAI_INFLIGHT_DEFAULT;
+    active = active > bc->o->workers ? active : bc->o->workers;
+    ro.max_active = active < RL_ROLLOUT_ACTIVE_MAX ? active : RL_ROLLOUT_ACTIVE_MAX;
+    ro.threads = bc->o->workers;
+    ro.log = bc->o->log;
+    ro.log_ctx = bc->o->log_ctx;
+    rollout *r = NULL;
+    if ((rc = rollout_new(&r, pol, &ro, err)) < 0) {
+        pol_free(pol);
+        return rc;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const batch_job *j = &bc->jobs[todo[i]];
+        rc = rollout_add(r, j->task, j->cfg, j->seed, (long)todo[i], err);
+    }
+    inproc ip = {bc, total};
+    if (rc == 0)
+        rc = rollout_drain(r, inproc_done, &ip, err);
+    rollout_free(r);
+    pol_free(pol);
+    return rc;
+}
+
 int batch_run(batch_stats *st, const batch_job *jobs, size_t n, const batch_opts *o, char *err)
 {
     memset(st, 0, sizeof *st);
@@ -274,8 +358,40 @@ int batch_run(batch_stats *st, const batch_job *jobs, size_t n, const batch_opts
                 ntodo);
     double t0 = clk_s();
     batch_ctx bc = {.jobs = jobs, .o = o, .st = st};
-    pool_cbs cb = {batch_job_run, batch_job_done, batch_job_died, batch_tick, &bc};
-    rc = pool_run(todo, ntodo, o->workers, &cb, err);
+    /* jobs of the openai policy: each config's jobs as one rollout */
+    size_t nrest = 0, noa = 0;
+    size_t *oa = malloc((ntodo ? ntodo : 1) * sizeof *oa), *grp = malloc((ntodo ? ntodo : 1) * sizeof *grp);
+    if (!oa || !grp) {
+        free(oa);
+        free(grp);
+        free(todo);
+        return rl_err(err, RL_ENOMEM, "batch: out of memory");
+    }
+    for (size_t i = 0; i < ntodo; i++) {
+        if (ep_config_is_openai(jobs[todo[i]].cfg))
+            oa[noa++] = todo[i];
+        else
+            todo[nrest++] = todo[i];
+    }
+    rc = 0;
+    for (size_t i = 0; i < noa && rc == 0; i++) {
+        if (oa[i] == SIZE_MAX)
+            continue;
+        const ep_config *c = jobs[oa[i]].cfg;
+        size_t ng = 0;
+        for (size_t k = i; k < noa; k++)
+            if (oa[k] != SIZE_MAX && jobs[oa[k]].cfg == c) {
+                grp[ng++] = oa[k];
+                oa[k] = SIZE_MAX;
+            }
+        rc = run_inproc(&bc, grp, ng, ntodo, err);
+    }
+    free(oa);
+    free(grp);
+    if (rc == 0 && nrest) {
+        pool_cbs cb = {batch_job_run, batch_job_done, batch_job_died, batch_tick, &bc};
+        rc = pool_run(todo, nrest, o->workers, &cb, err);
+    }
     free(todo);
     st->wall_s = clk_s() - t0;
     return rc;

@@ -7,6 +7,13 @@
  * there is skipped, so running the same command again after kill -9
  * finishes only the missing episodes. A worker that dies mid-episode gets
  * an error record for that episode and is replaced; the batch goes on.
+ *
+ * Jobs of the openai policy run in this process instead, each config's
+ * jobs as one rollout (harness/rollout.h): all active episodes step
+ * together and their requests go out in one policy call, max-inflight of
+ * them open at once. An episode its server could not answer is recorded
+ * with end_reason "policy_error" and no reward, and a later run of the
+ * same batch runs it again.
  */
 #ifndef RL_BATCH_H
 #define RL_BATCH_H

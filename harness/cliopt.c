@@ -14,8 +14,17 @@
 
 const char *cliopt_config_help(void)
 {
-    return "  --policy P            oracle | search | replay:FILE[:K] | model:CKPT (default: the\n"
-           "                        shipped model:models/policy.safetensors, else oracle)\n"
+    return "  --policy P            oracle | search | replay:FILE[:K] | model:CKPT | openai (default:\n"
+           "                        the shipped model:models/policy.safetensors, else oracle)\n"
+           "  --base-url URL        openai: the server's API root (http://127.0.0.1:8000/v1)\n"
+           "  --model NAME          openai: the served model's name\n"
+           "  --api chat|completions  openai: messages and tool schemas, or token ids (default chat)\n"
+           "  --api-key-env VAR     openai: the variable holding the key (default OPENAI_API_KEY)\n"
+           "  --max-inflight N      openai: requests open at once (default 8)\n"
+           "  --request-timeout MS  openai: per request attempt (default 300000)\n"
+           "  --retries N           openai: attempts per request, 1-11 (default 4)\n"
+           "  --openai-tokenizer FILE  openai completions: the harness tokenizer (default\n"
+           "                        models/tokenizer.json)\n"
            "  --prompt v1|v2|FILE   system prompt (prompts/NAME.md or a file)\n"
            "  --max-turns N|unlimited\n"
            "  --think on|off        off renders an empty think block\n"
@@ -47,7 +56,8 @@ int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd, 
     static const char *flags[] = {"--policy", "--prompt", "--max-turns", "--think", "--history", "--seed",
                                   "--temperature", "--top-p", "--max-context-tokens", "--max-wall",
                                   "--obs-budget", "--reward-config", "--edit-hints", "--integrity", "--test-mem", "--test-procs",
-                                  "--test-disk", NULL};
+                                  "--test-disk", "--base-url", "--model", "--api", "--api-key-env", "--max-inflight",
+                                  "--request-timeout", "--retries", "--openai-tokenizer", NULL};
     int known = 0;
     for (int k = 0; flags[k]; k++)
         known |= !strcmp(f, flags[k]);
@@ -60,6 +70,32 @@ int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd, 
     double d;
     if (!strcmp(f, "--policy")) {
         c->policy = v;
+    } else if (!strcmp(f, "--base-url")) {
+        if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8))
+            return bad(err, cmd, f, "an http:// or https:// URL", v);
+        c->openai.base_url = v;
+    } else if (!strcmp(f, "--model")) {
+        c->openai.model = v;
+    } else if (!strcmp(f, "--api")) {
+        if (strcmp(v, "chat") && strcmp(v, "completions"))
+            return bad(err, cmd, f, "chat or completions", v);
+        c->openai.api = v;
+    } else if (!strcmp(f, "--api-key-env")) {
+        c->openai.api_key_env = v;
+    } else if (!strcmp(f, "--openai-tokenizer")) {
+        c->openai.tokenizer = v;
+    } else if (!strcmp(f, "--max-inflight")) {
+        if (arg_long(&l, f, v, 1, HTTP_MANY_INFLIGHT_MAX, NULL) < 0)
+            return bad(err, cmd, f, "a request count 1-256", v);
+        c->openai.max_inflight = (int)l;
+    } else if (!strcmp(f, "--request-timeout")) {
+        if (arg_long(&l, f, v, 1, HTTP_TIMEOUT_MS_HARD, NULL) < 0)
+            return bad(err, cmd, f, "milliseconds 1-3600000", v);
+        c->openai.timeout_ms = l;
+    } else if (!strcmp(f, "--retries")) {
+        if (arg_long(&l, f, v, 1, HTTP_RETRIES_HARD + 1, NULL) < 0)
+            return bad(err, cmd, f, "attempts 1-11", v);
+        c->openai.retries = (int)l;
     } else if (!strcmp(f, "--prompt")) {
         c->prompt = v;
     } else if (!strcmp(f, "--max-turns")) {

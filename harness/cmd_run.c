@@ -110,11 +110,10 @@ int cmd_run(int argc, char **argv)
     ws_tree *ws = NULL;
     char *rec = NULL;
     pol_env env;
-    pol_env_default(&env);
+    ep_config_pol_env(&env, &cfg);
     env.gold_patch = t->patch;
-    env.seed = cfg.seed;
-    env.temperature = cfg.temperature;
-    env.top_p = cfg.top_p;
+    env.log = cli_log;
+    env.log_ctx = stderr;
     if (cli_load_tokenizer(&tok, tok_path, tok_path != NULL, err) < 0) {
         fprintf(stderr, "harness run: --tokenizer: %s\n", err);
         goto out;
@@ -124,7 +123,9 @@ int cmd_run(int argc, char **argv)
         rc = 2;
         goto out;
     }
-    cfg.tok = pol->tok ? pol->tok : tok;
+    /* a chat server applies its own template: the harness's ids would
+     * not be what it saw */
+    cfg.tok = pol->tok ? pol->tok : ep_config_is_openai(&cfg) ? NULL : tok;
     ws_opts wo;
     ws_opts_default(&wo);
     if (ws_open_task(&ws, &wo, t, 0, err) < 0) {

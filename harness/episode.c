@@ -111,6 +111,24 @@ void ep_config_default(ep_config *c)
     ep_shaping_default(&c->shaping);
 }
 
+void ep_config_pol_env(pol_env *env, const ep_config *c)
+{
+    pol_env_default(env);
+    env->seed = c->seed;
+    env->temperature = c->temperature;
+    env->top_p = c->top_p;
+    env->base_url = c->openai.base_url;
+    env->model = c->openai.model;
+    env->api = c->openai.api;
+    env->api_key_env = c->openai.api_key_env;
+    env->tokenizer = c->openai.tokenizer;
+    env->max_inflight = c->openai.max_inflight;
+    env->timeout_ms = c->openai.timeout_ms;
+    env->retries = c->openai.retries;
+}
+
+int ep_config_is_openai(const ep_config *c) { return c->policy && !strcmp(c->policy, "openai"); }
+
 static uint64_t fnv(uint64_t h, const char *s)
 {
     for (; s && *s; s++)
@@ -121,6 +139,12 @@ static uint64_t fnv(uint64_t h, const char *s)
 static void config_json(cJSON *o, const ep_config *c, int with_seed)
 {
     cJSON_AddStringToObject(o, "policy", c->policy ? c->policy : "");
+    if (ep_config_is_openai(c)) {
+        cJSON *oa = cJSON_AddObjectToObject(o, "openai");
+        cJSON_AddStringToObject(oa, "base_url", c->openai.base_url ? c->openai.base_url : "");
+        cJSON_AddStringToObject(oa, "model", c->openai.model ? c->openai.model : "");
+        cJSON_AddStringToObject(oa, "api", c->openai.api ? c->openai.api : "chat");
+    }
     cJSON_AddStringToObject(o, "prompt", c->prompt ? c->prompt : "");
     cJSON_AddStringToObject(o, "think", c->think ? "on" : "off");
     cJSON_AddStringToObject(o, "history", c->history_keep ? "keep" : "drop");
@@ -199,6 +223,7 @@ typedef struct ep_turn {
     cJSON *calls;           /* [{name, arguments, ok, error, ms, identical_to_previous}] */
     long gen_ms;
     long policy_version;
+    cJSON *api;             /* the policy's account of the request (openai) */
 } ep_turn;
 
 struct ep_state {
@@ -354,6 +379,7 @@ static void turn_free(ep_turn *t)
     free(t->logprobs);
     free(t->format_error);
     cJSON_Delete(t->calls);
+    cJSON_Delete(t->api);
 }
 
 void ep_free(ep_state *e)
@@ -611,6 +637,9 @@ int ep_request(ep_state *e, pol_request *req)
     }
     req->context_len = cur->context_len;
     req->n_context_ids = e->tok ? cur->n_ctx_total : 0;
+    req->chat = e->chat;
+    req->tools = e->specs;
+    req->ntools = e->nspecs;
     req->max_tokens = e->cfg.max_reply_tokens;
     /* the sampling stream of this turn: task, episode seed and turn, so the
      * same seed on two tasks does not replay the same random draws (the
@@ -662,7 +691,27 @@ int ep_feed(ep_state *e, pol_response *resp, char *err)
 {
     if (e->nturns == 0 || e->done)
         return rl_err(err, RL_EINVAL, "episode: no pending request");
+    if (resp->error) {
+        /* this request failed, the episode ends unanswered */
+        ep_abort(e, "policy_error", resp->error);
+        pol_response_dispose(resp);
+        return 0;
+    }
     ep_turn *cur = &e->turns[e->nturns - 1];
+    if (resp->meta)
+        cur->api = cJSON_Parse(resp->meta);
+    if (resp->context_ids && cur->ids_form == IDS_NONE) {
+        /* the prompt as the policy's server counted it */
+        free(cur->ctx_ids);
+        cur->ctx_ids = resp->context_ids;
+        cur->n_ctx_ids = cur->n_ctx_total = resp->n_context_ids;
+        cur->ids_form = IDS_FULL;
+        resp->context_ids = NULL;
+    }
+    free(resp->meta);
+    free(resp->context_ids);
+    resp->meta = NULL;
+    resp->context_ids = NULL;
     cur->generated = resp->text ? resp->text : strdup("");
     cur->generated_len = resp->text ? resp->text_len : 0;
     cur->ids = resp->ids;
@@ -820,6 +869,11 @@ static cJSON *turn_json(const ep_state *e, size_t k)
     if (t->truncated)
         cJSON_AddTrueToObject(o, "truncated");
     cJSON_AddNumberToObject(o, "gen_ms", (double)t->gen_ms);
+    if (t->api) {
+        cJSON_AddBoolToObject(o, "tokens_exact",
+                              cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t->api, "tokens_exact")));
+        cJSON_AddItemToObject(o, "api", cJSON_Duplicate(t->api, 1));
+    }
     if (t->policy_version)
         cJSON_AddNumberToObject(o, "policy_version", (double)t->policy_version);
     return o;
@@ -923,11 +977,16 @@ int ep_finish(char **record, ep_state *e, char *err)
         end(e, "no_tool_call");
     double t0 = clk_ms();
     char derr[RL_ERR_MAX];
-    int rc = testrun_score(&e->sc, e->t, e->ws, &e->cfg.test_limits, err);
+    /* an episode the policy could not answer has no outcome to score: it
+     * is recorded as an error, without a reward */
+    int unscored = !strcmp(e->end_reason, "policy_error");
+    int rc = unscored ? 0 : testrun_score(&e->sc, e->t, e->ws, &e->cfg.test_limits, err);
     e->patch = e->sc.patch;
     e->sc.patch = NULL;
     e->t_score = clk_ms() - t0;
-    if (rc < 0) {
+    if (unscored) {
+        e->reward = 0;
+    } else if (rc < 0) {
         snprintf(e->error, sizeof e->error, "scoring: %s", err);
         e->reward = 0;
     } else {
@@ -935,7 +994,8 @@ int ep_finish(char **record, ep_state *e, char *err)
         e->reward = e->sc.reward;
     }
     e->finished = 1;
-    integrity_check(e);
+    if (!unscored)
+        integrity_check(e);
     if (e->cfg.shaping.on) {
         const ep_shaping *s = &e->cfg.shaping;
         e->shaped = (e->reward > 0.5 ? s->pass : s->fail) + s->tool_ok * (double)e->calls_ok +
@@ -982,8 +1042,12 @@ int ep_finish(char **record, ep_state *e, char *err)
         cJSON_AddStringToObject(o, "patch", e->patch);
     else
         cJSON_AddNullToObject(o, "patch");
-    cJSON_AddNumberToObject(o, "reward", e->reward);
-    cJSON_AddItemToObject(o, "integrity", integrity_json(e));
+    if (unscored)
+        cJSON_AddNullToObject(o, "reward");
+    else
+        cJSON_AddNumberToObject(o, "reward", e->reward);
+    if (!unscored)
+        cJSON_AddItemToObject(o, "integrity", integrity_json(e));
     if (e->cfg.shaping.on)
         cJSON_AddNumberToObject(o, "shaped_reward", e->shaped);
     else

@@ -37,6 +37,15 @@ void ep_shaping_default(ep_shaping *s);
 /* Reads a reward config file (JSON: {"shaped": true, "pass": 2.0, ...}). */
 int ep_shaping_load(ep_shaping *s, const char *path, char *err);
 
+/* The options of the openai policy (policy/openai.h) as flags and
+ * experiment fields give them; base_url, model and api are recorded. */
+typedef struct ep_openai {
+    const char *base_url, *model, *api, *api_key_env, *tokenizer;
+    int max_inflight;        /* 0: the policy's default */
+    long timeout_ms;         /* per request attempt; 0: the default */
+    int retries;             /* attempts; 0: the default */
+} ep_openai;
+
 typedef struct ep_config {
     const char *policy;      /* spec, recorded: "oracle", "search", "model:CKPT" */
     const char *prompt;      /* "v1", "v2" or a path to a prompt file */
@@ -60,6 +69,7 @@ typedef struct ep_config {
     int file_tool_timeout_ms;
     ep_shaping shaping;
     const char *run;         /* run label (experiments), or NULL */
+    ep_openai openai;        /* policy "openai": its server and options */
     const struct tok *tok;   /* tokenizer for ids and token accounting;
                                 NULL: the policy's, if any */
     rl_log_fn log;           /* a readable transcript as it goes, one line per
@@ -69,6 +79,14 @@ typedef struct ep_config {
 } ep_config;
 
 void ep_config_default(ep_config *c);
+
+/* The policy environment of an episode under c (sampling settings, the
+ * openai options, the seed); gold_patch is the caller's to set. */
+void ep_config_pol_env(pol_env *env, const ep_config *c);
+
+/* 1 when c's policy is the openai client (its episodes are stepped
+ * together in one process, so its requests go out together). */
+int ep_config_is_openai(const ep_config *c);
 
 /* FNV-1a digest of every recorded config field except the seed: episodes
  * of one config share it (a GRPO group is one task under one digest). */

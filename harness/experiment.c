@@ -14,7 +14,8 @@
 static const char *RUN_FIELDS[] = {"name", "tasks", "seeds", "policy", "prompt", "max_turns", "think",
                                    "history", "temperature", "top_p", "obs_budget", "max_wall_s",
                                    "max_context_tokens", "integrity", "test_mem_mb", "test_procs",
-                                   "test_disk_mb", NULL};
+                                   "test_disk_mb", "base_url", "model", "api", "api_key_env", "max_inflight",
+                                   NULL};
 
 static int field_known(const char *k, const char **fields)
 {
@@ -69,6 +70,25 @@ static int parse_run(exp_run *r, const cJSON *o, const char *path, size_t idx, c
         return rc;
     if (s)
         r->cfg.policy = r->policy_buf = strdup(s);
+    static const char *OAI_FIELDS[4] = {"base_url", "model", "api", "api_key_env"};
+    const char **oai_dst[4] = {&r->cfg.openai.base_url, &r->cfg.openai.model, &r->cfg.openai.api,
+                               &r->cfg.openai.api_key_env};
+    for (int k = 0; k < 4; k++) {
+        if ((rc = want_str(&s, o, OAI_FIELDS[k], 0, path, name, err)) < 0)
+            return rc;
+        if (s && !(*oai_dst[k] = r->openai_buf[k] = strdup(s)))
+            return rl_err(err, RL_ENOMEM, "%s: out of memory", path);
+    }
+    if (r->cfg.openai.api && strcmp(r->cfg.openai.api, "chat") && strcmp(r->cfg.openai.api, "completions"))
+        return rl_err(err, RL_EINVAL, "%s: run '%s': field \"api\": expected \"chat\" or \"completions\"", path, name);
+    const cJSON *mi = cJSON_GetObjectItemCaseSensitive(o, "max_inflight");
+    if (mi) {
+        if (!cJSON_IsNumber(mi) || mi->valuedouble < 1 || mi->valuedouble > HTTP_MANY_INFLIGHT_MAX ||
+            mi->valuedouble != (int)mi->valuedouble)
+            return rl_err(err, RL_EINVAL, "%s: run '%s': field \"max_inflight\": expected a number 1-%d", path, name,
+                          HTTP_MANY_INFLIGHT_MAX);
+        r->cfg.openai.max_inflight = mi->valueint;
+    }
     if ((rc = want_str(&s, o, "prompt", 0, path, name, err)) < 0)
         return rc;
     if (s)
@@ -195,6 +215,8 @@ void exp_free(experiment *e)
         free(e->runs[i].seeds);
         free(e->runs[i].policy_buf);
         free(e->runs[i].prompt_buf);
+        for (int k = 0; k < 4; k++)
+            free(e->runs[i].openai_buf[k]);
     }
     free(e->runs);
     free(e->name);

@@ -10,7 +10,9 @@
  * max_turns (number or "unlimited"), think ("on"/"off"), history
  * ("keep"/"drop"), temperature, top_p, obs_budget, max_wall_s,
  * max_context_tokens, integrity ("enforce"/"flag": whether a diff the
- * integrity check flags scores 0). Unknown fields are an error.
+ * integrity check flags scores 0), and for the openai policy base_url,
+ * model, api ("chat"/"completions"), api_key_env and max_inflight.
+ * Unknown fields are an error.
  */
 #ifndef RL_EXPERIMENT_H
 #define RL_EXPERIMENT_H
@@ -26,6 +28,7 @@ typedef struct exp_run {
     uint64_t *seeds;
     size_t nseeds;
     char *policy_buf, *prompt_buf;
+    char *openai_buf[4];    /* base_url, model, api, api_key_env */
 } exp_run;
 
 typedef struct experiment {

@@ -41,6 +41,8 @@ static const char *RULES[N_RULE] = {"constructor", "atexit",      "exit_call", "
 
 /* One episode, reduced to what the report needs. */
 typedef struct ep_row {
+    char key[256];       /* the record's key */
+    int policy_error;    /* end_reason policy_error: its server did not answer */
     char run[128];
     char task[128];
     double reward;
@@ -118,6 +120,8 @@ static int row_from_json(ep_row *r, const cJSON *rec)
         return -1;
     run_name(r->run, sizeof r->run, cfg);
     snprintf(r->task, sizeof r->task, "%s", task);
+    snprintf(r->key, sizeof r->key, "%s", jstr(rec, "key", ""));
+    r->policy_error = !strcmp(jstr(rec, "end_reason", ""), "policy_error");
     r->reward = jnum(rec, "reward", 0);
     const cJSON *turns = cJSON_GetObjectItemCaseSensitive(rec, "turns");
     r->turns = cJSON_GetArraySize(turns);
@@ -173,6 +177,7 @@ static int load_file(rows *rs, const char *path, size_t *bad, char *err)
     if (rc < 0)
         return rc;
     char *save = NULL;
+    size_t first = rs->n;
     for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         cJSON *rec = cJSON_Parse(line);
         ep_row r;
@@ -188,6 +193,17 @@ static int load_file(rows *rs, const char *path, size_t *bad, char *err)
         }
     }
     free(data);
+    /* an episode recorded as a policy error and again by a later run of
+     * the batch (same key) counts once, as its later record */
+    size_t out = first;
+    for (size_t i = first; i < rs->n; i++) {
+        int later = 0;
+        for (size_t k = i + 1; rs->v[i].policy_error && rs->v[i].key[0] && k < rs->n && !later; k++)
+            later = !strcmp(rs->v[k].key, rs->v[i].key);
+        if (!later)
+            rs->v[out++] = rs->v[i];
+    }
+    rs->n = out;
     return 0;
 }
 

@@ -257,26 +257,165 @@ static int check_request(const http_request *req, char *err)
 /* Outcome of one attempt. */
 enum { A_DONE, A_RETRY, A_FAIL };
 
-int http_client_request(http_client *c, http_response *resp, const http_request *req, char *err)
+/* A request checked and ready to send: its header list, its body and the
+ * URL as messages show it. */
+typedef struct prepared {
+    struct curl_slist *hl;
+    const char *body_data;
+    char shown[256];
+} prepared;
+
+static int prepare(prepared *p, const http_request *req, char *err)
 {
-    memset(resp, 0, sizeof *resp);
-    buf_init(&resp->headers, HTTP_RESPONSE_HEADERS_MAX);
+    memset(p, 0, sizeof *p);
     int rc = check_request(req, err);
     if (rc < 0)
         return rc;
     /* POST, PUT and PATCH always carry a body, if empty: Content-Length: 0. */
-    const char *body_data = req->body;
-    if (!body_data && (strcmp(req->method, "POST") == 0 || strcmp(req->method, "PUT") == 0 ||
-                       strcmp(req->method, "PATCH") == 0))
-        body_data = "";
-    struct curl_slist *hl = NULL;
-    rc = build_headers(req, body_data != NULL, &hl, err);
+    p->body_data = req->body;
+    if (!p->body_data && (strcmp(req->method, "POST") == 0 || strcmp(req->method, "PUT") == 0 ||
+                          strcmp(req->method, "PATCH") == 0))
+        p->body_data = "";
+    if ((rc = build_headers(req, p->body_data != NULL, &p->hl, err)) < 0)
+        return rc;
+    url_for_msg(p->shown, sizeof p->shown, req->url);
+    return 0;
+}
+
+/* Sets up e for one attempt of req. */
+static void setup_easy(CURL *e, const http_client_opts *o, const http_request *req, const prepared *p, attempt *at,
+                       char *cerr)
+{
+    curl_easy_reset(e);
+    curl_easy_setopt(e, CURLOPT_URL, req->url);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_NOPROXY, "localhost,127.0.0.1,::1");
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, o->timeout_ms);
+    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->body_max);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, o->user_agent ? o->user_agent : "rl-fix");
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, p->hl);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, at);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, at);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, cerr);
+    if (strcmp(req->method, "HEAD") == 0)
+        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+    else if (p->body_data) {
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, p->body_data);
+    }
+    if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0 &&
+        !(p->body_data && strcmp(req->method, "POST") == 0))
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, req->method);
+}
+
+/* Judges a finished attempt: A_DONE, A_RETRY (why says what went wrong)
+ * or A_FAIL; *rc and err hold the error of a failed one. */
+static int judge(CURL *e, CURLcode cc, const attempt *at, const http_client_opts *o, const http_request *req,
+                 const char *shown, long *status_out, char *why, size_t why_cap, int *rc, char *err)
+{
+    long status = 0;
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    *status_out = status;
+    why[0] = '\0';
+    if (cc == CURLE_OK) {
+        if (status == 429 || (status >= 500 && status <= 599)) {
+            snprintf(why, why_cap, "status %ld", status);
+            return A_RETRY;
+        }
+        return A_DONE;
+    }
+    if (at->over || cc == CURLE_FILESIZE_EXCEEDED) {
+        *rc = rl_err(err, RL_ELIMIT, "%s %s: response body over the cap of %zu bytes", req->method, shown,
+                     o->body_max);
+        return A_FAIL;
+    }
+    if (cc == CURLE_COULDNT_CONNECT) {
+        long oe = 0;
+        curl_easy_getinfo(e, CURLINFO_OS_ERRNO, &oe);
+        if (oe == ECONNREFUSED)
+            snprintf(why, why_cap, "connection refused (is the server running?)");
+        else
+            snprintf(why, why_cap, "could not connect (%s)", oe ? strerror((int)oe) : "no route");
+        *rc = rl_err(err, RL_EIO, "%s %s: %s", req->method, shown, why);
+        return A_RETRY;
+    }
+    if (cc == CURLE_OPERATION_TIMEDOUT) {
+        curl_off_t ct = 0;
+        curl_easy_getinfo(e, CURLINFO_CONNECT_TIME_T, &ct);
+        if (ct == 0)
+            snprintf(why, why_cap, "no connection within %ld ms", o->connect_timeout_ms);
+        else
+            snprintf(why, why_cap, "no complete response within %ld ms", o->timeout_ms);
+        *rc = rl_err(err, RL_ETIMEOUT, "%s %s: %s", req->method, shown, why);
+        return A_RETRY;
+    }
+    if (cc == CURLE_GOT_NOTHING || cc == CURLE_RECV_ERROR || cc == CURLE_SEND_ERROR || cc == CURLE_PARTIAL_FILE) {
+        snprintf(why, why_cap, "%s",
+                 cc == CURLE_GOT_NOTHING ? "the server closed the connection without answering"
+                                         : "the connection dropped before the response ended");
+        *rc = rl_err(err, RL_EIO, "%s %s: %s", req->method, shown, why);
+        return A_RETRY;
+    }
+    if (cc == CURLE_COULDNT_RESOLVE_HOST)
+        *rc = rl_err(err, RL_EIO, "%s %s: host not found", req->method, shown);
+    else if (cc == CURLE_URL_MALFORMAT || cc == CURLE_UNSUPPORTED_PROTOCOL)
+        *rc = rl_err(err, RL_EINVAL, "%s %s: expected a well-formed http:// or https:// URL", req->method, shown);
+    else /* curl's static description: the error buffer may quote the request */
+        *rc = rl_err(err, RL_EIO, "%s %s: %s", req->method, shown, curl_easy_strerror(cc));
+    return A_FAIL;
+}
+
+/* The wait before the next attempt: the current backoff, lengthened by a
+ * Retry-After header, within the max. */
+static long retry_wait(CURL *e, CURLcode cc, const http_client_opts *o, long wait)
+{
+    long w = wait;
+    curl_off_t ra = -1;
+    if (cc == CURLE_OK && curl_easy_getinfo(e, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0 && ra * 1000 > w)
+        w = ra > o->backoff_max_ms / 1000 ? o->backoff_max_ms : (long)ra * 1000;
+    return w > o->backoff_max_ms ? o->backoff_max_ms : w;
+}
+
+static long next_backoff(const http_client_opts *o, long wait)
+{
+    return wait > o->backoff_max_ms / 2 ? o->backoff_max_ms : wait * 2;
+}
+
+/* The response of a request whose last attempt ended with verdict: 0 and
+ * the body, or the error (with the number of attempts it came after). */
+static int conclude(http_response *resp, buf_t *body, int verdict, int rc, const http_request *req,
+                    const char *shown, char *err)
+{
+    if (verdict == A_FAIL || (verdict == A_RETRY && resp->status == 0)) {
+        if (verdict == A_RETRY && resp->attempts > 1) {
+            size_t l = err ? strlen(err) : 0;
+            if (err && l + 1 < RL_ERR_MAX)
+                snprintf(err + l, RL_ERR_MAX - l, " (%d attempts)", resp->attempts);
+        }
+        buf_dispose(body);
+        resp->status = 0;
+        return rc < 0 ? rc : rl_err(err, RL_EIO, "%s %s: failed", req->method, shown);
+    }
+    resp->body = buf_detach(body, &resp->body_len);
+    if (!resp->body)
+        return rl_err(err, RL_ENOMEM, "%s %s: out of memory", req->method, shown);
+    return 0;
+}
+
+int http_client_request(http_client *c, http_response *resp, const http_request *req, char *err)
+{
+    memset(resp, 0, sizeof *resp);
+    buf_init(&resp->headers, HTTP_RESPONSE_HEADERS_MAX);
+    prepared p;
+    int rc = prepare(&p, req, err);
     if (rc < 0)
         return rc;
-
     const http_client_opts *o = &c->o;
-    char shown[256];
-    url_for_msg(shown, sizeof shown, req->url);
     buf_t body;
     buf_init(&body, o->body_max);
     attempt at = {&body, &resp->headers, 0};
@@ -292,116 +431,169 @@ int http_client_request(http_client *c, http_response *resp, const http_request 
         at.over = 0;
         cerr[0] = '\0';
         resp->attempts = n + 1;
-
-        curl_easy_reset(e);
-        curl_easy_setopt(e, CURLOPT_URL, req->url);
-        curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(e, CURLOPT_NOPROXY, "localhost,127.0.0.1,::1");
-        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms);
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, o->timeout_ms);
-        curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->body_max);
-        curl_easy_setopt(e, CURLOPT_USERAGENT, o->user_agent ? o->user_agent : "rl-fix");
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
-        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(e, CURLOPT_WRITEDATA, &at);
-        curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(e, CURLOPT_HEADERDATA, &at);
-        curl_easy_setopt(e, CURLOPT_ERRORBUFFER, cerr);
-        if (strcmp(req->method, "HEAD") == 0)
-            curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-        else if (body_data) {
-            curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
-            curl_easy_setopt(e, CURLOPT_POSTFIELDS, body_data);
-        }
-        if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0 &&
-            !(body_data && strcmp(req->method, "POST") == 0))
-            curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, req->method);
-
+        setup_easy(e, o, req, &p, &at, cerr);
         CURLcode cc = curl_easy_perform(e);
-        long status = 0;
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-        resp->status = status;
-        char why[192] = "";
-        verdict = A_FAIL;
-        if (cc == CURLE_OK) {
-            if (status == 429 || (status >= 500 && status <= 599)) {
-                verdict = A_RETRY;
-                snprintf(why, sizeof why, "status %ld", status);
-            } else {
-                verdict = A_DONE;
-            }
-        } else if (at.over || cc == CURLE_FILESIZE_EXCEEDED) {
-            rc = rl_err(err, RL_ELIMIT, "%s %s: response body over the cap of %zu bytes",
-                        req->method, shown, o->body_max);
-        } else if (cc == CURLE_COULDNT_CONNECT) {
-            long oe = 0;
-            curl_easy_getinfo(e, CURLINFO_OS_ERRNO, &oe);
-            if (oe == ECONNREFUSED)
-                snprintf(why, sizeof why, "connection refused (is the server running?)");
-            else
-                snprintf(why, sizeof why, "could not connect (%s)",
-                         oe ? strerror((int)oe) : "no route");
-            rc = rl_err(err, RL_EIO, "%s %s: %s", req->method, shown, why);
-            verdict = A_RETRY;
-        } else if (cc == CURLE_OPERATION_TIMEDOUT) {
-            curl_off_t ct = 0;
-            curl_easy_getinfo(e, CURLINFO_CONNECT_TIME_T, &ct);
-            if (ct == 0)
-                snprintf(why, sizeof why, "no connection within %ld ms", o->connect_timeout_ms);
-            else
-                snprintf(why, sizeof why, "no complete response within %ld ms", o->timeout_ms);
-            rc = rl_err(err, RL_ETIMEOUT, "%s %s: %s", req->method, shown, why);
-            verdict = A_RETRY;
-        } else if (cc == CURLE_GOT_NOTHING || cc == CURLE_RECV_ERROR || cc == CURLE_SEND_ERROR ||
-                   cc == CURLE_PARTIAL_FILE) {
-            snprintf(why, sizeof why, "%s",
-                     cc == CURLE_GOT_NOTHING ? "the server closed the connection without answering"
-                                             : "the connection dropped before the response ended");
-            rc = rl_err(err, RL_EIO, "%s %s: %s", req->method, shown, why);
-            verdict = A_RETRY;
-        } else if (cc == CURLE_COULDNT_RESOLVE_HOST) {
-            rc = rl_err(err, RL_EIO, "%s %s: host not found", req->method, shown);
-        } else if (cc == CURLE_URL_MALFORMAT || cc == CURLE_UNSUPPORTED_PROTOCOL) {
-            rc = rl_err(err, RL_EINVAL, "%s %s: expected a well-formed http:// or https:// URL",
-                        req->method, shown);
-        } else {
-            /* curl's static description: the error buffer may quote the
-             * request. */
-            rc = rl_err(err, RL_EIO, "%s %s: %s", req->method, shown, curl_easy_strerror(cc));
-        }
+        char why[192];
+        verdict = judge(e, cc, &at, o, req, p.shown, &resp->status, why, sizeof why, &rc, err);
         if (verdict != A_RETRY || n == o->retries)
             break;
-
-        long w = wait;
-        curl_off_t ra = -1;
-        if (cc == CURLE_OK && curl_easy_getinfo(e, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0 &&
-            ra * 1000 > w)
-            w = ra > o->backoff_max_ms / 1000 ? o->backoff_max_ms : (long)ra * 1000;
-        if (w > o->backoff_max_ms)
-            w = o->backoff_max_ms;
-        rl_logf(o->log, o->log_ctx, RL_LOG_WARN, "%s %s: %s, retry %d of %d in %ld ms", req->method, shown, why, n + 1, o->retries,
-              w);
+        long w = retry_wait(e, cc, o, wait);
+        rl_logf(o->log, o->log_ctx, RL_LOG_WARN, "%s %s: %s, retry %d of %d in %ld ms", req->method, p.shown, why,
+                n + 1, o->retries, w);
         sleep_ms(w);
-        wait = wait > o->backoff_max_ms / 2 ? o->backoff_max_ms : wait * 2;
+        wait = next_backoff(o, wait);
     }
-    curl_slist_free_all(hl);
+    curl_slist_free_all(p.hl);
     resp->elapsed_ms = now_ms() - t0;
-    if (verdict == A_FAIL || (verdict == A_RETRY && resp->status == 0)) {
-        if (verdict == A_RETRY && resp->attempts > 1) {
-            /* Say how many attempts the last error came after. */
-            size_t l = err ? strlen(err) : 0;
-            if (err && l + 1 < RL_ERR_MAX)
-                snprintf(err + l, RL_ERR_MAX - l, " (%d attempts)", resp->attempts);
-        }
-        buf_dispose(&body);
-        resp->status = 0;
-        return rc < 0 ? rc : rl_err(err, RL_EIO, "%s %s: failed", req->method, shown);
+    return conclude(resp, &body, verdict, rc, req, p.shown, err);
+}
+
+/* ---- many requests on one thread (libcurl's multi interface) --------- */
+
+/* One request of http_client_many. */
+typedef struct xfer {
+    CURL *e;
+    prepared p;
+    buf_t body;
+    attempt at;
+    char cerr[CURL_ERROR_SIZE];
+    long wait;     /* the next backoff */
+    long due;      /* when it may start (queued or waiting for a retry) */
+    long t0;       /* first attempt started */
+    int state;     /* 0 queued, 1 in flight, 2 done */
+} xfer;
+
+int http_client_many(http_client *c, http_response *resps, int *rcs, char (*errs)[RL_ERR_MAX],
+                     const http_request *reqs, size_t n, int max_inflight, char *err)
+{
+    if (max_inflight < 1 || max_inflight > HTTP_MANY_INFLIGHT_MAX)
+        return rl_err(err, RL_EINVAL, "http client: max_inflight %d: expected 1..%d", max_inflight,
+                      HTTP_MANY_INFLIGHT_MAX);
+    if (n > HTTP_MANY_REQUESTS_MAX)
+        return rl_err(err, RL_ELIMIT, "http client: %zu requests at once, expected at most %d", n,
+                      HTTP_MANY_REQUESTS_MAX);
+    const http_client_opts *o = &c->o;
+    xfer *x = calloc(n ? n : 1, sizeof *x);
+    CURLM *m = curl_multi_init();
+    if (!x || !m) {
+        free(x);
+        if (m)
+            curl_multi_cleanup(m);
+        return rl_err(err, RL_ENOMEM, "http client: out of memory");
     }
-    resp->body = buf_detach(&body, &resp->body_len);
-    if (!resp->body)
-        return rl_err(err, RL_ENOMEM, "%s %s: out of memory", req->method, shown);
+    char scratch[RL_ERR_MAX];
+    size_t left = 0;
+    long now = now_ms();
+    for (size_t i = 0; i < n; i++) {
+        char *ei = errs ? errs[i] : scratch;
+        ei[0] = '\0';
+        memset(&resps[i], 0, sizeof resps[i]);
+        buf_init(&resps[i].headers, HTTP_RESPONSE_HEADERS_MAX);
+        buf_init(&x[i].body, o->body_max);
+        x[i].at = (attempt){&x[i].body, &resps[i].headers, 0};
+        x[i].wait = o->backoff_ms;
+        x[i].due = now;
+        x[i].t0 = now;
+        rcs[i] = prepare(&x[i].p, &reqs[i], ei);
+        if (rcs[i] == 0 && !(x[i].e = curl_easy_init()))
+            rcs[i] = rl_err(ei, RL_ENOMEM, "http client: curl_easy_init failed");
+        if (rcs[i] < 0)
+            x[i].state = 2;
+        else
+            left++;
+    }
+    int inflight = 0;
+    while (left > 0) {
+        now = now_ms();
+        long next_due = -1;
+        for (size_t i = 0; i < n && inflight < max_inflight; i++) {
+            xfer *t = &x[i];
+            if (t->state != 0)
+                continue;
+            if (t->due > now) {
+                next_due = next_due < 0 || t->due < next_due ? t->due : next_due;
+                continue;
+            }
+            buf_clear(&t->body);
+            buf_clear(&resps[i].headers);
+            t->at.over = 0;
+            t->cerr[0] = '\0';
+            resps[i].attempts++;
+            setup_easy(t->e, o, &reqs[i], &t->p, &t->at, t->cerr);
+            curl_easy_setopt(t->e, CURLOPT_PRIVATE, (void *)t);
+            if (curl_multi_add_handle(m, t->e) != CURLM_OK) {
+                char *ei = errs ? errs[i] : scratch;
+                rcs[i] = rl_err(ei, RL_EIO, "%s %s: could not start the transfer", reqs[i].method, t->p.shown);
+                t->state = 2;
+                left--;
+                continue;
+            }
+            t->state = 1;
+            inflight++;
+        }
+        if (left == 0)
+            break;
+        int running = 0;
+        curl_multi_perform(m, &running);
+        CURLMsg *msg;
+        int queued;
+        while ((msg = curl_multi_info_read(m, &queued))) {
+            if (msg->msg != CURLMSG_DONE)
+                continue;
+            CURL *e = msg->easy_handle;
+            CURLcode cc = msg->data.result;
+            xfer *t = NULL;
+            curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&t);
+            size_t i = (size_t)(t - x);
+            char *ei = errs ? errs[i] : scratch;
+            char why[192];
+            int rc = 0;
+            int verdict = judge(e, cc, &t->at, o, &reqs[i], t->p.shown, &resps[i].status, why, sizeof why, &rc, ei);
+            curl_multi_remove_handle(m, e);
+            inflight--;
+            if (verdict == A_RETRY && resps[i].attempts <= o->retries) {
+                long w = retry_wait(e, cc, o, t->wait);
+                rl_logf(o->log, o->log_ctx, RL_LOG_WARN, "%s %s: %s, retry %d of %d in %ld ms", reqs[i].method,
+                        t->p.shown, why, resps[i].attempts, o->retries, w);
+                t->wait = next_backoff(o, t->wait);
+                t->due = now_ms() + w;
+                t->state = 0;
+                continue;
+            }
+            resps[i].elapsed_ms = now_ms() - t->t0;
+            rcs[i] = conclude(&resps[i], &t->body, verdict, rc, &reqs[i], t->p.shown, ei);
+            t->state = 2;
+            left--;
+        }
+        if (left == 0)
+            break;
+        /* sleep until a socket is ready, a transfer's timer fires or a
+         * retry is due */
+        long wait_ms = 1000;
+        if (next_due >= 0 && inflight < max_inflight) {
+            long d = next_due - now_ms();
+            wait_ms = d < 0 ? 0 : d < wait_ms ? d : wait_ms;
+        }
+        if (inflight > 0) {
+            long mt = -1;
+            curl_multi_timeout(m, &mt);
+            if (mt >= 0 && mt < wait_ms)
+                wait_ms = mt;
+            curl_multi_poll(m, NULL, 0, (int)wait_ms, NULL);
+        } else if (wait_ms > 0) {
+            sleep_ms(wait_ms);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (x[i].state == 1)
+            curl_multi_remove_handle(m, x[i].e);
+        if (x[i].e)
+            curl_easy_cleanup(x[i].e);
+        curl_slist_free_all(x[i].p.hl);
+        buf_dispose(&x[i].body);
+    }
+    curl_multi_cleanup(m);
+    free(x);
     return 0;
 }
 

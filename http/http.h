@@ -25,7 +25,8 @@
  * Error messages name the method and the URL without its user info and
  * query (they may hold credentials); header values never appear in them.
  * A client is used by one thread at a time; it keeps its connections open
- * between requests.
+ * between requests. http_client_many keeps several requests in flight at
+ * once on the calling thread, for a batch of model calls.
  *
  * The server listens on one address, runs each connection in a thread of
  * its own and calls the handler once per request with the whole body
@@ -42,6 +43,7 @@
 #define RL_HTTP_H
 
 #include "common/buf.h"
+#include "common/err.h"
 #include "common/limits.h"
 #include "common/log.h"
 
@@ -97,6 +99,19 @@ typedef struct http_response {
  * case: dispose it. */
 int http_client_request(http_client *c, http_response *resp, const http_request *req,
                         char *err);
+
+/* Runs reqs[0..n) on the calling thread with at most max_inflight of them
+ * open at once (libcurl's multi interface: one event loop, no thread per
+ * request), each with the client's timeouts, caps and retry rules (a
+ * request waiting for its retry leaves its place to the next one). Every
+ * request gets its own outcome: rcs[i] as http_client_request would
+ * return it, errs[i] its one-line error (errs may be NULL), resps[i]
+ * initialised in every case (dispose each). Returns 0, or RL_EINVAL /
+ * RL_ELIMIT for max_inflight outside 1..HTTP_MANY_INFLIGHT_MAX or more
+ * than HTTP_MANY_REQUESTS_MAX requests (then nothing was sent and resps
+ * are untouched). */
+int http_client_many(http_client *c, http_response *resps, int *rcs, char (*errs)[RL_ERR_MAX],
+                     const http_request *reqs, size_t n, int max_inflight, char *err);
 
 /* The value of a response header (case-insensitive name), copied into out
  * with surrounding blanks trimmed. Returns its length, or -1 if absent.

@@ -3,6 +3,7 @@
 
 #include "common/err.h"
 #include "policy/model_policy.h"
+#include "policy/openai.h"
 #include "policy/scripted.h"
 
 #include <stdio.h>
@@ -25,7 +26,7 @@ int pol_open(policy **out, const char *spec, const pol_env *env, char *err)
         env = &dflt;
     }
     if (!spec || !spec[0])
-        return rl_err(err, RL_EINVAL, "policy: empty spec (expected oracle, oracle:recover=PERCENT, search, replay:FILE[:K] or model:CKPT)");
+        return rl_err(err, RL_EINVAL, "policy: empty spec (expected oracle, oracle:recover=PERCENT, search, replay:FILE[:K], model:CKPT or openai)");
     if (!strcmp(spec, "oracle"))
         return oracle_open(out, env, 0, err);
     if (!strncmp(spec, "oracle:recover=", 15)) {
@@ -41,7 +42,9 @@ int pol_open(policy **out, const char *spec, const pol_env *env, char *err)
         return replay_open(out, spec + 7, err);
     if (!strncmp(spec, "model:", 6))
         return model_policy_open(out, spec + 6, env, err);
-    return rl_err(err, RL_EINVAL, "policy '%s': unknown (expected oracle, oracle:recover=PERCENT, search, replay:FILE[:K] or model:CKPT)",
+    if (!strcmp(spec, "openai"))
+        return oai_open(out, env, err);
+    return rl_err(err, RL_EINVAL, "policy '%s': unknown (expected oracle, oracle:recover=PERCENT, search, replay:FILE[:K], model:CKPT or openai)",
                   spec);
 }
 
@@ -64,5 +67,8 @@ void pol_response_dispose(pol_response *r)
     free(r->text);
     free(r->ids);
     free(r->logprobs);
+    free(r->error);
+    free(r->meta);
+    free(r->context_ids);
     memset(r, 0, sizeof *r);
 }

@@ -8,11 +8,13 @@
  * the token ids and per-token logprobs when the policy has a tokenizer.
  *
  * Implementations: oracle and search (scripted, policy/scripted_*.c),
- * replay (policy/replay.c), model (the built-in transformer). An HTTP
- * client for OpenAI-compatible servers fits the same shape.
+ * replay (policy/replay.c), model (the built-in transformer), openai (a
+ * client of OpenAI-compatible servers, policy/openai.h).
  */
 #ifndef RL_POLICY_H
 #define RL_POLICY_H
+
+#include "common/log.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -29,6 +31,12 @@ typedef struct pol_request {
     uint64_t seed;             /* per request: same seed, same reply */
     int episode;               /* which episode of the batch this is (for
                                   policies that keep per-episode state) */
+    /* The conversation and the tools behind the context, for a policy that
+     * sends messages rather than text (openai's chat mode); may be NULL,
+     * other policies ignore them. */
+    const struct chat *chat;
+    const struct tool_spec *tools;
+    size_t ntools;
 } pol_request;
 
 typedef enum pol_finish { POL_FINISH_STOP = 0, POL_FINISH_LENGTH } pol_finish;
@@ -46,6 +54,16 @@ typedef struct pol_response {
     long gen_ms;
     long policy_version;       /* set by the driver: the weights' version
                                   that produced these tokens (0: n/a) */
+    char *error;               /* this request failed (one line) while the
+                                  others of the call went on; text etc.
+                                  empty. NULL: it succeeded */
+    char *meta;                /* a JSON object the record keeps with the
+                                  turn (openai: mode, model, request id,
+                                  usage, latency); NULL: none */
+    int32_t *context_ids;      /* the prompt's ids as the policy's server
+                                  counted them, when the caller's context
+                                  ids are not what it saw; NULL: none */
+    size_t n_context_ids;
 } pol_response;
 
 typedef struct policy policy;
@@ -73,12 +91,23 @@ typedef struct pol_env {
     uint64_t seed;
     double temperature;        /* model policies */
     double top_p;
+    /* openai (policy/openai.h); NULL / 0: its defaults */
+    const char *base_url;
+    const char *model;
+    const char *api;           /* "chat" or "completions" */
+    const char *api_key_env;
+    const char *tokenizer;
+    int max_inflight;
+    long timeout_ms;           /* per request attempt */
+    int retries;               /* 1 + the extra attempts (0: the default) */
+    rl_log_fn log;             /* retries and the like; NULL: silent */
+    void *log_ctx;
 } pol_env;
 
 void pol_env_default(pol_env *e);
 
 /* Opens a policy from a spec: "oracle", "search", "replay:FILE[:K]",
- * "model:CKPT". One-line error for an unknown or unusable spec. */
+ * "model:CKPT", "openai" (its options in env). One-line error for an unknown or unusable spec. */
 int pol_open(policy **out, const char *spec, const pol_env *env, char *err);
 void pol_free(policy *p);
 

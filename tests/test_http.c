@@ -42,6 +42,7 @@ typedef struct srv_ctx {
     const char *retry_after;  /* Retry-After of /flaky's failures, or NULL */
     size_t big_len;           /* /big answers this many bytes */
     atomic_int last_body_len;
+    atomic_int open, max_open;  /* /slow requests being answered */
 } srv_ctx;
 
 static int handler(void *vctx, const http_server_req *rq, http_server_resp *rs, char *err)
@@ -80,6 +81,14 @@ static int handler(void *vctx, const http_server_req *rq, http_server_resp *rs, 
         int rc = http_reply(rs, 200, "application/octet-stream", b, c->big_len);
         free(b);
         return rc;
+    }
+    if (strcmp(rq->path, "/slow") == 0) {
+        int o = atomic_fetch_add(&c->open, 1) + 1, m = atomic_load(&c->max_open);
+        while (o > m && !atomic_compare_exchange_weak(&c->max_open, &m, o)) {
+        }
+        usleep(150 * 1000);
+        atomic_fetch_sub(&c->open, 1);
+        return http_reply(rs, 200, "text/plain", rq->body, rq->body_len);
     }
     if (strcmp(rq->path, "/fail") == 0)
         return rl_err(err, RL_EIO, "the test handler fails on purpose");
@@ -971,6 +980,51 @@ START_TEST(test_concurrent_clients)
 }
 END_TEST
 
+/* Many requests on one thread: never more than max_inflight open, each
+ * with its own outcome, retries of one not holding up the others. */
+START_TEST(test_many_inflight)
+{
+    srv_ctx ctx = {0};
+    ctx.flaky_status = 503;
+    atomic_store(&ctx.flaky_left, 1);
+    http_server *s = start_server(&ctx, 0, 0, 0);
+    log_lines log = {0};
+    http_client *c = new_client(2, 50, 5000, 1 << 20, &log);
+    enum { N = 8 };
+    char urls[N][128], bodies[N][16], errs[N][RL_ERR_MAX], err[RL_ERR_MAX];
+    http_request rq[N];
+    http_response rs[N];
+    int rcs[N];
+    for (int i = 0; i < N; i++) {
+        const char *path = i == 6 ? "/flaky" : "/slow";
+        snprintf(urls[i], sizeof urls[i], "http://127.0.0.1:%d%s", i == 7 ? 9 : http_server_port(s), path);
+        snprintf(bodies[i], sizeof bodies[i], "req %d", i);
+        rq[i] = (http_request){.method = "POST", .url = urls[i], .body = bodies[i], .body_len = strlen(bodies[i])};
+    }
+    long t0 = now_ms();
+    ck_assert_int_eq(http_client_many(c, rs, rcs, errs, rq, N, 3, err), 0);
+    long dt = now_ms() - t0;
+    for (int i = 0; i < 6; i++) {
+        ck_assert_msg(rcs[i] == 0, "%s", errs[i]);
+        ck_assert_int_eq(rs[i].status, 200);
+        ck_assert_str_eq(rs[i].body, bodies[i]);
+    }
+    ck_assert_int_eq(rcs[6], 0);
+    ck_assert_int_eq(rs[6].status, 200);
+    ck_assert_int_eq(rs[6].attempts, 2);
+    ck_assert_int_eq(rcs[7], RL_EIO);
+    ck_assert_ptr_nonnull(strstr(errs[7], "connection refused"));
+    ck_assert_ptr_null(strchr(errs[7], '\n'));
+    ck_assert_int_eq(atomic_load(&ctx.max_open), 3);
+    ck_assert_int_ge(dt, 2 * 150); /* six slow answers, three at a time */
+    for (int i = 0; i < N; i++)
+        http_response_dispose(&rs[i]);
+    ck_assert_int_eq(http_client_many(c, rs, rcs, errs, rq, N, 0, err), RL_EINVAL);
+    http_client_free(c);
+    http_server_free(s);
+}
+END_TEST
+
 Suite *http_suite(void)
 {
     Suite *s = suite_create("http");
@@ -989,6 +1043,7 @@ Suite *http_suite(void)
     tcase_add_test(tc, test_malformed_requests);
     tcase_add_test(tc, test_connection_cap_and_idle_timeout);
     tcase_add_test(tc, test_concurrent_clients);
+    tcase_add_test(tc, test_many_inflight);
     suite_add_tcase(s, tc);
     return s;
 }

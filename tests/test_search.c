@@ -512,7 +512,7 @@ static void play_odd(const char *prompt_name, int think, uint64_t seed)
     for (; turns < RL_SEARCH_TURNS_MAX + 10 && !ended; turns++) {
         tpl_text ctx;
         ck_assert_int_eq(tpl_render(&ctx, &o, specs, nspecs, c->msgs, c->n, err), 0);
-        pol_request req = {ctx.text, ctx.len, NULL, 0, 1024, seed * 1000003ULL + (uint64_t)turns, 0};
+        pol_request req = {.context = ctx.text, .context_len = ctx.len, .max_tokens = 1024, .seed = seed * 1000003ULL + (uint64_t)turns};
         pol_response resp;
         ck_assert_int_eq(pol_generate(pol, &resp, &req, 1, err), 0);
         tc_parsed p;
@@ -573,7 +573,7 @@ START_TEST(test_direct_contexts)
         "<|im_start|>user\n<tool_response>\nunclosed",
     };
     for (size_t i = 0; i < sizeof ctxs / sizeof *ctxs; i++) {
-        pol_request req = {ctxs[i], strlen(ctxs[i]), NULL, 0, 1024, 5, 0};
+        pol_request req = {.context = ctxs[i], .context_len = strlen(ctxs[i]), .max_tokens = 1024, .seed = 5};
         pol_response resp;
         ck_assert_int_eq(pol_generate(pol, &resp, &req, 1, err), 0);
         tc_parsed p;

@@ -1,0 +1,355 @@
+/* test_openai.c - the openai policy against a fake OpenAI-compatible server
+ * (tests/data/openai/fake_server.py, python's standard library) on
+ * loopback: whole `harness run` and `harness batch` of the leapyear task
+ * in chat and completions mode, faults recorded as errors and resumed,
+ * the key kept out of records and output, max-inflight requests open. */
+#include "common/err.h"
+#include "common/fsutil.h"
+
+#include <cJSON.h>
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define KEY "sk-test-7f3a9c2e51"
+
+static const char *bin(void)
+{
+    const char *b = getenv("RL_BIN");
+    return b && b[0] ? b : "bin";
+}
+
+typedef struct fake {
+    pid_t pid;
+    int port;
+    char portfile[300];
+} fake;
+
+/* Starts the fake server in dir with a mode; waits for its port. */
+static void fake_start(fake *f, const char *dir, const char *mode)
+{
+    snprintf(f->portfile, sizeof f->portfile, "%s/port-%s", dir, mode);
+    f->pid = fork();
+    ck_assert_int_ge(f->pid, 0);
+    if (f->pid == 0) {
+        if (!freopen("/dev/null", "w", stderr))
+            _exit(126);
+        execl("/usr/bin/python3", "python3", "tests/data/openai/fake_server.py", f->portfile, mode, (char *)NULL);
+        _exit(127);
+    }
+    char *txt = NULL;
+    for (int i = 0; i < 200 && fs_read_file(&txt, NULL, f->portfile, 64, NULL) < 0; i++)
+        usleep(25 * 1000);
+    ck_assert_ptr_nonnull(txt);
+    f->port = atoi(txt);
+    free(txt);
+    ck_assert_int_gt(f->port, 0);
+}
+
+static void fake_stop(fake *f)
+{
+    kill(f->pid, SIGKILL);
+    waitpid(f->pid, NULL, 0);
+}
+
+/* Runs a shell command; the exit code. */
+static int sh(const char *cmd)
+{
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path)
+{
+    char *d = NULL;
+    if (fs_read_file(&d, NULL, path, 1u << 28, NULL) < 0)
+        return strdup("");
+    return d;
+}
+
+/* The n-th record of a JSONL file (0 first). */
+static cJSON *record(const char *path, int n)
+{
+    char *d = slurp(path), *save = NULL;
+    cJSON *r = NULL;
+    int i = 0;
+    for (char *l = strtok_r(d, "\n", &save); l; l = strtok_r(NULL, "\n", &save), i++)
+        if (i == n)
+            r = cJSON_Parse(l);
+    free(d);
+    return r;
+}
+
+static int count_lines(const char *path)
+{
+    char *d = slurp(path);
+    int n = 0;
+    for (char *p = d; *p; p++)
+        n += *p == '\n';
+    free(d);
+    return n;
+}
+
+static void run_mode(const char *api, const char *model)
+{
+    char dir[] = "/tmp/rl-oai-XXXXXX", cmd[2048], rec[400], errf[400], outf[400], err[RL_ERR_MAX];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    chmod(dir, 0755);
+    fake f;
+    fake_start(&f, dir, "ok");
+    snprintf(rec, sizeof rec, "%s/rec.jsonl", dir);
+    snprintf(errf, sizeof errf, "%s/stderr", dir);
+    snprintf(outf, sizeof outf, "%s/stdout", dir);
+    snprintf(cmd, sizeof cmd,
+             "OPENAI_API_KEY=" KEY " RL_WS_ROOT=%s/ws %s/harness run --task leapyear --policy openai "
+             "--base-url http://127.0.0.1:%d/v1 --model %s --api %s --out %s >%s 2>%s",
+             dir, bin(), f.port, model, api, rec, outf, errf);
+    ck_assert_int_eq(sh(cmd), 0);
+    cJSON *r = record(rec, 0);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_double_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "reward")), 1.0);
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(r, "end_reason")), "submit");
+    const cJSON *oa = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "openai");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(oa, "api")), api);
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(oa, "model")), model);
+    const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), 0);
+    const cJSON *m = cJSON_GetObjectItem(t0, "api");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(m, "api")), api);
+    ck_assert_ptr_nonnull(cJSON_GetStringValue(cJSON_GetObjectItem(m, "id")));
+    ck_assert_ptr_nonnull(cJSON_GetStringValue(cJSON_GetObjectItem(m, "request_id")));
+    ck_assert(cJSON_IsObject(cJSON_GetObjectItem(m, "usage")));
+    ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(m, "latency_ms")));
+    int exact = !strcmp(api, "completions") && strcmp(model, "fake-text");
+    ck_assert(cJSON_IsBool(cJSON_GetObjectItem(t0, "tokens_exact")));
+    ck_assert_int_eq(cJSON_IsTrue(cJSON_GetObjectItem(t0, "tokens_exact")), exact);
+    const cJSON *ids = cJSON_GetObjectItem(t0, "ids"), *lps = cJSON_GetObjectItem(t0, "logprobs");
+    if (exact) {
+        /* the sampled ids and their logprobs as the server sent them */
+        ck_assert_int_gt(cJSON_GetArraySize(ids), 50);
+        ck_assert_int_eq(cJSON_GetArraySize(lps), cJSON_GetArraySize(ids));
+        ck_assert_double_eq(cJSON_GetNumberValue(cJSON_GetArrayItem(lps, 0)), -0.125);
+        ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetArrayItem(ids, 0)), '<');
+    } else {
+        ck_assert_ptr_null(ids);
+    }
+    if (!strcmp(api, "chat")) {
+        /* the served name; the prompt ids the server returned */
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(m, "model")),
+                         !strcmp(model, "fake") ? "fake-served" : "fake-intext-served");
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t0, "context_ids")), 3);
+    } else {
+        /* the harness's ids were sent as the prompt */
+        ck_assert_int_gt(cJSON_GetArraySize(cJSON_GetObjectItem(t0, "context_ids")), 100);
+    }
+    cJSON_Delete(r);
+    /* what the server got: the key in the header, tools as schemas in chat
+     * mode, the prompt as ids in completions mode */
+    char logp[400];
+    snprintf(logp, sizeof logp, "%s.log", f.portfile);
+    cJSON *first = record(logp, 0);
+    ck_assert_ptr_nonnull(first);
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(first, "auth")), "Bearer " KEY);
+    const cJSON *body = cJSON_GetObjectItem(first, "body");
+    ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(body, "seed")));
+    if (!strcmp(api, "chat")) {
+        ck_assert_int_ge(cJSON_GetArraySize(cJSON_GetObjectItem(body, "tools")), 3);
+        const char *sys = cJSON_GetStringValue(
+            cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(body, "messages"), 0), "content"));
+        ck_assert_ptr_nonnull(sys);
+        ck_assert_ptr_null(strstr(sys, "# Tools"));
+    } else {
+        const cJSON *p = cJSON_GetObjectItem(body, "prompt");
+        ck_assert(cJSON_IsArray(p) && cJSON_IsNumber(cJSON_GetArrayItem(p, 0)));
+    }
+    cJSON_Delete(first);
+    char *all = slurp(rec), *e = slurp(errf), *o = slurp(outf);
+    ck_assert_ptr_null(strstr(all, KEY));
+    ck_assert_ptr_null(strstr(e, KEY));
+    ck_assert_ptr_null(strstr(o, KEY));
+    free(all);
+    free(e);
+    free(o);
+    fake_stop(&f);
+    fs_remove_tree(dir, err);
+}
+
+START_TEST(test_run_chat) { run_mode("chat", "fake"); }
+END_TEST
+
+START_TEST(test_run_chat_calls_in_text) { run_mode("chat", "fake-intext"); }
+END_TEST
+
+START_TEST(test_run_completions) { run_mode("completions", "fake"); }
+END_TEST
+
+START_TEST(test_run_completions_text) { run_mode("completions", "fake-text"); }
+END_TEST
+
+/* Each fault: the run ends with a one-line error recorded as an error
+ * (policy_error, no reward), within the timeout. */
+START_TEST(test_faults_recorded)
+{
+    static const char *modes[] = {"500", "stall", "drop", "malformed", "truncated"};
+    char dir[] = "/tmp/rl-oai-XXXXXX", cmd[2048], rec[400], err[RL_ERR_MAX];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    chmod(dir, 0755);
+    for (size_t k = 0; k < sizeof modes / sizeof *modes; k++) {
+        fake f;
+        fake_start(&f, dir, modes[k]);
+        snprintf(rec, sizeof rec, "%s/%s.jsonl", dir, modes[k]);
+        snprintf(cmd, sizeof cmd,
+                 "OPENAI_API_KEY=" KEY " RL_WS_ROOT=%s/ws timeout 60 %s/harness run --task leapyear --policy openai "
+                 "--base-url http://127.0.0.1:%d/v1 --model fake --request-timeout 1500 --retries 2 --out %s "
+                 ">/dev/null 2>&1",
+                 dir, bin(), f.port, rec);
+        ck_assert_int_eq(sh(cmd), 0);
+        cJSON *r = record(rec, 0);
+        ck_assert_msg(r != NULL, "mode %s: no record", modes[k]);
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(r, "end_reason")), "policy_error");
+        ck_assert(cJSON_IsNull(cJSON_GetObjectItem(r, "reward")));
+        const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(r, "error"));
+        ck_assert_ptr_nonnull(msg);
+        ck_assert_ptr_null(strchr(msg, '\n'));
+        ck_assert_ptr_nonnull(strstr(msg, "/v1/chat/completions"));
+        ck_assert_ptr_null(strstr(msg, KEY));
+        cJSON_Delete(r);
+        fake_stop(&f);
+    }
+    /* a server that is down */
+    snprintf(rec, sizeof rec, "%s/down.jsonl", dir);
+    snprintf(cmd, sizeof cmd,
+             "RL_WS_ROOT=%s/ws timeout 60 %s/harness run --task leapyear --policy openai "
+             "--base-url http://127.0.0.1:9/v1 --model fake --retries 1 --out %s >/dev/null 2>&1",
+             dir, bin(), rec);
+    ck_assert_int_eq(sh(cmd), 0);
+    cJSON *r = record(rec, 0);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_nonnull(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(r, "error")), "connection refused"));
+    cJSON_Delete(r);
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
+/* A batch against a failing server records errors; run again once it
+ * works, it runs exactly those episodes, with --max-inflight 3 requests
+ * open at once; a third run sends nothing. */
+START_TEST(test_batch_resume_and_inflight)
+{
+    char dir[] = "/tmp/rl-oai-XXXXXX", cmd[2048], out[300], file[400], logp[400], modef[400], err[RL_ERR_MAX];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    chmod(dir, 0755);
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(file, sizeof file, "%s/trajectories.jsonl", out);
+    fake f;
+    fake_start(&f, dir, "500");
+    snprintf(logp, sizeof logp, "%s.log", f.portfile);
+    snprintf(modef, sizeof modef, "%s.mode", f.portfile);
+    snprintf(cmd, sizeof cmd,
+             "RL_WS_ROOT=%s/ws timeout 120 %s/harness batch --tasks leapyear --seeds 1-6 --workers 2 --policy openai "
+             "--base-url http://127.0.0.1:%d/v1 --model fake --retries 1 --max-inflight 3 --out %s >/dev/null 2>&1",
+             dir, bin(), f.port, out);
+    sh(cmd);
+    ck_assert_int_eq(count_lines(file), 6);
+    for (int i = 0; i < 6; i++) {
+        cJSON *r = record(file, i);
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(r, "end_reason")), "policy_error");
+        cJSON_Delete(r);
+    }
+    ck_assert_int_eq(fs_write_atomic(modef, "slow", 4, err), 0);
+    int before = count_lines(logp);
+    ck_assert_int_eq(sh(cmd), 0);
+    ck_assert_int_eq(count_lines(file), 12);
+    int passed = 0;
+    for (int i = 6; i < 12; i++) {
+        cJSON *r = record(file, i);
+        passed += cJSON_GetNumberValue(cJSON_GetObjectItem(r, "reward")) > 0.5;
+        cJSON_Delete(r);
+    }
+    ck_assert_int_eq(passed, 6);
+    int maxo = 0, n = count_lines(logp);
+    for (int i = before; i < n; i++) {
+        cJSON *l = record(logp, i);
+        int o = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(l, "open"));
+        maxo = o > maxo ? o : maxo;
+        cJSON_Delete(l);
+    }
+    ck_assert_int_eq(maxo, 3);
+    /* the same command again: all recorded, nothing sent */
+    ck_assert_int_eq(sh(cmd), 0);
+    ck_assert_int_eq(count_lines(logp), n);
+    ck_assert_int_eq(count_lines(file), 12);
+    /* the report counts each episode once, as its later record */
+    char rcmd[800], sum[400];
+    snprintf(rcmd, sizeof rcmd, "%s/harness report %s --quiet >/dev/null 2>&1", bin(), out);
+    ck_assert_int_eq(sh(rcmd), 0);
+    snprintf(sum, sizeof sum, "%s/summary.json", out);
+    char *js = slurp(sum);
+    cJSON *sj = cJSON_Parse(js);
+    free(js);
+    ck_assert_ptr_nonnull(sj);
+    ck_assert_int_eq((int)cJSON_GetNumberValue(cJSON_GetObjectItem(sj, "episodes")), 6);
+    cJSON_Delete(sj);
+    fake_stop(&f);
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
+/* An experiment file with the openai fields runs through the server. */
+START_TEST(test_experiment_fields)
+{
+    char dir[] = "/tmp/rl-oai-XXXXXX", cmd[2048], path[300], text[1024], file[400], err[RL_ERR_MAX];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    chmod(dir, 0755);
+    fake f;
+    fake_start(&f, dir, "ok");
+    snprintf(path, sizeof path, "%s/exp.json", dir);
+    int n = snprintf(text, sizeof text,
+                     "{\"name\": \"oai\", \"runs\": [{\"name\": \"ly\", \"tasks\": \"leapyear\", "
+                     "\"policy\": \"openai\", \"base_url\": \"http://127.0.0.1:%d/v1\", \"model\": \"fake\", "
+                     "\"api\": \"completions\", \"max_inflight\": 2, \"seeds\": \"1-2\"}]}",
+                     f.port);
+    ck_assert_int_eq(fs_write_atomic(path, text, (size_t)n, err), 0);
+    snprintf(cmd, sizeof cmd, "RL_WS_ROOT=%s/ws timeout 120 %s/harness experiment %s --out %s/out >/dev/null 2>&1",
+             dir, bin(), path, dir);
+    ck_assert_int_eq(sh(cmd), 0);
+    snprintf(file, sizeof file, "%s/out/trajectories.jsonl", dir);
+    ck_assert_int_eq(count_lines(file), 2);
+    for (int i = 0; i < 2; i++) {
+        cJSON *r = record(file, i);
+        ck_assert_double_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "reward")), 1.0);
+        const cJSON *oa = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "openai");
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(oa, "api")), "completions");
+        cJSON_Delete(r);
+    }
+    /* a bad field value is a one-line error */
+    n = snprintf(text, sizeof text,
+                 "{\"name\": \"oai\", \"runs\": [{\"name\": \"ly\", \"tasks\": \"leapyear\", "
+                 "\"policy\": \"openai\", \"api\": \"rest\"}]}");
+    ck_assert_int_eq(fs_write_atomic(path, text, (size_t)n, err), 0);
+    snprintf(cmd, sizeof cmd, "%s/harness experiment %s --out %s/out2 >/dev/null 2>&1", bin(), path, dir);
+    ck_assert_int_ne(sh(cmd), 0);
+    fake_stop(&f);
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
+Suite *openai_suite(void)
+{
+    Suite *s = suite_create("openai");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_run_chat);
+    tcase_add_test(tc, test_run_chat_calls_in_text);
+    tcase_add_test(tc, test_run_completions);
+    tcase_add_test(tc, test_run_completions_text);
+    tcase_add_test(tc, test_faults_recorded);
+    tcase_add_test(tc, test_batch_resume_and_inflight);
+    tcase_add_test(tc, test_experiment_fields);
+    suite_add_tcase(s, tc);
+    return s;
+}
