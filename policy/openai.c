@@ -67,13 +67,13 @@ static void oai_free(policy *p)
 
 /* ---- requests ------------------------------------------------------------ */
 
-static const char *json_type(tool_type t)
+static const char *json_type(tc_type t)
 {
-    return t == TOOL_INT ? "integer" : t == TOOL_STRINGS ? "array" : "string";
+    return t == TC_INT ? "integer" : t == TC_STRINGS ? "array" : "string";
 }
 
 /* The tools as OpenAI function schemas. */
-static cJSON *tools_json(const tool_spec *specs, size_t n)
+static cJSON *tools_json(const tc_spec *specs, size_t n)
 {
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < n; i++) {
@@ -86,10 +86,10 @@ static cJSON *tools_json(const tool_spec *specs, size_t n)
         cJSON *props = cJSON_AddObjectToObject(ps, "properties");
         cJSON *req = cJSON_AddArrayToObject(ps, "required");
         for (size_t k = 0; k < specs[i].nparams; k++) {
-            const tool_param *pp = &specs[i].params[k];
+            const tc_param *pp = &specs[i].params[k];
             cJSON *q = cJSON_AddObjectToObject(props, pp->name);
             cJSON_AddStringToObject(q, "type", json_type(pp->type));
-            if (pp->type == TOOL_STRINGS)
+            if (pp->type == TC_STRINGS)
                 cJSON_AddStringToObject(cJSON_AddObjectToObject(q, "items"), "type", "string");
             if (pp->desc)
                 cJSON_AddStringToObject(q, "description", pp->desc);

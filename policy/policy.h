@@ -35,7 +35,7 @@ typedef struct pol_request {
      * sends messages rather than text (openai's chat mode); may be NULL,
      * other policies ignore them. */
     const struct chat *chat;
-    const struct tool_spec *tools;
+    const struct tc_spec *tools;
     size_t ntools;
 } pol_request;
 
