@@ -758,6 +758,9 @@
  * the ones that just ended. Each is a full window (~17 MB for a 4-layer
  * d256 model at 4096 tokens), allocated on first use. */
 #define RL_MODEL_KV_CACHES 24
+/* Alternatives kept per sampled token (model_dec_top): OpenAI's API
+ * allows top_logprobs 0..20. */
+#define RL_MODEL_TOP_LOGPROBS_MAX 20
 /* Stop token ids per sampling call. */
 #define RL_MODEL_STOP_IDS_MAX 64
 /* Worker threads of the model's pool (the machines have 2 cores). */
