@@ -359,6 +359,31 @@ START_TEST(test_usage_errors)
 }
 END_TEST
 
+/* The official OpenAI Node SDK (pinned in tests/npm/, fetched into
+ * $RL_BUILD/npm by scripts/install-npm.sh) as the client. */
+START_TEST(test_openai_sdk)
+{
+    if (system("command -v node >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "serve: node not found: the OpenAI SDK test is skipped\n");
+        return;
+    }
+    const char *b = getenv("RL_BUILD");
+    char mods[512], probe[600], cmd[1400];
+    snprintf(mods, sizeof mods, "%s/npm/node_modules", b && *b ? b : "build");
+    snprintf(probe, sizeof probe, "%s/openai/package.json", mods);
+    ck_assert_msg(access(probe, R_OK) == 0, "%s missing: run scripts/install-npm.sh (make deps)", probe);
+    snprintf(cmd, sizeof cmd, "NODE_PATH=%s timeout 120 node tests/npm/sdk_test.js http://127.0.0.1:%d/v1 tiny 2>&1",
+             mods, srv_port);
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    char out[4096] = "";
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = '\0';
+    int st = pclose(f);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "ok"), "sdk_test.js: %s", out);
+}
+END_TEST
+
 Suite *serve_suite(void)
 {
     Suite *s = suite_create("serve");
@@ -368,6 +393,7 @@ Suite *serve_suite(void)
     tcase_add_test(tc, test_endpoints);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_same_as_model_policy);
+    tcase_add_test(tc, test_openai_sdk);
     tcase_add_test(tc, test_sigterm_stops);
     tcase_add_test(tc, test_usage_errors);
     suite_add_tcase(s, tc);
