@@ -104,6 +104,7 @@ all: check-libs $(BINS) $(BIN)/check_all $(PROGS)
 
 deps:
 	@sh scripts/install-deps.sh
+	@sh scripts/install-npm.sh $(BUILD)
 
 # One line per missing library, naming the Debian package, instead of a
 # wall of compiler errors.

@@ -370,6 +370,9 @@
 /* Extra headers a handler adds to one response (request id,
  * Retry-After, WWW-Authenticate). */
 #define HTTP_SERVER_RESP_HEADERS_MAX 16
+/* Bytes a streamed answer hands libmicrohttpd per call: a server-sent
+ * event of one token with its logprobs is a few hundred bytes. */
+#define HTTP_SERVER_STREAM_BLOCK (16u << 10)
 /* A content type a handler sets. */
 #define HTTP_CONTENT_TYPE_MAX 128
 
@@ -779,6 +782,9 @@
  * the ones that just ended. Each is a full window (~17 MB for a 4-layer
  * d256 model at 4096 tokens), allocated on first use. */
 #define RL_MODEL_KV_CACHES 24
+/* Alternatives kept per sampled token (model_dec_top): OpenAI's API
+ * allows top_logprobs 0..20. */
+#define RL_MODEL_TOP_LOGPROBS_MAX 20
 /* Stop token ids per sampling call. */
 #define RL_MODEL_STOP_IDS_MAX 64
 /* Worker threads of the model's pool (the machines have 2 cores). */
@@ -798,6 +804,42 @@
 #define RL_OPT_PARAMS_MAX RL_MODEL_PARAMS_MAX
 /* Parameter spans (tensors) given to the optimizer. */
 #define RL_OPT_SPANS_MAX 4096
+
+/* ---- grpo: serve (grpo/serve.h) -------------------------------------- */
+
+/* Sequences decoded together by `grpo serve` (one per choice of a request
+ * in flight). A decoding step costs about the same for 1 and 32 rows of
+ * the built-in model (its matrices are small), so a full batch is nearly
+ * free throughput; each sequence holds a KV cache of prompt + max_tokens
+ * positions (~4 KB per position for the default model). */
+#define SERVE_BATCH_DEFAULT 32
+#define SERVE_BATCH_HARD RL_MODEL_SAMPLE_BATCH_MAX
+/* Requests waiting for a place in the batch; past it the server answers
+ * 429 at once instead of letting waits grow without bound. A client
+ * keeping 32 episodes in flight with n up to 8 stays far below. */
+#define SERVE_QUEUE_DEFAULT 256
+#define SERVE_QUEUE_HARD 65536
+/* Longest prompt in tokens: the model's window less one (room for one
+ * new token) and at most this, which is the longest window a checkpoint
+ * may have. */
+#define SERVE_PROMPT_MAX RL_MODEL_SEQ_MAX
+/* Choices per request (n): each takes a place in the batch. */
+#define SERVE_N_MAX 16
+/* Stop strings per request (OpenAI allows 4) and the length of each. */
+#define SERVE_STOP_MAX 4
+#define SERVE_STOP_LEN_MAX 256
+/* Extra stop token ids per request (stop_token_ids). */
+#define SERVE_STOP_IDS_MAX 16
+/* Tools of one chat request, and properties of one tool's parameters: the
+ * harness offers 6 tools of at most 4 parameters. */
+#define SERVE_TOOLS_MAX 128
+#define SERVE_TOOL_PARAMS_MAX 64
+/* Request latencies kept for the percentiles of /metrics: the last 1024
+ * requests are enough for a stable p99 and cost 8 KB. */
+#define SERVE_LATENCY_WINDOW 1024
+/* The served model's name (--served-model-name, default the checkpoint
+ * path as given). */
+#define SERVE_NAME_MAX 256
 
 /* ---- grpo: sft/traj --------------------------------------------------- */
 

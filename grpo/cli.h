@@ -26,5 +26,7 @@ int cmd_score(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 /* grpo flywheel --config FILE [--resume DIR] (grpo/cmd_flywheel.c). */
 int cmd_flywheel(int argc, char **argv);
+/* grpo serve --ckpt CKPT [--host H] [--port N] (grpo/cmd_serve.c). */
+int cmd_serve(int argc, char **argv);
 
 #endif

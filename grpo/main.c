@@ -11,6 +11,7 @@ static const subcmd COMMANDS[] = {
     {"score", cmd_score, "logprobs of recorded policy tokens, copy tokens apart (--ckpt C --data F)"},
     {"train", cmd_train, "GRPO from the test reward (--config FILE [--resume DIR])"},
     {"flywheel", cmd_flywheel, "rejection-sample successes, fine-tune on them, resume RL"},
+    {"serve", cmd_serve, "serve a checkpoint over an OpenAI-compatible HTTP API (--ckpt CKPT)"},
 };
 
 int main(int argc, char **argv)

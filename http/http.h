@@ -137,6 +137,14 @@ const char *http_server_req_header(const http_server_req *r, const char *name);
 /* A query argument, percent-decoded, or NULL. */
 const char *http_server_req_query(const http_server_req *r, const char *name);
 
+/* A streamed body (server-sent events): next(ctx, buf, max) is called
+ * from the connection's thread for the next bytes and may block until it
+ * has some; it returns how many it wrote (1..max), 0 at the end, or -1 to
+ * cut the connection. done(ctx) is called once, when the answer is over
+ * or the client left, and never while next runs. */
+typedef long (*http_stream_fn)(void *ctx, char *buf, size_t max);
+typedef void (*http_stream_done_fn)(void *ctx);
+
 typedef struct http_server_resp {
     int status;                                  /* 0 until http_reply */
     char content_type[HTTP_CONTENT_TYPE_MAX];
@@ -144,6 +152,9 @@ typedef struct http_server_resp {
     size_t body_len;
     int n_headers;
     char *headers[HTTP_SERVER_RESP_HEADERS_MAX]; /* "Name\0value" */
+    http_stream_fn stream;                       /* set by http_reply_stream */
+    http_stream_done_fn stream_done;
+    void *stream_ctx;
 } http_server_resp;
 
 /* Sets the answer; the body is copied. Calling it again replaces it.
@@ -151,6 +162,12 @@ typedef struct http_server_resp {
  * breaks or over HTTP_CONTENT_TYPE_MAX. */
 int http_reply(http_server_resp *r, int status, const char *content_type, const void *body,
                size_t len);
+/* Sets a streamed answer (chunked transfer encoding): the body comes
+ * from next, as described at http_stream_fn. done is called in every
+ * case once this returned 0, also when the server cannot send the
+ * answer. RL_EINVAL as http_reply. */
+int http_reply_stream(http_server_resp *r, int status, const char *content_type, http_stream_fn next,
+                      http_stream_done_fn done, void *ctx);
 /* Adds a header to the answer. RL_EINVAL for line breaks in either part, a
  * name with ':' or blanks, or over HTTP_HEADER_LINE_MAX; RL_ELIMIT past
  * HTTP_SERVER_RESP_HEADERS_MAX. */

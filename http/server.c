@@ -91,6 +91,18 @@ int http_reply(http_server_resp *r, int status, const char *content_type, const 
     return 0;
 }
 
+int http_reply_stream(http_server_resp *r, int status, const char *content_type, http_stream_fn next,
+                      http_stream_done_fn done, void *ctx)
+{
+    int rc = http_reply(r, status, content_type, NULL, 0);
+    if (rc < 0)
+        return rc;
+    r->stream = next;
+    r->stream_done = done;
+    r->stream_ctx = ctx;
+    return 0;
+}
+
 int http_reply_header(http_server_resp *r, const char *name, const char *value)
 {
     size_t nl = strlen(name), vl = strlen(value);
@@ -110,8 +122,36 @@ int http_reply_header(http_server_resp *r, const char *name, const char *value)
     return 0;
 }
 
+/* A streamed body: the handler's callbacks behind libmicrohttpd's. */
+typedef struct stream_state {
+    http_stream_fn next;
+    http_stream_done_fn done;
+    void *ctx;
+} stream_state;
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    stream_state *st = cls;
+    long n = st->next(st->ctx, buf, max);
+    if (n > 0)
+        return (ssize_t)n;
+    return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void stream_free(void *cls)
+{
+    stream_state *st = cls;
+    if (st->done)
+        st->done(st->ctx);
+    free(st);
+}
+
 static void resp_dispose(http_server_resp *r)
 {
+    if (r->stream && r->stream_done) /* never handed to libmicrohttpd */
+        r->stream_done(r->stream_ctx);
+    r->stream = NULL;
     free(r->body);
     for (int i = 0; i < r->n_headers; i++)
         free(r->headers[i]);
@@ -223,7 +263,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                             "the handler failed");
     }
     struct MHD_Response *r;
-    if (out.body_len) {
+    if (out.stream) {
+        stream_state *ss = malloc(sizeof *ss);
+        r = NULL;
+        if (ss) {
+            *ss = (stream_state){out.stream, out.stream_done, out.stream_ctx};
+            r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, HTTP_SERVER_STREAM_BLOCK, stream_read, ss,
+                                                  stream_free);
+            if (r)
+                out.stream = NULL; /* stream_free calls done from now on */
+            else
+                free(ss);
+        }
+    } else if (out.body_len) {
         r = MHD_create_response_from_buffer(out.body_len, out.body, MHD_RESPMEM_MUST_FREE);
         if (r)
             out.body = NULL; /* the response owns it */

@@ -188,6 +188,42 @@ long model_kvset_reused(const model_kvset *s);
 int model_sample_cached(model *m, model_kvset *set, model_sample_out *out, const int *const *prompts,
                         const int *prompt_lens, int n_seq, const model_sample_opts *o, char *err);
 
+/* Step-wise decoding for a server (continuous batching): sequences join
+ * (model_dec_add) and leave (model_dec_remove) between steps, and each
+ * model_dec_step runs one batch of rows: one new token for every sequence
+ * past its prompt, plus up to a chunk of prompt tokens of the sequences
+ * that joined (oldest first; a sequence's first token is drawn when its
+ * whole prompt is in). Each sequence has its own temperature, top_p, stop
+ * ids and length allowance (a model_sample_opts; its seed is the
+ * sequence's stream, as model_sample_opts.seeds[i] would be), so its
+ * tokens and logprobs equal model_sample's for that prompt and seed, to
+ * the rounding of batched matrix products, whatever it shares a step
+ * with. A sequence's KV cache holds prompt + max_new positions (at most
+ * the window) and is freed when it is removed. Not thread-safe: one
+ * caller at a time, like the model. */
+typedef struct model_dec model_dec;
+
+/* Room for max_seqs (1..RL_MODEL_SAMPLE_BATCH_MAX) sequences at once. */
+int model_dec_new(model_dec **out, model *m, int max_seqs, char *err);
+void model_dec_free(model_dec *d);
+/* Adds a sequence in a free slot (*slot); the prompt and the stop ids
+ * are copied. top_k (0..RL_MODEL_TOP_LOGPROBS_MAX) most likely tokens are
+ * kept for every drawn one. RL_ELIMIT when every slot is taken. */
+int model_dec_add(model_dec *d, int *slot, const int *prompt, int len, const model_sample_opts *o,
+                  int top_k, char *err);
+/* One step; *n_rows gets the rows run (0: nothing to do). */
+int model_dec_step(model_dec *d, int *n_rows, char *err);
+/* The tokens of a slot so far; stop says why it ended once done. */
+const model_sample_out *model_dec_out(const model_dec *d, int slot);
+/* 1 once the slot's sequence stopped (stop token, max_new, window). */
+int model_dec_done(const model_dec *d, int slot);
+/* The top-k alternatives of the slot's token i, most likely first
+ * (logprobs of the tempered distribution). Returns k (0 when none). */
+int model_dec_top(const model_dec *d, int slot, int i, const int **ids, const float **lps);
+/* Frees the slot (finished or not). */
+void model_dec_remove(model_dec *d, int slot);
+int model_dec_free_slots(const model_dec *d);
+
 /* Teacher-forced scoring: for each sequence i of tokens seqs[i][0..lens[i]),
  * logp[i][t] = log p(seqs[i][t+1] | seqs[i][0..t]) at the temperature, for
  * t < lens[i]-1 (logp[i] has room for lens[i]-1 values). Batched. */

@@ -197,7 +197,8 @@ static void iatt_task(void *vctx, int task, int thread)
 /* Runs n rows (w->seq, w->pos, w->tok) through the model, writing their
  * keys and values into the caches; leaves in w->logits the tempered logits
  * (and w->lse their logsumexp) of the rows listed in w->out_rows[0..n_out). */
-static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out, float temp)
+static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out, float temp,
+                       const float *temps)
 {
     const model_config *c = &m->cfg;
     int d = c->d_model, hd = m->head_dim, nh = c->n_head, nkv = c->n_kv_head, ff = c->d_ff;
@@ -248,7 +249,20 @@ static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out,
         memcpy(w->ln + (size_t)j * d, w->x + (size_t)w->out_rows[j] * d, (size_t)d * sizeof(float));
     ops_rmsnorm_forward(p, w->h, w->rstd, w->ln, m->final_norm, n_out, d, c->norm_eps);
     ops_matmul_forward(p, w->logits, w->h, m->wte, n_out, d, c->vocab, 0.0f);
-    ops_logp_forward(p, w->lp, NULL, w->lse, w->logits, w->no_target, n_out, c->vocab, temp);
+    if (!temps) {
+        ops_logp_forward(p, w->lp, NULL, w->lse, w->logits, w->no_target, n_out, c->vocab, temp);
+        return;
+    }
+    /* a temperature per output row: one call per run of equal ones */
+    for (int j0 = 0; j0 < n_out;) {
+        int j1 = j0 + 1;
+        while (j1 < n_out && temps[j1] == temps[j0])
+            j1++;
+        size_t V = (size_t)c->vocab;
+        ops_logp_forward(p, w->lp + j0, NULL, w->lse + j0, w->logits + (size_t)j0 * V, w->no_target + j0,
+                         j1 - j0, c->vocab, temps[j0]);
+        j0 = j1;
+    }
 }
 
 /* ---- choosing a token ------------------------------------------------------- */
@@ -599,7 +613,7 @@ static int sample_impl(model *m, model_kvset *set, model_sample_out *out, const 
             }
             n++;
             if (n == PREFILL_ROWS || (s == n_seq - 1 && t == prompt_lens[s] - 1)) {
-                infer_rows(m, &w, cache, n, n_out, temp);
+                infer_rows(m, &w, cache, n, n_out, temp, NULL);
                 for (int j = 0; j < n_out; j++)
                     draw(&sp, &out[row_seq[j]], row_seq[j], &w, j);
                 n = n_out = 0;
@@ -620,7 +634,7 @@ static int sample_impl(model *m, model_kvset *set, model_sample_out *out, const 
         }
         if (n_active == 0)
             break;
-        infer_rows(m, &w, cache, n_active, n_active, temp);
+        infer_rows(m, &w, cache, n_active, n_active, temp, NULL);
         for (int j = 0; j < n_active; j++)
             draw(&sp, &out[row_seq[j]], row_seq[j], &w, j);
     }
@@ -720,4 +734,271 @@ int model_score(model *m, float *const *logp, const int *const *seqs, const int 
     }
     model_acts_invalidate(m); /* scoring is not a training forward */
     return rc;
+}
+
+/* ---- step-wise decoding (model_dec) ------------------------------------------ */
+
+typedef struct dec_seq {
+    int used, done, order;
+    int *prompt, plen, start;   /* prompt positions before start are in the cache */
+    int len;                    /* tokens in the cache */
+    kv_cache cache;
+    model_sample_opts o;
+    int stop_ids[RL_MODEL_STOP_IDS_MAX];
+    mrng rng;
+    model_sample_out out;
+    int top_k;
+    int *top_ids;               /* top_k per drawn token */
+    float *top_lps;
+} dec_seq;
+
+struct model_dec {
+    model *m;
+    int max_seqs, order;
+    dec_seq *s;
+    kv_cache *caches;  /* the slots' caches side by side, as infer_rows reads them */
+    infer_ws w;
+    int *row_seq;
+    float *temps, *prob;
+    double *hist;
+};
+
+int model_dec_new(model_dec **out, model *m, int max_seqs, char *err)
+{
+    *out = NULL;
+    if (max_seqs < 1 || max_seqs > RL_MODEL_SAMPLE_BATCH_MAX)
+        return rl_err(err, RL_EINVAL, "model_dec: %d sequences, expected 1..%d", max_seqs, RL_MODEL_SAMPLE_BATCH_MAX);
+    model_dec *d = calloc(1, sizeof *d);
+    if (!d)
+        return rl_err(err, RL_ENOMEM, "model_dec: out of memory");
+    d->m = m;
+    d->max_seqs = max_seqs;
+    int rows = max_seqs + PREFILL_ROWS;
+    d->s = calloc((size_t)max_seqs, sizeof *d->s);
+    d->caches = calloc((size_t)max_seqs, sizeof *d->caches);
+    d->row_seq = malloc((size_t)rows * sizeof *d->row_seq);
+    d->temps = malloc((size_t)rows * sizeof *d->temps);
+    d->prob = malloc((size_t)m->cfg.vocab * sizeof *d->prob);
+    d->hist = malloc(RADIX_BUCKETS * sizeof *d->hist);
+    if (!d->s || !d->caches || !d->row_seq || !d->temps || !d->prob || !d->hist) {
+        model_dec_free(d);
+        return rl_err(err, RL_ENOMEM, "model_dec: out of memory");
+    }
+    int rc = ws_alloc(&d->w, m, rows, m->cfg.max_seq, err);
+    if (rc < 0) {
+        model_dec_free(d);
+        return rc;
+    }
+    *out = d;
+    return 0;
+}
+
+void model_dec_remove(model_dec *d, int slot)
+{
+    if (!d || slot < 0 || slot >= d->max_seqs || !d->s[slot].used)
+        return;
+    dec_seq *q = &d->s[slot];
+    free(q->prompt);
+    free(q->cache.k);
+    free(q->cache.v);
+    free(q->top_ids);
+    free(q->top_lps);
+    model_sample_out_dispose(&q->out);
+    memset(q, 0, sizeof *q);
+    memset(&d->caches[slot], 0, sizeof d->caches[slot]);
+}
+
+void model_dec_free(model_dec *d)
+{
+    if (!d)
+        return;
+    for (int i = 0; d->s && i < d->max_seqs; i++)
+        model_dec_remove(d, i);
+    free(d->s);
+    free(d->caches);
+    free(d->row_seq);
+    free(d->temps);
+    free(d->prob);
+    free(d->hist);
+    ws_free(&d->w);
+    free(d);
+}
+
+int model_dec_add(model_dec *d, int *slot, const int *prompt, int len, const model_sample_opts *o, int top_k,
+                  char *err)
+{
+    *slot = -1;
+    const int *prompts[1] = {prompt};
+    int rc = check_sample_args(d->m, prompts, &len, 1, o, err);
+    if (rc)
+        return rc;
+    if (o->max_new < 1 || top_k < 0 || top_k > RL_MODEL_TOP_LOGPROBS_MAX)
+        return rl_err(err, RL_EINVAL, "model_dec: max_new %d, top_k %d; expected max_new >= 1 and top_k 0..%d",
+                      o->max_new, top_k, RL_MODEL_TOP_LOGPROBS_MAX);
+    int s = -1;
+    for (int i = 0; i < d->max_seqs && s < 0; i++)
+        if (!d->s[i].used)
+            s = i;
+    if (s < 0)
+        return rl_err(err, RL_ELIMIT, "model_dec: all %d sequences in use", d->max_seqs);
+    dec_seq *q = &d->s[s];
+    memset(q, 0, sizeof *q);
+    const model_config *c = &d->m->cfg;
+    long cap = (long)len + o->max_new;
+    q->cache.cap = (int)(cap < c->max_seq ? cap : c->max_seq);
+    size_t n = (size_t)c->n_layer * (size_t)q->cache.cap * (size_t)(d->m->head_dim * c->n_kv_head);
+    q->cache.k = malloc(n * sizeof(float));
+    q->cache.v = malloc(n * sizeof(float));
+    q->prompt = malloc((size_t)len * sizeof(int));
+    q->out.tokens = malloc(((size_t)o->max_new + 1) * sizeof(int));
+    q->out.logprobs = malloc(((size_t)o->max_new + 1) * sizeof(float));
+    if (top_k) {
+        q->top_ids = malloc(((size_t)o->max_new + 1) * (size_t)top_k * sizeof(int));
+        q->top_lps = malloc(((size_t)o->max_new + 1) * (size_t)top_k * sizeof(float));
+    }
+    q->used = 1;
+    if (!q->cache.k || !q->cache.v || !q->prompt || !q->out.tokens || !q->out.logprobs ||
+        (top_k && (!q->top_ids || !q->top_lps))) {
+        model_dec_remove(d, s);
+        return rl_err(err, RL_ENOMEM, "model_dec: out of memory for a sequence of %d tokens", len);
+    }
+    memcpy(q->prompt, prompt, (size_t)len * sizeof(int));
+    q->plen = len;
+    q->o = *o;
+    memcpy(q->stop_ids, o->stop_ids, (size_t)o->n_stop * sizeof(int));
+    q->o.stop_ids = q->stop_ids;
+    q->o.seeds = NULL;
+    q->top_k = top_k;
+    q->order = ++d->order;
+    /* the stream model_sample gives sequence i through opts.seeds[i] */
+    mrng_seed(&q->rng, o->seed ^ (0x9e3779b97f4a7c15ull * 1));
+    d->caches[s] = q->cache;
+    *slot = s;
+    return 0;
+}
+
+/* Draws the next token of slot s from output row r; notes its top-k. */
+static void dec_draw(model_dec *d, int s, int r)
+{
+    dec_seq *q = &d->s[s];
+    const infer_ws *w = &d->w;
+    int V = d->m->cfg.vocab;
+    const float *z = w->logits + (size_t)r * V;
+    int tok;
+    if (!(q->o.temperature > 0.0f)) {
+        tok = argmax(z, V);
+    } else {
+        for (int v = 0; v < V; v++)
+            d->prob[v] = z[v] - w->lse[r];
+        ops_vexp(d->prob, d->prob, V);
+        tok = model_draw_token(d->prob, V, q->o.top_p, mrng_uniform(&q->rng), d->hist);
+    }
+    int i = q->out.n;
+    if (q->top_k) { /* insertion into a list kept sorted, most likely first */
+        int *ids = q->top_ids + (size_t)i * q->top_k;
+        float *lps = q->top_lps + (size_t)i * q->top_k;
+        int k = 0;
+        for (int v = 0; v < V; v++) {
+            float lp = z[v] - w->lse[r];
+            if (k == q->top_k && lp <= lps[k - 1])
+                continue;
+            int j = k < q->top_k ? k++ : k - 1;
+            while (j > 0 && lps[j - 1] < lp) {
+                ids[j] = ids[j - 1];
+                lps[j] = lps[j - 1];
+                j--;
+            }
+            ids[j] = v;
+            lps[j] = lp;
+        }
+    }
+    q->out.tokens[i] = tok;
+    q->out.logprobs[i] = z[tok] - w->lse[r];
+    q->out.n++;
+    q->done = finished(&q->o, &q->out, q->len, d->m->cfg.max_seq);
+}
+
+int model_dec_step(model_dec *d, int *n_rows, char *err)
+{
+    infer_ws *w = &d->w;
+    int n = 0, n_out = 0;
+    /* one row per sequence past its prefill */
+    for (int s = 0; s < d->max_seqs; s++) {
+        dec_seq *q = &d->s[s];
+        if (!q->used || q->done || q->start < q->plen)
+            continue;
+        w->seq[n] = s;
+        w->pos[n] = q->len++;
+        w->tok[n] = q->out.tokens[q->out.n - 1];
+        w->out_rows[n_out] = n;
+        d->temps[n_out] = q->o.temperature > 0.0f ? q->o.temperature : 1.0f;
+        d->row_seq[n_out++] = s;
+        n++;
+    }
+    /* then prompt tokens, oldest sequence first, up to a chunk */
+    int n_pre = 0;
+    for (;;) {
+        int s = -1;
+        for (int i = 0; i < d->max_seqs; i++) {
+            dec_seq *q = &d->s[i];
+            if (q->used && !q->done && q->start < q->plen && (s < 0 || q->order < d->s[s].order))
+                s = i;
+        }
+        if (s < 0 || n_pre >= PREFILL_ROWS)
+            break;
+        dec_seq *q = &d->s[s];
+        while (q->start < q->plen && n_pre < PREFILL_ROWS) {
+            int t = q->start++;
+            n_pre++;
+            w->seq[n] = s;
+            w->pos[n] = t;
+            w->tok[n] = q->prompt[t];
+            if (t == q->plen - 1) {
+                w->out_rows[n_out] = n;
+                d->temps[n_out] = q->o.temperature > 0.0f ? q->o.temperature : 1.0f;
+                d->row_seq[n_out++] = s;
+                q->len = q->plen;
+            }
+            n++;
+        }
+        if (q->start < q->plen)
+            break;
+    }
+    if (n_rows)
+        *n_rows = n;
+    if (n == 0)
+        return 0;
+    (void)err;
+    infer_rows(d->m, w, d->caches, n, n_out, 1.0f, d->temps);
+    for (int j = 0; j < n_out; j++)
+        dec_draw(d, d->row_seq[j], j);
+    return 0;
+}
+
+const model_sample_out *model_dec_out(const model_dec *d, int slot)
+{
+    return &d->s[slot].out;
+}
+
+int model_dec_done(const model_dec *d, int slot)
+{
+    return d->s[slot].done;
+}
+
+int model_dec_top(const model_dec *d, int slot, int i, const int **ids, const float **lps)
+{
+    const dec_seq *q = &d->s[slot];
+    if (!q->top_k || i < 0 || i >= q->out.n)
+        return 0;
+    *ids = q->top_ids + (size_t)i * q->top_k;
+    *lps = q->top_lps + (size_t)i * q->top_k;
+    return q->top_k;
+}
+
+int model_dec_free_slots(const model_dec *d)
+{
+    int k = 0;
+    for (int i = 0; i < d->max_seqs; i++)
+        k += !d->s[i].used;
+    return k;
 }

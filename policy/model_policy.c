@@ -345,6 +345,12 @@ int model_policy_open(policy **out, const char *ckpt, const pol_env *env, char *
     return 0;
 }
 
+model *model_policy_model(const policy *p)
+{
+    const mpol *mp = p->impl;
+    return mp->m;
+}
+
 void model_policy_set_temperature(policy *p, float temperature)
 {
     mpol *mp = p->impl;

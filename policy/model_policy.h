@@ -50,6 +50,10 @@ int model_policy_new(policy **out, model *m, const tok_t *tok, const model_polic
  * ids it was trained on); the policy owns both. */
 int model_policy_open(policy **out, const char *ckpt, const pol_env *env, char *err);
 
+/* The model the policy samples from (owned or borrowed as above): for a
+ * program that opened `model:CKPT` and serves the same weights. */
+model *model_policy_model(const policy *p);
+
 /* Changes the sampling temperature (evaluation may sample differently). */
 void model_policy_set_temperature(policy *p, float temperature);
 

@@ -693,6 +693,72 @@ START_TEST(test_sample_matches_score)
 }
 END_TEST
 
+/* Step-wise decoding: sequences with their own temperature, top_p and
+ * seed, joining at different steps, give the
+ * tokens and logprobs model_sample gives each alone with the same seed;
+ * the top-k lists are sorted and hold the drawn token's logprob or more. */
+START_TEST(test_dec_matches_sample)
+{
+    char err[RL_ERR_MAX];
+    model *m = sample_model(300, 33);
+    enum { S = 4 };
+    int p0[5] = {1, 2, 3, 4, 5}, p1[70], p2[1] = {7}, p3[3] = {9, 8, 7};
+    for (int i = 0; i < 70; i++)
+        p1[i] = (i * 13) % m->cfg.vocab;
+    const int *prompts[S] = {p0, p1, p2, p3};
+    int lens[S] = {5, 70, 1, 3}, join[S] = {0, 0, 3, -1};
+    float temps[S] = {1.0f, 0.7f, 0.0f, 0.9f}, tops[S] = {1.0f, 0.9f, 1.0f, 0.8f};
+    model_sample_opts o[S];
+    for (int s = 0; s < S; s++) {
+        model_sample_opts_default(&o[s]);
+        o[s].temperature = temps[s];
+        o[s].top_p = tops[s];
+        o[s].seed = 1000 + (uint64_t)s;
+        o[s].max_new = 20 + s;
+    }
+    model_dec *d;
+    ck_assert_int_eq(model_dec_new(&d, m, 3, err), 0);
+    int slot[S] = {-1, -1, -1, -1}, extra = -1;
+    for (int step = 0; step < 200; step++) {
+        for (int s = 0; s < S; s++)
+            if (join[s] == step && slot[s] < 0 && s < 3)
+                ck_assert_msg(model_dec_add(d, &slot[s], prompts[s], lens[s], &o[s], 4, err) == 0, "%s", err);
+        if (step == 4) /* three slots, all taken */
+            ck_assert_int_eq(model_dec_add(d, &extra, p3, 3, &o[3], 0, err), RL_ELIMIT);
+        int rows = 0;
+        ck_assert_int_eq(model_dec_step(d, &rows, err), 0);
+        if (rows == 0)
+            break;
+    }
+    for (int s = 0; s < 3; s++) {
+        ck_assert(model_dec_done(d, slot[s]));
+        const model_sample_out *got = model_dec_out(d, slot[s]);
+        model_sample_opts so = o[s];
+        uint64_t seeds[1] = {so.seed};
+        so.seeds = seeds;
+        model_sample_out want;
+        ck_assert_int_eq(model_sample(m, &want, &prompts[s], &lens[s], 1, &so, err), 0);
+        ck_assert_int_eq(got->n, want.n);
+        ck_assert_int_eq(got->stop, want.stop);
+        for (int i = 0; i < want.n; i++) {
+            ck_assert_int_eq(got->tokens[i], want.tokens[i]);
+            ck_assert_msg(fabsf(got->logprobs[i] - want.logprobs[i]) < 1e-4f, "seq %d token %d", s, i);
+            const int *ids;
+            const float *lps;
+            ck_assert_int_eq(model_dec_top(d, slot[s], i, &ids, &lps), 4);
+            for (int k = 1; k < 4; k++)
+                ck_assert(lps[k] <= lps[k - 1]);
+            ck_assert(lps[0] >= got->logprobs[i] - 1e-6f);
+        }
+        model_sample_out_dispose(&want);
+    }
+    model_dec_remove(d, slot[1]);
+    ck_assert_int_eq(model_dec_free_slots(d), 1);
+    model_dec_free(d);
+    model_free(m);
+}
+END_TEST
+
 /* Two turns of two episodes through a cache set: turn 2's prompts extend
  * turn 1's prompt + reply, so most of them is reused, and every token and
  * logprob equals plain model_sample's. New weights empty the set. */
@@ -1602,6 +1668,7 @@ Suite *model_suite(void)
     tcase_add_test(mdl, test_forward_causal_batch);
     tcase_add_test(mdl, test_sample_matches_score);
     tcase_add_test(mdl, test_sample_cached_prefix);
+    tcase_add_test(mdl, test_dec_matches_sample);
     tcase_add_test(mdl, test_sample_deterministic_and_stop);
     tcase_add_test(mdl, test_top_p_set);
     tcase_add_test(mdl, test_adamw_training_step);

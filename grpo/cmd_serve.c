@@ -1,0 +1,153 @@
+/* cmd_serve.c - `grpo serve`: a checkpoint behind an OpenAI-compatible
+ * HTTP API (grpo/serve.h, docs/serve.md).
+ *
+ *   grpo serve --ckpt CKPT [--host 127.0.0.1] [--port 8000]
+ *              [--served-model-name NAME] [--max-batch N] [--max-queue N]
+ *
+ * The checkpoint and its tokenizer open as `--policy model:CKPT` opens
+ * them. One line on stderr says where it listens; SIGINT or SIGTERM ends
+ * the requests in flight with 503 and stops.
+ */
+#include "grpo/cli.h"
+#include "grpo/serve.h"
+#include "http/http.h"
+#include "policy/model_policy.h"
+
+#include "common/arg.h"
+#include "common/err.h"
+#include "common/limits.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+static void serve_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: grpo serve --ckpt CKPT [--host ADDR] [--port N] [--served-model-name NAME]\n"
+            "                  [--max-batch N] [--max-queue N]\n"
+            "\n"
+            "Serves a checkpoint over an OpenAI-compatible HTTP API (docs/serve.md):\n"
+            "/v1/models, /v1/completions, /v1/chat/completions, /health, /metrics.\n"
+            "  --host ADDR       address to listen on (default 127.0.0.1: loopback only)\n"
+            "  --port N          port, 0 for any free one (default 8000)\n"
+            "  --served-model-name NAME  the model name requests must give\n"
+            "                    (default: CKPT as written)\n"
+            "  --max-batch N     sequences decoded together (default %d, at most %d)\n"
+            "  --max-queue N     requests waiting for the batch; more get 429 (default %d)\n"
+            "SIGINT or SIGTERM stops the server.\n",
+            SERVE_BATCH_DEFAULT, SERVE_BATCH_HARD, SERVE_QUEUE_DEFAULT);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    const char *ckpt = NULL, *host = "127.0.0.1", *name = NULL;
+    int port = 8000;
+    serve_opts so;
+    serve_opts_default(&so);
+    char err[RL_ERR_MAX];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            serve_usage(stdout);
+            return 0;
+        }
+        int rc = 0;
+        if (!v && (!strcmp(a, "--ckpt") || !strcmp(a, "--host") || !strcmp(a, "--port") ||
+                   !strcmp(a, "--served-model-name") || !strcmp(a, "--max-batch") || !strcmp(a, "--max-queue"))) {
+            fprintf(stderr, "grpo serve: %s: expected a value\n", a);
+            return 2;
+        }
+        if (!strcmp(a, "--ckpt"))
+            ckpt = v;
+        else if (!strcmp(a, "--host"))
+            host = v;
+        else if (!strcmp(a, "--served-model-name"))
+            name = v;
+        else if (!strcmp(a, "--port"))
+            rc = arg_int(&port, a, v, 0, 65535, err);
+        else if (!strcmp(a, "--max-batch"))
+            rc = arg_int(&so.max_batch, a, v, 1, SERVE_BATCH_HARD, err);
+        else if (!strcmp(a, "--max-queue"))
+            rc = arg_int(&so.max_queue, a, v, 1, SERVE_QUEUE_HARD, err);
+        else {
+            fprintf(stderr, "grpo serve: unknown option '%s'\n", a);
+            serve_usage(stderr);
+            return 2;
+        }
+        if (rc < 0) {
+            fprintf(stderr, "grpo serve: %s\n", err);
+            return 2;
+        }
+        i++;
+    }
+    if (!ckpt) {
+        fprintf(stderr, "grpo serve: expected --ckpt CKPT\n");
+        serve_usage(stderr);
+        return 2;
+    }
+    if (!host[0] || (name && (!name[0] || strlen(name) >= SERVE_NAME_MAX))) {
+        fprintf(stderr, "grpo serve: --host and --served-model-name: expected non-empty values (a name under %d bytes)\n",
+                SERVE_NAME_MAX);
+        return 2;
+    }
+    so.name = name ? name : ckpt;
+    if (strlen(so.name) >= SERVE_NAME_MAX) {
+        fprintf(stderr, "grpo serve: --ckpt %s: a path under %d bytes, or give --served-model-name\n", ckpt,
+                SERVE_NAME_MAX);
+        return 2;
+    }
+    so.log = cli_log_stderr;
+
+    /* the signals go to sigwait below, not to the server's threads */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+    pol_env env;
+    pol_env_default(&env);
+    policy *p = NULL;
+    if (model_policy_open(&p, ckpt, &env, err) < 0) {
+        fprintf(stderr, "grpo serve: %s\n", err);
+        return 1;
+    }
+    model *m = model_policy_model(p);
+    serve *s = NULL;
+    if (serve_new(&s, m, p->tok, &so, err) < 0) {
+        fprintf(stderr, "grpo serve: %s\n", err);
+        pol_free(p);
+        return 1;
+    }
+    http_server_opts ho;
+    http_server_opts_default(&ho);
+    ho.host = host;
+    ho.port = port;
+    ho.handler = serve_handle;
+    ho.ctx = s;
+    ho.log = cli_log_stderr;
+    http_server *hs = NULL;
+    if (http_server_new(&hs, &ho, err) < 0) {
+        fprintf(stderr, "grpo serve: %s\n", err);
+        serve_free(s);
+        pol_free(p);
+        return 1;
+    }
+    fprintf(stderr, "grpo serve: serving \"%s\" on http://%s%s%s:%d (window %d tokens, batch %d)\n", so.name,
+            strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", http_server_port(hs), m->cfg.max_seq,
+            so.max_batch);
+    fflush(stderr);
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    fprintf(stderr, "grpo serve: %s, stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    serve_shutdown(s);
+    http_server_free(hs);
+    long reqs = 0, toks = 0;
+    serve_counters(s, &reqs, &toks);
+    serve_free(s);
+    pol_free(p);
+    fprintf(stderr, "grpo serve: %ld requests, %ld tokens generated\n", reqs, toks);
+    return 0;
+}

@@ -1,0 +1,62 @@
+/* serve.h - the built-in model behind an OpenAI-compatible HTTP API
+ * (`grpo serve`, docs/serve.md).
+ *
+ * A serve object owns one scheduler thread, the only one that touches the
+ * model: it keeps a batch of sequences (model_dec) and advances all of them
+ * by one token per step, admitting waiting requests between steps and
+ * letting finished ones go (continuous batching). serve_handle is the HTTP
+ * handler (http_server_opts.handler with ctx = the serve object): each
+ * connection thread parses its request, queues it, and waits for its
+ * tokens (or streams them as server-sent events as they come).
+ *
+ * Endpoints: GET /v1/models, POST /v1/completions, POST
+ * /v1/chat/completions, GET /health, GET /metrics (Prometheus text).
+ * Errors are JSON in the OpenAI shape,
+ *   {"error": {"message": "...", "type": "invalid_request_error", "param": "FIELD", "code": null}}
+ * naming the field at fault.
+ *
+ * Determinism: choice i of a request with seed S draws from the stream of
+ * seed S + i (model_sample_opts.seeds), so the tokens of a prompt and a
+ * seed are those `--policy model:CKPT` samples for the same context ids
+ * and seed, whatever else shares the batch (to the rounding of batched
+ * products).
+ */
+#ifndef RL_GRPO_SERVE_H
+#define RL_GRPO_SERVE_H
+
+#include "common/limits.h"
+#include "common/log.h"
+#include "http/http.h"
+#include "model/model.h"
+#include "protocol/tokenizer.h"
+
+typedef struct serve_opts {
+    const char *name;   /* the served model's name (required) */
+    int max_batch;      /* sequences decoded together */
+    int max_queue;      /* requests waiting; more get 429 */
+    rl_log_fn log;      /* one line per failed step; NULL: silent */
+    void *log_ctx;
+} serve_opts;
+
+/* max_batch SERVE_BATCH_DEFAULT, max_queue SERVE_QUEUE_DEFAULT. */
+void serve_opts_default(serve_opts *o);
+
+typedef struct serve serve;
+
+/* Starts the scheduler over m and tok (borrowed: they must outlive the
+ * serve object; tok must have <|im_end|>). */
+int serve_new(serve **out, model *m, const tok_t *tok, const serve_opts *o, char *err);
+/* Refuses new requests and ends the ones queued or running with an
+ * error (503): call it before stopping the HTTP server, whose stop waits
+ * for the handlers. */
+void serve_shutdown(serve *s);
+/* serve_shutdown, then stops the scheduler and frees. */
+void serve_free(serve *s);
+
+/* The http_handler_fn of the API; ctx is the serve object. */
+int serve_handle(void *ctx, const http_server_req *req, http_server_resp *resp, char *err);
+
+/* Since start: requests answered, tokens generated. */
+void serve_counters(serve *s, long *requests, long *tokens);
+
+#endif

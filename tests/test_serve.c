@@ -1,0 +1,401 @@
+/* test_serve.c - `grpo serve` on loopback: every endpoint and the 4xx
+ * answers through the project's HTTP client, streaming, concurrent
+ * requests, the same tokens and logprobs as `--policy model:CKPT` for the
+ * same prompt ids and seed, and a clean stop on SIGTERM. The checkpoint is
+ * a tiny random model over the shipped tokenizer. */
+#include "common/err.h"
+#include "common/fsutil.h"
+#include "http/http.h"
+#include "model/model.h"
+#include "policy/policy.h"
+#include "protocol/tokenizer.h"
+
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define TOKPATH "models/tokenizer.json"
+#define WINDOW 1024
+
+static char dir[64], ckpt[128], logpath[128];
+static pid_t srv_pid;
+static int srv_port;
+
+static const char *bin_dir(void)
+{
+    const char *b = getenv("RL_BIN");
+    return b && *b ? b : "bin";
+}
+
+static void make_ckpt(void)
+{
+    char err[RL_ERR_MAX], abs[PATH_MAX];
+    ck_assert_ptr_nonnull(realpath(TOKPATH, abs));
+    tok_t *tok;
+    ck_assert_msg(tok_load(&tok, abs, err) == 0, "%s", err);
+    model_config c;
+    model_config_default(&c);
+    c.vocab = tok_vocab_size(tok);
+    c.d_model = 32;
+    c.n_layer = 2;
+    c.n_head = 2;
+    c.n_kv_head = 1;
+    c.d_ff = 48;
+    c.max_seq = WINDOW;
+    model *m;
+    ck_assert_int_eq(model_new(&m, &c, NULL, err), 0);
+    model_random_init(m, 5);
+    model_meta meta;
+    model_meta_default(&meta);
+    snprintf(meta.tokenizer, sizeof meta.tokenizer, "%.1000s", abs);
+    ck_assert_int_eq(model_file_hash(meta.tokenizer_hash, abs, err), 0);
+    ck_assert_int_eq(model_save(m, ckpt, &meta, err), 0);
+    model_free(m);
+    tok_free(tok);
+}
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/rl-serve-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(ckpt, sizeof ckpt, "%s/m.safetensors", dir);
+    snprintf(logpath, sizeof logpath, "%s/serve.log", dir);
+    make_ckpt();
+    srv_pid = fork();
+    ck_assert_int_ge(srv_pid, 0);
+    if (srv_pid == 0) {
+        FILE *f = freopen(logpath, "w", stderr);
+        (void)f;
+        char exe[256];
+        snprintf(exe, sizeof exe, "%s/grpo", bin_dir());
+        execl(exe, "grpo", "serve", "--ckpt", ckpt, "--port", "0", "--served-model-name", "tiny", "--max-batch",
+              "8", (char *)NULL);
+        _exit(127);
+    }
+    srv_port = 0;
+    for (int i = 0; i < 200 && !srv_port; i++) { /* the start-up line names the port */
+        usleep(50000);
+        char *txt = NULL;
+        size_t n = 0;
+        if (fs_read_file(&txt, &n, logpath, 1 << 20, NULL) == 0) {
+            const char *p = strstr(txt, "127.0.0.1:");
+            if (p)
+                srv_port = atoi(p + 10);
+        }
+        free(txt);
+    }
+    ck_assert_msg(srv_port > 0, "grpo serve did not start (see %s)", logpath);
+}
+
+static void teardown(void)
+{
+    if (srv_pid > 0) {
+        kill(srv_pid, SIGKILL);
+        waitpid(srv_pid, NULL, 0);
+    }
+    srv_pid = 0;
+    fs_remove_tree(dir, NULL);
+}
+
+/* One request; returns the status, *body the answer (caller frees). */
+static long req(const char *method, const char *path, const char *json, char **body)
+{
+    char err[RL_ERR_MAX], url[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", srv_port, path);
+    http_client_opts o;
+    http_client_opts_default(&o);
+    o.retries = 0;
+    o.timeout_ms = 60000;
+    http_client *c;
+    ck_assert_int_eq(http_client_new(&c, &o, err), 0);
+    http_request rq = {.method = method, .url = url, .content_type = json ? "application/json" : NULL,
+                       .body = json, .body_len = json ? strlen(json) : 0};
+    http_response rs;
+    int rc = http_client_request(c, &rs, &rq, err);
+    ck_assert_msg(rc == 0, "%s %s: %s", method, path, err);
+    long st = rs.status;
+    *body = strdup(rs.body);
+    http_response_dispose(&rs);
+    http_client_free(c);
+    return st;
+}
+
+static cJSON *req_json(const char *method, const char *path, const char *json, long want)
+{
+    char *body;
+    long st = req(method, path, json, &body);
+    ck_assert_msg(st == want, "%s %s: status %ld, expected %ld: %s", method, path, st, want, body);
+    cJSON *o = cJSON_Parse(body);
+    ck_assert_msg(o != NULL, "%s %s: not JSON: %s", method, path, body);
+    free(body);
+    return o;
+}
+
+START_TEST(test_endpoints)
+{
+    cJSON *o = req_json("GET", "/health", NULL, 200);
+    ck_assert_str_eq(cJSON_GetObjectItem(o, "status")->valuestring, "ok");
+    cJSON_Delete(o);
+    o = req_json("GET", "/v1/models", NULL, 200);
+    ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "data"), 0)->child->valuestring, "tiny");
+    cJSON_Delete(o);
+
+    o = req_json("POST", "/v1/completions",
+                 "{\"model\": \"tiny\", \"prompt\": \"<|im_start|>user\\nhi<|im_end|>\\n\", \"max_tokens\": 9, "
+                 "\"seed\": 3, \"logprobs\": 2, \"n\": 2}",
+                 200);
+    cJSON *chs = cJSON_GetObjectItem(o, "choices");
+    ck_assert_int_eq(cJSON_GetArraySize(chs), 2);
+    for (int i = 0; i < 2; i++) {
+        cJSON *ch = cJSON_GetArrayItem(chs, i), *lp = cJSON_GetObjectItem(ch, "logprobs");
+        int nt = cJSON_GetArraySize(cJSON_GetObjectItem(ch, "token_ids"));
+        ck_assert_int_ge(nt, 1);
+        ck_assert_int_le(nt, 9);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(lp, "token_logprobs")), nt);
+        cJSON *top0 = cJSON_GetArrayItem(cJSON_GetObjectItem(lp, "top_logprobs"), 0);
+        ck_assert_int_eq(cJSON_GetArraySize(top0), 2);
+        ck_assert(cJSON_IsString(cJSON_GetObjectItem(ch, "text")));
+    }
+    ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetObjectItem(o, "usage"), "completion_tokens")->valuedouble >= 2,
+                     1);
+    cJSON_Delete(o);
+
+    /* chat with a tool, logprobs with top alternatives */
+    o = req_json("POST", "/v1/chat/completions",
+                 "{\"model\": \"tiny\", \"max_tokens\": 12, \"seed\": 1, \"logprobs\": true, \"top_logprobs\": 3,"
+                 " \"messages\": [{\"role\": \"system\", \"content\": \"fix bugs\"},"
+                 " {\"role\": \"user\", \"content\": \"leap.c is wrong\"},"
+                 " {\"role\": \"assistant\", \"content\": \"\", \"tool_calls\": [{\"id\": \"call_0\", \"type\": "
+                 "\"function\", \"function\": {\"name\": \"read_file\", \"arguments\": \"{\\\"path\\\": \\\"leap.c\\\"}\"}}]},"
+                 " {\"role\": \"tool\", \"tool_call_id\": \"call_0\", \"content\": \"int leap(int y);\"}],"
+                 " \"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"read_file\", \"description\": "
+                 "\"read a file\", \"parameters\": {\"type\": \"object\", \"properties\": {\"path\": {\"type\": "
+                 "\"string\"}}, \"required\": [\"path\"]}}}]}",
+                 200);
+    cJSON *ch = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "choices"), 0);
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(ch, "message"), "role")->valuestring, "assistant");
+    cJSON *content = cJSON_GetObjectItem(cJSON_GetObjectItem(ch, "logprobs"), "content");
+    ck_assert_int_ge(cJSON_GetArraySize(content), 1);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(content, 0), "top_logprobs")), 3);
+    cJSON_Delete(o);
+
+    /* streaming: events, then [DONE] */
+    char *body;
+    ck_assert_int_eq(req("POST", "/v1/completions",
+                         "{\"model\": \"tiny\", \"prompt\": [1, 2, 3], \"max_tokens\": 6, \"stream\": true, "
+                         "\"stream_options\": {\"include_usage\": true}}",
+                         &body),
+                     200);
+    ck_assert_ptr_nonnull(strstr(body, "data: {"));
+    ck_assert_ptr_nonnull(strstr(body, "\"usage\""));
+    size_t bl = strlen(body);
+    ck_assert_msg(bl > 16 && !strcmp(body + bl - 14, "data: [DONE]\n\n"), "%s", body);
+    free(body);
+
+    ck_assert_int_eq(req("GET", "/metrics", NULL, &body), 200);
+    ck_assert_ptr_nonnull(strstr(body, "rl_serve_requests_total{endpoint=\"completions\",code=\"200\"} 2"));
+    ck_assert_ptr_nonnull(strstr(body, "rl_serve_request_latency_seconds{quantile=\"0.99\"}"));
+    ck_assert_ptr_nonnull(strstr(body, "rl_serve_queue_length 0"));
+    free(body);
+}
+END_TEST
+
+/* Each user error: its status and the field it names. */
+START_TEST(test_errors)
+{
+    static const struct {
+        const char *path, *body;
+        long status;
+        const char *param; /* NULL: null */
+    } cases[] = {
+        {"/v1/completions", "{not json", 400, NULL},
+        {"/v1/completions", "{\"prompt\": \"a\"}", 400, "model"},
+        {"/v1/completions", "{\"model\": \"other\", \"prompt\": \"a\"}", 404, "model"},
+        {"/v1/chat/completions", "{\"model\": \"nope\", \"messages\": []}", 404, "model"},
+        {"/v1/completions", "{\"model\": \"tiny\"}", 400, "prompt"},
+        {"/v1/completions", "{\"model\": \"tiny\", \"prompt\": \"a\", \"temperature\": -1}", 400, "temperature"},
+        {"/v1/completions", "{\"model\": \"tiny\", \"prompt\": \"a\", \"top_p\": 0}", 400, "top_p"},
+        {"/v1/completions", "{\"model\": \"tiny\", \"prompt\": \"a\", \"max_tokens\": 0}", 400, "max_tokens"},
+        {"/v1/completions", "{\"model\": \"tiny\", \"prompt\": \"a\", \"n\": 9}", 400, "n"},
+        {"/v1/completions", "{\"model\": \"tiny\", \"prompt\": \"a\", \"stop\": 5}", 400, "stop"},
+        {"/v1/completions", "{\"model\": \"tiny\", \"prompt\": [1, 99999]}", 400, "prompt"},
+        {"/v1/completions", "{\"model\": \"tiny\", \"prompt\": \"a\", \"logprobs\": 50}", 400, "logprobs"},
+        {"/v1/chat/completions", "{\"model\": \"tiny\", \"messages\": []}", 400, "messages"},
+        {"/v1/chat/completions", "{\"model\": \"tiny\", \"messages\": [{\"role\": \"wizard\"}]}", 400, "messages"},
+        {"/v1/chat/completions", "{\"model\": \"tiny\", \"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"tools\": [{\"type\": \"function\"}]}", 400, "tools"},
+        {"/v1/nothing", "{}", 404, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cJSON *o = req_json("POST", cases[i].path, cases[i].body, cases[i].status);
+        cJSON *e = cJSON_GetObjectItem(o, "error");
+        ck_assert_msg(cJSON_IsString(cJSON_GetObjectItem(e, "message")), "case %zu", i);
+        cJSON *p = cJSON_GetObjectItem(e, "param");
+        if (cases[i].param)
+            ck_assert_msg(cJSON_IsString(p) && !strcmp(p->valuestring, cases[i].param), "case %zu: param", i);
+        else
+            ck_assert_msg(cJSON_IsNull(p), "case %zu: param", i);
+        cJSON_Delete(o);
+    }
+    /* a prompt past the window */
+    char *big = malloc(WINDOW * 8 + 64), *w = big;
+    w += sprintf(w, "{\"model\": \"tiny\", \"prompt\": [");
+    for (int i = 0; i < WINDOW; i++)
+        w += sprintf(w, "%s%d", i ? "," : "", 65 + i % 20);
+    sprintf(w, "]}");
+    cJSON *o = req_json("POST", "/v1/completions", big, 400);
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "error"), "param")->valuestring, "prompt");
+    ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "error"), "message")->valuestring, "window"));
+    cJSON_Delete(o);
+    free(big);
+    o = req_json("GET", "/v1/completions", NULL, 405);
+    cJSON_Delete(o);
+}
+END_TEST
+
+/* Seed for seed the tokens and logprobs of model:CKPT, alone and with
+ * other requests in the batch. */
+typedef struct par_arg {
+    int seed;
+    char *body;
+} par_arg;
+
+static void *par_req(void *v)
+{
+    par_arg *a = v;
+    char json[256];
+    snprintf(json, sizeof json,
+             "{\"model\": \"tiny\", \"prompt\": [20, 30, 40, 50, 60, 70], \"max_tokens\": 24, \"seed\": %d, "
+             "\"temperature\": 0.8, \"logprobs\": 0}", a->seed);
+    req("POST", "/v1/completions", json, &a->body);
+    return NULL;
+}
+
+START_TEST(test_same_as_model_policy)
+{
+    char spec[160], err[RL_ERR_MAX];
+    snprintf(spec, sizeof spec, "model:%s", ckpt);
+    pol_env env;
+    pol_env_default(&env);
+    env.temperature = 0.8;
+    env.top_p = 1.0;
+    policy *p;
+    ck_assert_msg(pol_open(&p, spec, &env, err) == 0, "%s", err);
+    enum { N = 6 };
+    par_arg args[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        args[i].seed = 100 + i;
+        ck_assert_int_eq(pthread_create(&th[i], NULL, par_req, &args[i]), 0);
+    }
+    for (int i = 0; i < N; i++)
+        pthread_join(th[i], NULL);
+    static const int32_t prompt[] = {20, 30, 40, 50, 60, 70};
+    long compared = 0;
+    for (int i = 0; i < N; i++) {
+        pol_request rq = {.context_ids = prompt, .n_context_ids = 6, .max_tokens = 24, .seed = (uint64_t)(100 + i)};
+        pol_response rs;
+        ck_assert_msg(pol_generate(p, &rs, &rq, 1, err) == 0, "%s", err);
+        cJSON *o = cJSON_Parse(args[i].body);
+        ck_assert_msg(o != NULL, "%s", args[i].body);
+        cJSON *ch = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "choices"), 0);
+        cJSON *ids = cJSON_GetObjectItem(ch, "token_ids");
+        cJSON *lps = cJSON_GetObjectItem(cJSON_GetObjectItem(ch, "logprobs"), "token_logprobs");
+        ck_assert_int_eq(cJSON_GetArraySize(ids), (int)rs.n_ids);
+        for (size_t k = 0; k < rs.n_ids; k++) {
+            ck_assert_int_eq((int)cJSON_GetArrayItem(ids, (int)k)->valuedouble, rs.ids[k]);
+            double d = fabs(cJSON_GetArrayItem(lps, (int)k)->valuedouble - rs.logprobs[k]);
+            ck_assert_msg(d < 1e-4, "seed %d token %zu: logprob differs by %g", 100 + i, k, d);
+            compared++;
+        }
+        const char *text = cJSON_GetObjectItem(ch, "text")->valuestring;
+        ck_assert_int_eq(strlen(text), rs.text_len);
+        ck_assert_str_eq(cJSON_GetObjectItem(ch, "finish_reason")->valuestring,
+                         rs.finish == POL_FINISH_STOP ? "stop" : "length");
+        pol_response_dispose(&rs);
+        cJSON_Delete(o);
+        free(args[i].body);
+    }
+    ck_assert_int_ge(compared, N);
+    pol_free(p);
+}
+END_TEST
+
+START_TEST(test_sigterm_stops)
+{
+    ck_assert_int_eq(kill(srv_pid, SIGTERM), 0);
+    int st = 0;
+    for (int i = 0; i < 100; i++) {
+        if (waitpid(srv_pid, &st, WNOHANG) == srv_pid) {
+            srv_pid = 0;
+            break;
+        }
+        usleep(50000);
+    }
+    ck_assert_msg(srv_pid == 0, "grpo serve still running 5 s after SIGTERM");
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+END_TEST
+
+START_TEST(test_usage_errors)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s/grpo serve >/dev/null 2>&1", bin_dir());
+    int st = system(cmd);
+    ck_assert_int_eq(WEXITSTATUS(st), 2);
+    snprintf(cmd, sizeof cmd, "%s/grpo serve --ckpt %s --port 70000 >/dev/null 2>&1", bin_dir(), ckpt);
+    st = system(cmd);
+    ck_assert_int_eq(WEXITSTATUS(st), 2);
+    snprintf(cmd, sizeof cmd, "%s/grpo serve --ckpt %s/none.safetensors --port 0 >/dev/null 2>&1", bin_dir(), dir);
+    st = system(cmd);
+    ck_assert_int_eq(WEXITSTATUS(st), 1);
+}
+END_TEST
+
+/* The official OpenAI Node SDK (pinned in tests/npm/, fetched into
+ * $RL_BUILD/npm by scripts/install-npm.sh) as the client. */
+START_TEST(test_openai_sdk)
+{
+    if (system("command -v node >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "serve: node not found: the OpenAI SDK test is skipped\n");
+        return;
+    }
+    const char *b = getenv("RL_BUILD");
+    char mods[512], probe[600], cmd[1400];
+    snprintf(mods, sizeof mods, "%s/npm/node_modules", b && *b ? b : "build");
+    snprintf(probe, sizeof probe, "%s/openai/package.json", mods);
+    ck_assert_msg(access(probe, R_OK) == 0, "%s missing: run scripts/install-npm.sh (make deps)", probe);
+    snprintf(cmd, sizeof cmd, "NODE_PATH=%s timeout 120 node tests/npm/sdk_test.js http://127.0.0.1:%d/v1 tiny 2>&1",
+             mods, srv_port);
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    char out[4096] = "";
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = '\0';
+    int st = pclose(f);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "ok"), "sdk_test.js: %s", out);
+}
+END_TEST
+
+Suite *serve_suite(void)
+{
+    Suite *s = suite_create("serve");
+    TCase *tc = tcase_create("serve");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_endpoints);
+    tcase_add_test(tc, test_errors);
+    tcase_add_test(tc, test_same_as_model_policy);
+    tcase_add_test(tc, test_openai_sdk);
+    tcase_add_test(tc, test_sigterm_stops);
+    tcase_add_test(tc, test_usage_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
