@@ -584,6 +584,8 @@ static void job_fail(serve *s, job *j, int status, const char *msg)
         choice *c = &j->ch[i];
         if (c->slot >= 0)
             model_dec_remove(s->dec, c->slot);
+        if (!c->done)
+            s->gen_tokens += c->n;
         c->slot = -1;
         c->done = 1;
     }

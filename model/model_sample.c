@@ -865,7 +865,8 @@ int model_dec_add(model_dec *d, int *slot, const int *prompt, int len, const mod
     memcpy(q->prompt, prompt, (size_t)len * sizeof(int));
     q->plen = len;
     q->o = *o;
-    memcpy(q->stop_ids, o->stop_ids, (size_t)o->n_stop * sizeof(int));
+    if (o->n_stop)
+        memcpy(q->stop_ids, o->stop_ids, (size_t)o->n_stop * sizeof(int));
     q->o.stop_ids = q->stop_ids;
     q->o.seeds = NULL;
     q->top_k = top_k;
