@@ -198,6 +198,11 @@
 /* One hunk's old or new side: our diffs touch a few lines; a whole file
  * rewritten stays far below this. */
 #define RL_PATCH_HUNK_MAX (4u << 20)
+/* Files one parsed diff names, and hunks of one file: a bug fix touches a
+ * few files with a few hunks each; the oracle turns every hunk into one
+ * edit, so a diff past these is not a fix to replay. */
+#define RL_PATCH_FILES_MAX 1024
+#define RL_PATCH_HUNKS_MAX 10000
 /* A task file holds two small diffs and a problem statement: 4 MiB is
  * far above any honest one and keeps a corrupt file from eating memory. */
 #define RL_TASK_FILE_MAX (4u << 20)
@@ -233,6 +238,9 @@
  * hand-written ones; 100k keeps a runaway generator from making `list`
  * quadratic in memory. */
 #define RL_TASK_SET_MAX 100000
+/* Entries of one tasks folder, listed and sorted before loading: at most
+ * a set's worth of task files plus their READMEs and subfolders. */
+#define RL_TASK_DIR_ENTRIES_MAX (2 * RL_TASK_SET_MAX)
 /* Folder depth under tasks/generated/ (generated/<repo>/ is depth 1). */
 #define RL_TASK_DIR_DEPTH 8
 /* Terms in one selector ("a,b,repo:x,..."). */
@@ -265,6 +273,10 @@
 /* Largest source file the mutator lexes: repository files are a few
  * hundred lines. */
 #define RL_MUT_SRC_MAX (1u << 20)
+/* Tokens (and functions) of one lexed source. Every token covers at least
+ * one byte but Python's line ends, which each follow a token, so a source
+ * of RL_MUT_SRC_MAX bytes has at most this many; they are int indexes. */
+#define RL_MUT_TOKENS_MAX (RL_MUT_SRC_MAX + 1)
 /* Candidate sites kept per file (a 400-line file has a few hundred). */
 #define RL_MUT_SITES_MAX 50000
 /* Bracket nesting the mutator tracks; deeper code is left unmutated. */
@@ -616,6 +628,11 @@
 /* A trajectory file replayed by `replay:FILE`: same bound as a batch. */
 #define RL_REPLAY_FILE_MAX (2048u << 20)
 
+/* Steps the oracle plans from a gold patch: a read per file and an edit
+ * per hunk, plus four. A task's fix has a few; an episode stops after
+ * RL_EP_HARD_TURNS turns anyway, so a longer plan could never be replayed. */
+#define RL_ORACLE_STEPS_MAX 4096
+
 /* -- search policy (policy/search*) -- */
 
 /* A function or variable name the search policy remembers: C and Python
@@ -632,6 +649,11 @@
  * Investigation takes 5-10 turns; the rest of the turn budget goes to
  * candidates. */
 #define RL_SEARCH_TRIES_MAX 38
+
+/* Candidates remembered as tried (looked up linearly): a turn tries at
+ * most two (the best partial again, then a new one) and search submits by
+ * RL_SEARCH_TURNS_MAX, so an episode stays far below this. */
+#define RL_SEARCH_TRIED_MAX 1024
 
 /* Candidates kept per ranking: a 400-line file has a few hundred mutation
  * sites; the budget above tries only the best few dozen. */
@@ -726,6 +748,11 @@
  * 4-8k, the largest public BPE vocabularies are ~200k. */
 #define RL_TOK_VOCAB_MAX (1 << 18)
 
+/* Bytes of all token texts of a tokenizer: every id is at most
+ * RL_TOK_PIECE_MAX bytes (a merge is checked against it, a special token
+ * is shorter), so a full vocabulary fits; ids address them with 32 bits. */
+#define RL_TOK_BYTES_MAX ((unsigned)RL_TOK_VOCAB_MAX * RL_TOK_PIECE_MAX)
+
 /* Special tokens: how many, and how long each may be (they are short
  * markers like <|im_end|>; ASCII, no whitespace). */
 #define RL_TOK_SPECIAL_MAX 256
@@ -751,6 +778,13 @@
  * (bigger files are data dumps, not code or prose). */
 #define RL_TOK_TRAIN_BYTES_MAX (64u << 20)
 #define RL_TOK_TRAIN_FILE_MAX (4u << 20)
+/* Entries of each of the trainer's tables (pairs, the words a pair occurs
+ * in, the pairs one merge touches, the merge heap). Each byte of the
+ * distinct pieces starts at most one pair and, when merged away, changes
+ * at most five, so RL_TOK_TRAIN_BYTES_MAX of text makes at most six
+ * entries per byte: this cap is never reached by accepted input and keeps
+ * the 32-bit indexes of the tables in range. */
+#define RL_TOK_TRAIN_ENTRIES_MAX (8u * RL_TOK_TRAIN_BYTES_MAX)
 /* Directory depth `grpo tokenizer` walks: source trees are under 10
  * levels; deeper ones are symlink loops or generated data. */
 #define RL_TOK_WALK_DEPTH_MAX 32

@@ -109,21 +109,19 @@ typedef struct lex {
     size_t *lines;  /* byte offset of each line start */
     int nlines;
     tok *t;
-    int n, cap;
+    int n;      /* tokens: int indexes (at most RL_MUT_TOKENS_MAX) */
+    size_t cap;
     func_info *funcs;
-    int nfuncs, capfuncs;
+    int nfuncs; /* at most RL_MUT_TOKENS_MAX too */
+    size_t capfuncs;
 } lex;
 
+/* Returns 0, RL_ELIMIT or RL_ENOMEM. */
 static int lex_push(lex *L, tkind k, size_t s, size_t e, int line, int col, unsigned flags)
 {
-    if (L->n == L->cap) {
-        int nc = L->cap ? L->cap * 2 : 256;
-        tok *v = realloc(L->t, (size_t)nc * sizeof *v);
-        if (!v)
-            return RL_ENOMEM;
-        L->t = v;
-        L->cap = nc;
-    }
+    int rc = VEC_GROW(L->t, L->cap, (size_t)L->n + 1, RL_MUT_TOKENS_MAX);
+    if (rc)
+        return rc;
     L->t[L->n++] = (tok){k, flags, s, e, line, col, -1, -1, -1};
     return 0;
 }
@@ -239,8 +237,9 @@ static int lex_run(lex *L)
         if (c == '\n') {
             if (L->lang == MUT_LANG_PY && depth == 0 && L->n && L->t[L->n - 1].k != T_NL &&
                 !pending_bol) {
-                if (lex_push(L, T_NL, i, i, line, (int)(i - line_start), 0))
-                    return RL_ENOMEM;
+                int rc = lex_push(L, T_NL, i, i, line, (int)(i - line_start), 0);
+                if (rc)
+                    return rc;
                 pending_bol = 1;
             }
             in_pp = in_def = 0;
@@ -330,14 +329,14 @@ static int lex_run(lex *L)
             else if ((c == ')' || c == ']' || c == '}') && depth > 0)
                 depth--;
         }
-        if (lex_push(L, k, st, i, tline, col, flags))
-            return RL_ENOMEM;
+        int rc = lex_push(L, k, st, i, tline, col, flags);
+        if (rc)
+            return rc;
         bol = 0;
         pending_bol = 0;
     }
     if (L->lang == MUT_LANG_PY && L->n && L->t[L->n - 1].k != T_NL)
-        if (lex_push(L, T_NL, L->len, L->len, line, 0, 0))
-            return RL_ENOMEM;
+        return lex_push(L, T_NL, L->len, L->len, line, 0, 0);
     return 0;
 }
 
@@ -545,16 +544,12 @@ static void match_brackets(lex *L)
     }
 }
 
+/* Returns the index of the new function, or RL_ELIMIT or RL_ENOMEM. */
 static int add_func(lex *L, size_t ns, size_t ne, int params_open, int indent)
 {
-    if (L->nfuncs == L->capfuncs) {
-        int nc = L->capfuncs ? L->capfuncs * 2 : 16;
-        func_info *v = realloc(L->funcs, (size_t)nc * sizeof *v);
-        if (!v)
-            return -1;
-        L->funcs = v;
-        L->capfuncs = nc;
-    }
+    int rc = VEC_GROW(L->funcs, L->capfuncs, (size_t)L->nfuncs + 1, RL_MUT_TOKENS_MAX);
+    if (rc)
+        return rc;
     L->funcs[L->nfuncs] = (func_info){ns, ne, params_open, indent};
     return L->nfuncs++;
 }
@@ -585,7 +580,7 @@ static int find_funcs_c(lex *L)
                 int o = L->t[i - 1].match;
                 int f = add_func(L, L->t[o - 1].s, L->t[o - 1].e, o, 0);
                 if (f < 0)
-                    return RL_ENOMEM;
+                    return f;
                 for (int j = i + 1; j < L->t[i].match; j++)
                     L->t[j].func = f;
             }
@@ -612,7 +607,7 @@ static int find_funcs_py(lex *L)
             if (is(L, d, "def") && is_name(L, d + 1) && is(L, d + 2, "(") && sp < RL_MUT_DEPTH_MAX) {
                 int f = add_func(L, L->t[d + 1].s, L->t[d + 1].e, d + 2, L->t[i].col);
                 if (f < 0)
-                    return RL_ENOMEM;
+                    return f;
                 stack[sp++] = f;
                 /* the header line belongs to the outer scope; the body follows */
             }
@@ -1586,7 +1581,7 @@ int mut_enumerate(mut_list *out, const char *text, size_t len, mut_lang lang, ui
         return rl_err(err, RL_EINVAL, "mutate: expected a C or Python source");
     if (len > RL_MUT_SRC_MAX)
         return rl_err(err, RL_ELIMIT, "mutate: source is %zu bytes, limit is %u", len, RL_MUT_SRC_MAX);
-    lex L = {text, len, lang, NULL, 0, NULL, 0, 0, NULL, 0, 0};
+    lex L = {.src = text, .len = len, .lang = lang};
     sites S = {&L, NULL, 0, 0, seed ^ 0x9e3779b97f4a7c15ull, 0, 0};
     int rc = lex_lines(&L);
     if (!rc)
@@ -1619,6 +1614,9 @@ int mut_enumerate(mut_list *out, const char *text, size_t len, mut_lang lang, ui
     free(L.lines);
     if (rc) {
         sites_free(S.v, S.n);
+        if (rc == RL_ELIMIT)
+            return rl_err(err, rc, "mutate: more than %u tokens or functions in the source",
+                          RL_MUT_TOKENS_MAX);
         return rl_err(err, rc, "mutate: out of memory");
     }
     out->v = S.v;

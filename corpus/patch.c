@@ -4,6 +4,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,24 +24,24 @@ static char *strip_path(const char *s, size_t len)
     return strndup(s, len);
 }
 
-static patch_file *add_file(patch *p)
+/* Appends a zeroed file to p. Returns 0, RL_ELIMIT or RL_ENOMEM. */
+static int add_file(patch_file **out, patch *p)
 {
-    patch_file *f = realloc(p->files, (p->nfiles + 1) * sizeof *f);
-    if (!f)
-        return NULL;
-    p->files = f;
-    memset(&f[p->nfiles], 0, sizeof *f);
-    return &f[p->nfiles++];
+    int rc = VEC_GROW(p->files, p->files_alloc, p->nfiles + 1, RL_PATCH_FILES_MAX);
+    if (rc)
+        return rc;
+    *out = memset(&p->files[p->nfiles++], 0, sizeof **out);
+    return 0;
 }
 
-static patch_hunk *add_hunk(patch_file *f)
+/* Appends a zeroed hunk to f. Returns 0, RL_ELIMIT or RL_ENOMEM. */
+static int add_hunk(patch_hunk **out, patch_file *f)
 {
-    patch_hunk *h = realloc(f->hunks, (f->nhunks + 1) * sizeof *h);
-    if (!h)
-        return NULL;
-    f->hunks = h;
-    memset(&h[f->nhunks], 0, sizeof *h);
-    return &h[f->nhunks++];
+    int rc = VEC_GROW(f->hunks, f->hunks_alloc, f->nhunks + 1, RL_PATCH_HUNKS_MAX);
+    if (rc)
+        return rc;
+    *out = memset(&f->hunks[f->nhunks++], 0, sizeof **out);
+    return 0;
 }
 
 /* Removes the trailing newline of a hunk side ("\ No newline at end of
@@ -112,8 +113,12 @@ int patch_parse(patch *out, const char *text, char *err)
             }
             const char *qnl = strchr(q, '\n');
             size_t qlen = qnl ? (size_t)(qnl - q) : strlen(q);
-            if (!(f = add_file(out))) {
-                rc = rl_err(err, RL_ENOMEM, "patch: out of memory");
+            if ((rc = add_file(&f, out)) < 0) {
+                if (rc == RL_ELIMIT)
+                    rl_err(err, rc, "patch line %d: more than %d files", lineno,
+                           RL_PATCH_FILES_MAX);
+                else
+                    rl_err(err, rc, "patch: out of memory");
                 break;
             }
             f->old_path = strip_path(p + 4, len - 4);
@@ -134,8 +139,13 @@ int patch_parse(patch *out, const char *text, char *err)
                 h->old_text = buf_detach(&old, NULL);
                 h->new_text = buf_detach(&new, NULL);
             }
-            if (!(h = add_hunk(f))) {
-                rc = rl_err(err, RL_ENOMEM, "patch: out of memory");
+            if ((rc = add_hunk(&h, f)) < 0) {
+                h = NULL; /* the previous hunk's texts are detached above */
+                if (rc == RL_ELIMIT)
+                    rl_err(err, rc, "patch line %d: more than %d hunks in one file", lineno,
+                           RL_PATCH_HUNKS_MAX);
+                else
+                    rl_err(err, rc, "patch: out of memory");
                 break;
             }
             int os, oc = 1, ns, nc = 1;

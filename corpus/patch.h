@@ -20,12 +20,12 @@ typedef struct patch_file {
     char *old_path; /* NULL for a new file (/dev/null) */
     char *new_path; /* NULL for a deleted file */
     patch_hunk *hunks;
-    size_t nhunks;
+    size_t nhunks, hunks_alloc; /* at most RL_PATCH_HUNKS_MAX */
 } patch_file;
 
 typedef struct patch {
     patch_file *files;
-    size_t nfiles;
+    size_t nfiles, files_alloc; /* at most RL_PATCH_FILES_MAX */
 } patch;
 
 /* Parses text; RL_EPARSE with the line number on malformed input. */

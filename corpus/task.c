@@ -602,14 +602,13 @@ static int walk_dir(walker *w, const char *dir, int depth, int recurse)
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue; /* ., .., hidden files and editor droppings */
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **v = realloc(names, cap * sizeof *v);
-            if (!v) {
-                rc = rl_err(w->err, RL_ENOMEM, "%s: out of memory", dir);
-                break;
-            }
-            names = v;
+        if ((rc = VEC_GROW(names, cap, n + 1, RL_TASK_DIR_ENTRIES_MAX)) < 0) {
+            if (rc == RL_ELIMIT)
+                rl_err(w->err, rc, "%s: more than %d entries in the tasks folder", dir,
+                       RL_TASK_DIR_ENTRIES_MAX);
+            else
+                rl_err(w->err, rc, "%s: out of memory", dir);
+            break;
         }
         if (!(names[n] = strdup(e->d_name))) {
             rc = rl_err(w->err, RL_ENOMEM, "%s: out of memory", dir);

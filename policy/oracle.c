@@ -34,6 +34,8 @@
  * SFT with "mask_failed_calls" trains on the repair, never on the mistake.
  */
 #include "common/err.h"
+#include "common/limits.h"
+#include "common/vec.h"
 #include "policy/scripted.h"
 #include "corpus/patch.h"
 
@@ -54,19 +56,20 @@ typedef struct step {
 
 typedef struct oracle {
     step *steps;
-    size_t n;
+    size_t n, alloc; /* at most RL_ORACLE_STEPS_MAX */
     size_t demo;  /* the edit step that a recovery demonstration precedes; n: none */
     uint64_t h;   /* hash of the gold patch: picks which mistake */
 } oracle;
 
+/* Appends a step. Returns 0, RL_ELIMIT or RL_ENOMEM. */
 static int push(oracle *o, const char *tool, cJSON *args, const char *why)
 {
-    step *s = realloc(o->steps, (o->n + 1) * sizeof *s);
-    if (!s) {
+    int rc = VEC_GROW(o->steps, o->alloc, o->n + 1, RL_ORACLE_STEPS_MAX);
+    if (rc < 0) {
         cJSON_Delete(args);
-        return RL_ENOMEM;
+        return rc;
     }
-    o->steps = s;
+    step *s = o->steps;
     memset(&s[o->n], 0, sizeof s[o->n]);
     s[o->n].tool = tool;
     s[o->n].args = cJSON_PrintUnformatted(args);
@@ -685,13 +688,17 @@ int oracle_open(policy **out, const pol_env *env, int recover_pct, char *err)
         return rl_err(err, rc, "policy oracle: gold patch: %s", err);
     policy *p = calloc(1, sizeof *p);
     oracle *o = calloc(1, sizeof *o);
-    if (!p || !o || plan(o, &pt) < 0) {
+    rc = p && o ? plan(o, &pt) : RL_ENOMEM;
+    if (rc < 0) {
         patch_dispose(&pt);
         free(p);
         if (o) {
             policy tmp = {.impl = o};
             oracle_free(&tmp);
         }
+        if (rc == RL_ELIMIT)
+            return rl_err(err, rc, "policy oracle: gold patch: more than %d steps (a read per "
+                          "file, an edit per hunk)", RL_ORACLE_STEPS_MAX);
         return rl_err(err, RL_ENOMEM, "policy oracle: out of memory");
     }
     patch_dispose(&pt);

@@ -58,6 +58,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/vec.h"
 #include "protocol/chat.h"
 #include "policy/scripted.h"
 
@@ -242,14 +243,8 @@ static void tried_add(search *s, uint64_t k)
 {
     if (tried_has(s, k))
         return;
-    if (s->ntried == s->tried_cap) {
-        size_t nc = s->tried_cap ? s->tried_cap * 2 : 64;
-        uint64_t *nv = realloc(s->tried, nc * sizeof *nv);
-        if (!nv)
-            return;
-        s->tried = nv;
-        s->tried_cap = nc;
-    }
+    if (VEC_GROW(s->tried, s->tried_cap, s->ntried + 1, RL_SEARCH_TRIED_MAX) < 0)
+        return; /* out of memory; the cap is past what an episode tries */
     s->tried[s->ntried++] = k;
 }
 

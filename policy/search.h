@@ -34,6 +34,7 @@
 typedef struct search_fail {
     char *name;   /* as reported ("test_x", "tests/t.py::test_x[1]") */
     char *msg;    /* its message, continuation lines included (capped) */
+    size_t msg_alloc; /* bytes allocated at msg (at most RL_SEARCH_MSG_MAX + 2) */
 } search_fail;
 
 /* A parsed run_tests observation. */
@@ -88,7 +89,8 @@ typedef struct search_hit {
     char *text;
 } search_hit;
 
-/* Parses a search observation into hits (at most max). */
+/* Parses a search observation into hits (at most max, and at most
+ * RL_SEARCH_HITS_MAX). */
 size_t search_parse_search(search_hit **out, const char *obs, size_t max);
 void search_hits_free(search_hit *h, size_t n);
 
@@ -113,7 +115,8 @@ typedef struct search_tok {
 } search_tok;
 
 /* Tokens of a C or Python text, comments skipped (strings are one token).
- * At most max tokens. Returns the count; *out is malloc'd. */
+ * At most max tokens, and at most RL_SEARCH_TOKENS_MAX. Returns the count;
+ * *out is malloc'd. */
 size_t search_tokenize(search_tok **out, const char *text, size_t len, mut_lang lang, size_t max);
 
 /* A function (or class) defined in a file. */
@@ -128,7 +131,8 @@ typedef struct search_def {
 
 #define SR_LEVEL_NONE 99
 
-/* Definitions in text; at most max. Returns the count. */
+/* Definitions in text; at most max, and at most RL_SEARCH_DEFS_MAX.
+ * Returns the count. */
 size_t search_find_defs(search_def **out, const char *text, size_t len, mut_lang lang, size_t max);
 
 /* Names referred to in lines [from, to] of text: the names called (ident
@@ -183,7 +187,8 @@ typedef struct search_cmp {
 } search_cmp;
 
 /* Appends the comparisons of a text (file index `file`) to *out (n used,
- * *cap allocated, at most max); returns the new count. */
+ * *cap allocated, at most max and at most RL_SEARCH_CMPS_MAX); returns the
+ * new count. */
 size_t search_find_cmps(search_cmp **out, size_t n, size_t *cap, size_t max, const char *text, size_t len,
                     mut_lang lang, int file);
 
@@ -214,7 +219,7 @@ typedef struct search_rank_in {
 
 /* Candidates for one complete file with its definitions (levels set).
  * Appends to *v (n entries, capacity *cap); returns the new count, capped
- * at max. */
+ * at max and at RL_SEARCH_CANDS_MAX. */
 size_t search_cands_for_file(search_cand **v, size_t n, size_t *cap, size_t max, int file_index,
                          const search_file *f, const search_def *defs, size_t ndefs, const search_rank_in *in);
 /* Sorts by score (high first), then jitter; a function's k-th candidate

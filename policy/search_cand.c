@@ -26,6 +26,7 @@
 
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/vec.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -408,15 +409,9 @@ static void add_cand_x(cands *C, const cand_in *ci, const rep *r, size_t nr, int
         search_cand_dispose(&c);
         return;
     }
-    if (C->n == *C->cap) {
-        size_t ncap = *C->cap ? *C->cap * 2 : 128;
-        search_cand *nv = realloc(*C->v, ncap * sizeof *nv);
-        if (!nv) {
-            search_cand_dispose(&c);
-            return;
-        }
-        *C->v = nv;
-        *C->cap = ncap;
+    if (VEC_GROW(*C->v, *C->cap, C->n + 1, C->max) < 0) {
+        search_cand_dispose(&c); /* out of memory: C->n is below C->max */
+        return;
     }
     (*C->v)[C->n++] = c;
 }
@@ -504,6 +499,8 @@ size_t search_find_cmps(search_cmp **out, size_t n, size_t *cap, size_t max, con
 {
     search_tok *k;
     size_t nt = search_tokenize(&k, t, len, lang, RL_SEARCH_TOKENS_MAX);
+    if (max > RL_SEARCH_CMPS_MAX)
+        max = RL_SEARCH_CMPS_MAX;
     for (size_t i = 1; i + 1 < nt && n < max; i++) {
         int lt = tis(t, &k[i], "<") || tis(t, &k[i], "<="), gt = tis(t, &k[i], ">") || tis(t, &k[i], ">=");
         if (!lt && !gt)
@@ -529,14 +526,8 @@ size_t search_find_cmps(search_cmp **out, size_t n, size_t *cap, size_t max, con
         c.rkind = bt->kind == SR_T_NUM ? 'n' : bt->kind == SR_T_CHAR ? 'c' : bt->kind == SR_T_STR ? 's' : 'i';
         if (!c.lkey[0] && !c.rkey[0])
             continue;
-        if (n == *cap) {
-            size_t nc = *cap ? *cap * 2 : 64;
-            search_cmp *nv = realloc(*out, nc * sizeof *nv);
-            if (!nv)
-                break;
-            *out = nv;
-            *cap = nc;
-        }
+        if (VEC_GROW(*out, *cap, n + 1, max) < 0)
+            break; /* out of memory: the loop stays below max */
         (*out)[n++] = c;
     }
     free(k);
@@ -1029,7 +1020,7 @@ size_t search_cands_for_file(search_cand **v, size_t n, size_t *cap, size_t max,
     char *text = search_file_text(f, &len);
     if (!text || f->is_test || f->lang == MUT_LANG_NONE)
         return free(text), n;
-    cands C = {v, n, cap, max};
+    cands C = {v, n, cap, max < RL_SEARCH_CANDS_MAX ? max : RL_SEARCH_CANDS_MAX};
     cand_in ci = {f->path, text, len, defs, ndefs, in, file_index};
     mut_list ml = {0};
     char err[RL_ERR_MAX];

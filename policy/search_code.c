@@ -6,6 +6,7 @@
 #include "policy/search.h"
 
 #include "common/limits.h"
+#include "common/vec.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -47,6 +48,8 @@ size_t search_tokenize(search_tok **out, const char *t, size_t len, mut_lang lan
     size_t n = 0, cap = 0, i = 0;
     int line = 1;
     search_tok *v = NULL;
+    if (max > RL_SEARCH_TOKENS_MAX)
+        max = RL_SEARCH_TOKENS_MAX;
     while (i < len && n < max) {
         char c = t[i];
         if (c == '\n') {
@@ -105,14 +108,8 @@ size_t search_tokenize(search_tok **out, const char *t, size_t len, mut_lang lan
                     break;
                 }
         }
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 256;
-            search_tok *nv = realloc(v, nc * sizeof *nv);
-            if (!nv)
-                break;
-            v = nv;
-            cap = nc;
-        }
+        if (VEC_GROW(v, cap, n + 1, max) < 0)
+            break; /* out of memory: the loop stays below max */
         v[n++] = k;
         i = k.e > i ? k.e : i + 1;
     }
@@ -205,18 +202,11 @@ static size_t name_add(char (*names)[SR_NAME_MAX], size_t n, size_t max, const c
 
 /* ---- definitions ----------------------------------------------------------- */
 
+/* max is at most RL_SEARCH_DEFS_MAX (search_find_defs). */
 static size_t def_push(search_def **v, size_t n, size_t *cap, size_t max, const search_def *d)
 {
-    if (n >= max)
+    if (n >= max || VEC_GROW(*v, *cap, n + 1, max) < 0)
         return n;
-    if (n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 32;
-        search_def *nv = realloc(*v, nc * sizeof *nv);
-        if (!nv)
-            return n;
-        *v = nv;
-        *cap = nc;
-    }
     (*v)[n] = *d;
     return n + 1;
 }
@@ -393,6 +383,8 @@ out:
 size_t search_find_defs(search_def **out, const char *text, size_t len, mut_lang lang, size_t max)
 {
     *out = NULL;
+    if (max > RL_SEARCH_DEFS_MAX)
+        max = RL_SEARCH_DEFS_MAX;
     if (lang == MUT_LANG_PY)
         return py_defs(out, text, len, max);
     if (lang == MUT_LANG_C)

@@ -6,6 +6,7 @@
 #include "policy/search.h"
 
 #include "common/limits.h"
+#include "common/vec.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -57,14 +58,8 @@ size_t search_last_responses(char ***out, const char *ctx, size_t len)
         }
         if (!stop)
             break;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 4;
-            char **nv = realloc(v, nc * sizeof *nv);
-            if (!nv)
-                break;
-            v = nv;
-            cap = nc;
-        }
+        if (VEC_GROW(v, cap, n + 1, RL_SEARCH_FAILS_MAX) < 0)
+            break; /* out of memory: the loop stays below the cap */
         size_t bl = (size_t)(stop - c);
         if (bl > RL_SEARCH_OBS_MAX)
             bl = RL_SEARCH_OBS_MAX;
@@ -167,6 +162,8 @@ static size_t fail_line(const char *l, size_t n, const char **name, const char *
     return 0;
 }
 
+/* Appends a line to f's message, cut at RL_SEARCH_MSG_MAX bytes; the
+ * message stays as it was when memory runs out. */
 static void msg_append(search_fail *f, const char *s, size_t n)
 {
     size_t have = f->msg ? strlen(f->msg) : 0;
@@ -174,14 +171,13 @@ static void msg_append(search_fail *f, const char *s, size_t n)
         return;
     if (n > RL_SEARCH_MSG_MAX - have)
         n = RL_SEARCH_MSG_MAX - have;
-    char *m = realloc(f->msg, have + n + 2);
-    if (!m)
+    if (VEC_GROW(f->msg, f->msg_alloc, have + n + 2, RL_SEARCH_MSG_MAX + 2) < 0)
         return;
+    char *m = f->msg;
     if (have)
         m[have++] = '\n';
     memcpy(m + have, s, n);
     m[have + n] = 0;
-    f->msg = m;
 }
 
 void search_parse_tests(search_result *out, const char *obs)
@@ -230,14 +226,8 @@ void search_parse_tests(search_result *out, const char *obs)
         const char *name, *msg;
         size_t nlen = fail_line(l, n, &name, &msg);
         if (nlen && out->nfail < RL_SEARCH_FAILS_MAX) {
-            if (out->nfail == cap) {
-                size_t nc = cap ? cap * 2 : 8;
-                search_fail *nv = realloc(out->fail, nc * sizeof *nv);
-                if (!nv)
-                    break;
-                out->fail = nv;
-                cap = nc;
-            }
+            if (VEC_GROW(out->fail, cap, out->nfail + 1, RL_SEARCH_FAILS_MAX) < 0)
+                break; /* out of memory: the test above keeps below the cap */
             cur = &out->fail[out->nfail];
             memset(cur, 0, sizeof *cur);
             if (!(cur->name = strndup(name, nlen)))
@@ -457,6 +447,8 @@ size_t search_parse_search(search_hit **out, const char *obs, size_t max)
     size_t total = strnlen(obs, RL_SEARCH_OBS_MAX), n = 0, cap = 0;
     const char *p = obs, *end = obs + total;
     search_hit *v = NULL;
+    if (max > RL_SEARCH_HITS_MAX)
+        max = RL_SEARCH_HITS_MAX;
     while (p < end && n < max) {
         const char *e = memchr(p, '\n', (size_t)(end - p));
         size_t ln = e ? (size_t)(e - p) : (size_t)(end - p);
@@ -471,14 +463,8 @@ size_t search_parse_search(search_hit **out, const char *obs, size_t max)
             no = no * 10 + (*q++ - '0');
         if (q == c + 1 || q + 1 >= l + ln || q[0] != ':' || q[1] != ' ' || no < 1)
             continue;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            search_hit *nv = realloc(v, nc * sizeof *nv);
-            if (!nv)
-                break;
-            v = nv;
-            cap = nc;
-        }
+        if (VEC_GROW(v, cap, n + 1, max) < 0)
+            break; /* out of memory: the loop stays below max */
         v[n].path = strndup(l, (size_t)(c - l));
         v[n].line = (int)no;
         v[n].text = strndup(q + 2, (size_t)(l + ln - q - 2));

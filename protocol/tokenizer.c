@@ -16,6 +16,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/vec.h"
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
@@ -161,7 +162,7 @@ static uint64_t pair_key(int32_t a, int32_t b) { return (uint64_t)(uint32_t)a <<
 typedef struct specset {
     char **text;
     size_t *len;
-    size_t n;
+    size_t n, text_alloc, len_alloc;
     unsigned char first[256]; /* 1 if some special starts with this byte */
 } specset;
 
@@ -186,6 +187,7 @@ struct tok {
     /* bytes of every id: id i is bytes[off[i] .. off[i] + len[i]) */
     uint32_t *off;
     uint16_t *len;
+    size_t off_alloc, len_alloc;
     char *bytes;
     size_t bytes_len, bytes_cap;
     int vocab; /* 256 + nmerges + nspecials */
@@ -253,17 +255,12 @@ static int specset_add(specset *s, const char *name, char *err)
     if (s->n >= RL_TOK_SPECIAL_MAX)
         return rl_err(err, RL_ELIMIT, "special token '%s': more than %d special tokens", name,
                       RL_TOK_SPECIAL_MAX);
-    char **t = realloc(s->text, (s->n + 1) * sizeof *t);
-    if (t)
-        s->text = t;
-    size_t *l = realloc(s->len, (s->n + 1) * sizeof *l);
-    if (l)
-        s->len = l;
-    char *copy = strdup(name);
-    if (!t || !l || !copy) {
-        free(copy);
+    rc = VEC_GROW(s->text, s->text_alloc, s->n + 1, RL_TOK_SPECIAL_MAX);
+    if (!rc)
+        rc = VEC_GROW(s->len, s->len_alloc, s->n + 1, RL_TOK_SPECIAL_MAX);
+    char *copy = rc ? NULL : strdup(name); /* rc is not RL_ELIMIT: checked above */
+    if (!copy)
         return rl_err(err, RL_ENOMEM, "special token '%s': out of memory", name);
-    }
     s->text[s->n] = copy;
     s->len[s->n] = n;
     s->n++;
@@ -302,6 +299,7 @@ static tok_t *tok_alloc(void)
         return NULL;
     t->off = malloc(256 * sizeof *t->off);
     t->len = malloc(256 * sizeof *t->len);
+    t->off_alloc = t->len_alloc = 256;
     t->bytes_cap = 4096;
     t->bytes = malloc(t->bytes_cap);
     t->cache = calloc(1, sizeof *t->cache);
@@ -350,19 +348,13 @@ void tok_free(tok_t *t)
     free(t);
 }
 
-/* Appends the bytes of a new id (the id tables already have room). */
+/* Appends the bytes of a new id (the id tables already have room).
+ * Returns 0, RL_ELIMIT (past RL_TOK_BYTES_MAX) or RL_ENOMEM. */
 static int tok_push_bytes(tok_t *t, int32_t id, const char *p, size_t n)
 {
-    if (t->bytes_len + n > t->bytes_cap) {
-        size_t cap = t->bytes_cap;
-        while (cap < t->bytes_len + n)
-            cap *= 2;
-        char *b = realloc(t->bytes, cap);
-        if (!b)
-            return RL_ENOMEM;
-        t->bytes = b;
-        t->bytes_cap = cap;
-    }
+    int rc = VEC_GROW(t->bytes, t->bytes_cap, t->bytes_len + n, RL_TOK_BYTES_MAX);
+    if (rc)
+        return rc;
     memcpy(t->bytes + t->bytes_len, p, n);
     t->off[id] = (uint32_t)t->bytes_len;
     t->len[id] = (uint16_t)n;
@@ -370,15 +362,21 @@ static int tok_push_bytes(tok_t *t, int32_t id, const char *p, size_t n)
     return 0;
 }
 
+/* Room for vocab ids. Returns 0, RL_ELIMIT (past RL_TOK_VOCAB_MAX) or
+ * RL_ENOMEM. */
 static int tok_grow_ids(tok_t *t, int vocab)
 {
-    uint32_t *o = realloc(t->off, (size_t)vocab * sizeof *o);
-    if (o)
-        t->off = o;
-    uint16_t *l = realloc(t->len, (size_t)vocab * sizeof *l);
-    if (l)
-        t->len = l;
-    return o && l ? 0 : RL_ENOMEM;
+    int rc = VEC_GROW(t->off, t->off_alloc, (size_t)vocab, RL_TOK_VOCAB_MAX);
+    return rc ? rc : VEC_GROW(t->len, t->len_alloc, (size_t)vocab, RL_TOK_VOCAB_MAX);
+}
+
+/* The message of a failed tok_grow_ids or tok_push_bytes for `name`. */
+static int grow_err(char *err, int rc, const char *name)
+{
+    if (rc == RL_ELIMIT)
+        return rl_err(err, rc, "%s: more than %d token ids or %u bytes of tokens", name,
+                      RL_TOK_VOCAB_MAX, RL_TOK_BYTES_MAX);
+    return rl_err(err, rc, "%s: out of memory", name);
 }
 
 static int32_t rank_lookup(const tok_t *t, int32_t a, int32_t b)
@@ -401,8 +399,9 @@ static int tok_set_merges(tok_t *t, int32_t *merges, int m, const char *name, ch
 {
     t->merges = merges;
     t->nmerges = m;
-    if (tok_grow_ids(t, 256 + m))
-        return rl_err(err, RL_ENOMEM, "%s: out of memory", name);
+    int rc = tok_grow_ids(t, 256 + m);
+    if (rc)
+        return grow_err(err, rc, name);
     size_t slots = 16;
     while (slots < (size_t)m * 2 + 2)
         slots *= 2;
@@ -434,8 +433,8 @@ static int tok_set_merges(tok_t *t, int32_t *merges, int m, const char *name, ch
         char tmp[RL_TOK_PIECE_MAX];
         memcpy(tmp, t->bytes + t->off[a], t->len[a]);
         memcpy(tmp + t->len[a], t->bytes + t->off[b], t->len[b]);
-        if (tok_push_bytes(t, 256 + r, tmp, n))
-            return rl_err(err, RL_ENOMEM, "%s: out of memory", name);
+        if ((rc = tok_push_bytes(t, 256 + r, tmp, n)))
+            return grow_err(err, rc, name);
     }
     t->vocab = 256 + m;
     t->first_special = 256 + m;
@@ -453,11 +452,13 @@ int32_t tok_add_special(tok_t *t, const char *name, char *err)
     if (rc)
         return rc;
     int32_t id = t->vocab;
-    if (tok_grow_ids(t, id + 1) || tok_push_bytes(t, id, name, strlen(name))) {
+    if ((rc = tok_grow_ids(t, id + 1)) || (rc = tok_push_bytes(t, id, name, strlen(name)))) {
         /* keep the object consistent: drop the half-added special */
         t->spec.n--;
         free(t->spec.text[t->spec.n]);
-        return rl_err(err, RL_ENOMEM, "special token '%s': out of memory", name);
+        char what[RL_TOK_SPECIAL_LEN_MAX + 32];
+        snprintf(what, sizeof what, "special token '%s'", name);
+        return grow_err(err, rc, what);
     }
     t->vocab++;
     return id;
@@ -497,7 +498,8 @@ const char *tok_id_to_bytes(const tok_t *t, int32_t id, size_t *len)
  * 4. Encode and decode
  * ====================================================================== */
 
-/* Output of the encoder: ids, or only their count. */
+/* Output of the encoder: ids, or only their count. Every id covers at
+ * least one byte of the text, so there are at most RL_TOK_TEXT_MAX. */
 typedef struct idvec {
     int32_t *v;
     size_t n, cap;
@@ -507,16 +509,9 @@ typedef struct idvec {
 static int idvec_push(idvec *o, const int32_t *ids, size_t k)
 {
     if (!o->count_only) {
-        if (o->n + k > o->cap) {
-            size_t cap = o->cap ? o->cap : 256;
-            while (cap < o->n + k)
-                cap *= 2;
-            int32_t *v = realloc(o->v, cap * sizeof *v);
-            if (!v)
-                return RL_ENOMEM;
-            o->v = v;
-            o->cap = cap;
-        }
+        int rc = VEC_GROW(o->v, o->cap, o->n + k, RL_TOK_TEXT_MAX);
+        if (rc)
+            return rc;
         memcpy(o->v + o->n, ids, k * sizeof *ids);
     }
     o->n += k;
@@ -675,6 +670,9 @@ static int encode_run(const tok_t *t, const char *text, size_t len, tok_mode mod
     }
     if (cache)
         pthread_mutex_unlock(&cache->mu);
+    if (rc == RL_ELIMIT)
+        return rl_err(err, rc, "tokenizer: more than %zu ids encoding %zu bytes",
+                      (size_t)RL_TOK_TEXT_MAX, len);
     if (rc)
         return rl_err(err, rc, "tokenizer: out of memory encoding %zu bytes", len);
     return 0;
@@ -1004,20 +1002,6 @@ tok_train_opts tok_train_opts_default(void)
     return o;
 }
 
-/* Grows *p (n used, *cap allocated, elements of size sz) to hold n + 1. */
-static int grow(void *p, size_t *cap, size_t n, size_t sz)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 64;
-    void *q = realloc(*(void **)p, c * sz);
-    if (!q)
-        return RL_ENOMEM;
-    *(void **)p = q;
-    *cap = c;
-    return 0;
-}
-
 int tok_trainer_new(tok_trainer_t **out, const tok_train_opts *opts, char *err)
 {
     *out = NULL;
@@ -1087,7 +1071,8 @@ static int words_rehash(tok_trainer_t *tr)
     return 0;
 }
 
-/* Counts one occurrence of a piece. */
+/* Counts one occurrence of a piece. Distinct pieces and their bytes are
+ * at most the bytes fed (RL_TOK_TRAIN_BYTES_MAX). */
 static int words_add(tok_trainer_t *tr, const unsigned char *p, size_t n)
 {
     uint64_t h = hash_bytes(p, n);
@@ -1099,16 +1084,11 @@ static int words_add(tok_trainer_t *tr, const unsigned char *p, size_t n)
             return 0;
         }
     }
-    if (grow(&tr->words, &tr->cwords, tr->nwords, sizeof *tr->words))
-        return RL_ENOMEM;
-    while (tr->arena_len + n > tr->arena_cap) {
-        size_t c = tr->arena_cap ? tr->arena_cap * 2 : 1 << 16;
-        unsigned char *a = realloc(tr->arena, c);
-        if (!a)
-            return RL_ENOMEM;
-        tr->arena = a;
-        tr->arena_cap = c;
-    }
+    int rc = VEC_GROW(tr->words, tr->cwords, tr->nwords + 1, RL_TOK_TRAIN_BYTES_MAX);
+    if (!rc)
+        rc = VEC_GROW(tr->arena, tr->arena_cap, tr->arena_len + n, RL_TOK_TRAIN_BYTES_MAX);
+    if (rc)
+        return rc;
     memcpy(tr->arena + tr->arena_len, p, n);
     tr->words[tr->nwords] = (word){h, 1, (uint32_t)tr->arena_len, (uint16_t)n, 0};
     tr->arena_len += n;
@@ -1131,8 +1111,12 @@ int tok_trainer_feed(tok_trainer_t *tr, const char *text, size_t len, char *err)
         size_t at = specset_next(&tr->spec, s, len, pos, &which);
         for (size_t i = pos; i < at;) {
             size_t j = tok_pretoken_next(text, at, i);
-            if (words_add(tr, s + i, j - i))
-                return rl_err(err, RL_ENOMEM, "tokenizer trainer: out of memory");
+            int rc = words_add(tr, s + i, j - i);
+            if (rc == RL_ELIMIT)
+                return rl_err(err, rc, "tokenizer trainer: more than %u bytes of distinct pieces",
+                              RL_TOK_TRAIN_BYTES_MAX);
+            if (rc)
+                return rl_err(err, rc, "tokenizer trainer: out of memory");
             tr->stats.pieces++;
             i = j;
         }
@@ -1173,7 +1157,8 @@ static int pairs_rehash(tok_trainer_t *tr)
     return 0;
 }
 
-/* Index of pair (a, b), created with count 0 if new; -1 on no memory. */
+/* Index of pair (a, b), created with count 0 if new; or RL_ELIMIT (more
+ * than RL_TOK_TRAIN_ENTRIES_MAX pairs) or RL_ENOMEM. */
 static long pair_get(tok_trainer_t *tr, int32_t a, int32_t b)
 {
     uint64_t key = pair_key(a, b);
@@ -1181,14 +1166,15 @@ static long pair_get(tok_trainer_t *tr, int32_t a, int32_t b)
     for (; tr->pkeys[i] != UINT64_MAX; i = (i + 1) & tr->pmask)
         if (tr->pkeys[i] == key)
             return tr->pvals[i];
-    if (grow(&tr->pairs, &tr->cpairs, tr->npairs, sizeof *tr->pairs))
-        return -1;
+    int rc = VEC_GROW(tr->pairs, tr->cpairs, tr->npairs + 1, RL_TOK_TRAIN_ENTRIES_MAX);
+    if (rc)
+        return rc;
     tr->pairs[tr->npairs] = (pair){a, b, 0, NULL, 0, 0, 0};
     tr->pkeys[i] = key;
     tr->pvals[i] = (uint32_t)tr->npairs;
     tr->npairs++;
     if (tr->npairs * 2 > tr->pmask && pairs_rehash(tr))
-        return -1;
+        return RL_ENOMEM;
     return (long)tr->npairs - 1;
 }
 
@@ -1198,24 +1184,22 @@ static int pair_delta(tok_trainer_t *tr, int32_t a, int32_t b, int64_t d, long w
 {
     long pi = pair_get(tr, a, b);
     if (pi < 0)
-        return RL_ENOMEM;
+        return (int)pi;
     pair *p = &tr->pairs[pi];
     p->count += d;
     if (p->stamp != stamp) {
         p->stamp = stamp;
-        if (grow(&tr->touched, &tr->ctouched, tr->ntouched, sizeof *tr->touched))
-            return RL_ENOMEM;
+        int rc = VEC_GROW(tr->touched, tr->ctouched, tr->ntouched + 1, RL_TOK_TRAIN_ENTRIES_MAX);
+        if (rc)
+            return rc;
         tr->touched[tr->ntouched++] = (uint32_t)pi;
     }
     if (w >= 0 && (p->nw == 0 || p->words[p->nw - 1] != (uint32_t)w)) {
-        if (p->nw == p->cw) {
-            uint32_t c = p->cw ? p->cw * 2 : 4;
-            uint32_t *ws = realloc(p->words, c * sizeof *ws);
-            if (!ws)
-                return RL_ENOMEM;
-            p->words = ws;
-            p->cw = c;
-        }
+        size_t cw = p->cw; /* 32-bit in the pair: the cap is below UINT32_MAX */
+        int rc = VEC_GROW(p->words, cw, (size_t)p->nw + 1, RL_TOK_TRAIN_ENTRIES_MAX);
+        p->cw = (uint32_t)cw;
+        if (rc)
+            return rc;
         p->words[p->nw++] = (uint32_t)w;
     }
     return 0;
@@ -1234,8 +1218,9 @@ static int heap_before(const tok_trainer_t *tr, heap_ent x, heap_ent y)
 
 static int heap_push(tok_trainer_t *tr, uint32_t pi)
 {
-    if (grow(&tr->heap, &tr->cheap, tr->nheap, sizeof *tr->heap))
-        return RL_ENOMEM;
+    int rc = VEC_GROW(tr->heap, tr->cheap, tr->nheap + 1, RL_TOK_TRAIN_ENTRIES_MAX);
+    if (rc)
+        return rc;
     heap_ent e = {tr->pairs[pi].count, pi};
     size_t i = tr->nheap++;
     while (i > 0) {
@@ -1312,18 +1297,18 @@ static int train_init_pairs(tok_trainer_t *tr)
         return RL_ENOMEM;
     for (size_t i = 0; i < tr->arena_len; i++)
         tr->ids[i] = tr->arena[i];
-    for (size_t wi = 0; wi < tr->nwords; wi++) {
+    int rc = 0;
+    for (size_t wi = 0; wi < tr->nwords && !rc; wi++) {
         word *w = &tr->words[wi];
         const int32_t *ids = tr->ids + w->off;
-        for (size_t i = 0; i + 1 < w->len; i++)
-            if (pair_delta(tr, ids[i], ids[i + 1], (int64_t)w->count, (long)wi, 0))
-                return RL_ENOMEM;
+        for (size_t i = 0; i + 1 < w->len && !rc; i++)
+            rc = pair_delta(tr, ids[i], ids[i + 1], (int64_t)w->count, (long)wi, 0);
     }
     tr->ntouched = 0;
-    for (size_t p = 0; p < tr->npairs; p++)
-        if (tr->pairs[p].count > 0 && heap_push(tr, (uint32_t)p))
-            return RL_ENOMEM;
-    return 0;
+    for (size_t p = 0; p < tr->npairs && !rc; p++)
+        if (tr->pairs[p].count > 0)
+            rc = heap_push(tr, (uint32_t)p);
+    return rc;
 }
 
 /* One merge: rewrites the words holding the pair, then re-pushes every
@@ -1382,16 +1367,20 @@ int tok_trainer_finish(tok_t **out, tok_train_stats *stats, tok_trainer_t *tr, c
     if (!merges)
         return rl_err(err, RL_ENOMEM, "tokenizer trainer: out of memory");
     int m = 0;
-    if (train_run(tr, merges, target, &m)) {
+    int rc = train_run(tr, merges, target, &m);
+    if (rc) {
         free(merges);
-        return rl_err(err, RL_ENOMEM, "tokenizer trainer: out of memory while merging");
+        if (rc == RL_ELIMIT)
+            return rl_err(err, rc, "tokenizer trainer: more than %u pairs, occurrences or heap "
+                          "entries while merging", RL_TOK_TRAIN_ENTRIES_MAX);
+        return rl_err(err, rc, "tokenizer trainer: out of memory while merging");
     }
     tok_t *t = tok_alloc();
     if (!t) {
         free(merges);
         return rl_err(err, RL_ENOMEM, "tokenizer trainer: out of memory");
     }
-    int rc = tok_set_merges(t, merges, m, "tokenizer trainer", err);
+    rc = tok_set_merges(t, merges, m, "tokenizer trainer", err);
     for (size_t k = 0; k < tr->spec.n && !rc; k++) {
         int32_t id = tok_add_special(t, tr->spec.text[k], err);
         rc = id < 0 ? id : 0;

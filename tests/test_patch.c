@@ -1,7 +1,10 @@
+#include "common/buf.h"
 #include "common/err.h"
+#include "common/limits.h"
 #include "corpus/patch.h"
 
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *DIFF = "diff --git a/src/leap.c b/src/leap.c\n"
@@ -60,12 +63,52 @@ START_TEST(test_patch_errors)
 }
 END_TEST
 
+/* A diff of nfiles files with nhunks one-line hunks each. */
+static char *many(size_t nfiles, size_t nhunks)
+{
+    buf_t b;
+    buf_init(&b, 0);
+    for (size_t f = 0; f < nfiles; f++) {
+        ck_assert_int_eq(buf_printf(&b, "--- a/f%zu\n+++ b/f%zu\n", f, f), 0);
+        for (size_t h = 0; h < nhunks; h++)
+            ck_assert_int_eq(buf_printf(&b, "@@ -%zu +%zu @@\n-a\n+b\n", h + 1, h + 1), 0);
+    }
+    return buf_detach(&b, NULL);
+}
+
+START_TEST(test_patch_caps)
+{
+    patch p;
+    char err[RL_ERR_MAX];
+    char *d = many(RL_PATCH_FILES_MAX, 1);
+    ck_assert_int_eq(patch_parse(&p, d, err), 0);
+    ck_assert_uint_eq(p.nfiles, RL_PATCH_FILES_MAX);
+    patch_dispose(&p);
+    free(d);
+    d = many(RL_PATCH_FILES_MAX + 1, 1);
+    ck_assert_int_eq(patch_parse(&p, d, err), RL_ELIMIT);
+    ck_assert_ptr_nonnull(strstr(err, "more than 1024 files"));
+    ck_assert_uint_eq(p.nfiles, 0);
+    free(d);
+    d = many(1, RL_PATCH_HUNKS_MAX);
+    ck_assert_int_eq(patch_parse(&p, d, err), 0);
+    ck_assert_uint_eq(p.files[0].nhunks, RL_PATCH_HUNKS_MAX);
+    patch_dispose(&p);
+    free(d);
+    d = many(1, RL_PATCH_HUNKS_MAX + 1);
+    ck_assert_int_eq(patch_parse(&p, d, err), RL_ELIMIT);
+    ck_assert_ptr_nonnull(strstr(err, "more than 10000 hunks in one file"));
+    free(d);
+}
+END_TEST
+
 Suite *patch_suite(void)
 {
     Suite *s = suite_create("patch");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_patch_parse);
     tcase_add_test(tc, test_patch_errors);
+    tcase_add_test(tc, test_patch_caps);
     suite_add_tcase(s, tc);
     return s;
 }
