@@ -449,7 +449,15 @@
 
 /* Seeds of one run: GRPO groups are 8-64; evaluation sets a few hundred. */
 #define RL_EXP_MAX_SEEDS 4096
-/* -- template and tool-call parser (protocol/chat, protocol/toolcall) -- */
+/* -- chat, template and tool-call parser (protocol/chat, protocol/template,
+ *    protocol/toolcall) -- */
+
+/* Messages of one conversation. An episode has at most RL_EP_HARD_TURNS
+ * turns of an assistant message and up to RL_TC_CALLS_MAX tool results
+ * (about 3600); a chat request to `grpo serve` renders every message with
+ * markup of more than four tokens, so one with more messages than this
+ * could not fit the longest context a model takes (RL_MODEL_SEQ_MAX). */
+#define RL_CHAT_MSGS_MAX 16384
 
 /* Largest assistant message the parser accepts (bytes of generated text).
  * A policy writing more in one turn is degenerate (a 32k-token turn is

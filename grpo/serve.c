@@ -18,6 +18,7 @@
 #include "common/str.h"
 #include "common/utf8.h"
 #include "protocol/chat.h"
+#include "protocol/template.h"
 #include "protocol/toolcall.h"
 
 #include <cjson/cJSON.h>

@@ -16,6 +16,7 @@
 #include "common/limits.h"
 #include "common/utf8.h"
 #include "protocol/chat.h"
+#include "protocol/template.h"
 #include "harness/integrity.h"
 #include "harness/record.h"
 #include "harness/testrun.h"
@@ -341,10 +342,8 @@ int ep_new(ep_state **out, const task *t, const ep_config *cfg, struct ws_tree *
     char *prompt = NULL;
     if ((rc = tpl_load_prompt(&prompt, cfg->prompts_dir, cfg->prompt, err)) < 0)
         goto fail;
-    e->chat = chat_new();
-    if (!e->chat) {
+    if ((rc = chat_new(&e->chat, err)) < 0) {
         free(prompt);
-        rc = rl_err(err, RL_ENOMEM, "episode: out of memory");
         goto fail;
     }
     rc = chat_add_system(e->chat, prompt, err);

@@ -18,7 +18,7 @@
 #ifndef RL_RECORD_H
 #define RL_RECORD_H
 
-#include "protocol/chat.h"
+#include "protocol/template.h"
 
 #include <cjson/cJSON.h>
 #include <stddef.h>

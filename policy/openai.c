@@ -7,6 +7,7 @@
 #include "common/str.h"
 #include "http/http.h"
 #include "protocol/chat.h"
+#include "protocol/template.h"
 #include "protocol/tokenizer.h"
 #include "protocol/toolcall.h"
 
@@ -364,7 +365,7 @@ static int read_chat(pol_response *r, const cJSON *ch, char *err)
             chat_call cc = {.id = "", .name = (char *)name, .arguments = atext};
             chat_msg m = {.role = CHAT_ASSISTANT, .content = "", .calls = &cc, .ncalls = 1};
             size_t l = 0;
-            char *t = chat_assistant_text(&m, 0, &l);
+            char *t = tpl_assistant_text(&m, 0, &l);
             if (t) {
                 if (out.len)
                     buf_puts(&out, "\n\n");

@@ -3,6 +3,7 @@
 
 #include "common/err.h"
 #include "protocol/chat.h"
+#include "protocol/template.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,7 @@ int scripted_reply(pol_response *resp, const char *ctx, size_t len, const char *
     m.calls = tool ? &call : NULL;
     m.ncalls = tool ? 1 : 0;
     size_t n;
-    char *text = chat_assistant_text(&m, think_on, &n);
+    char *text = tpl_assistant_text(&m, think_on, &n);
     if (!text)
         return rl_err(err, RL_ENOMEM, "scripted policy: out of memory");
     resp->text = text;

@@ -60,6 +60,7 @@
 #include "common/limits.h"
 #include "common/vec.h"
 #include "protocol/chat.h"
+#include "protocol/template.h"
 #include "policy/scripted.h"
 
 #include <cJSON.h>
@@ -1630,7 +1631,7 @@ static int build_reply(pol_response *resp, const char *ctx, size_t len, reply *r
     m.calls = r->n ? r->calls : NULL;
     m.ncalls = (size_t)r->n;
     size_t n;
-    char *text = chat_assistant_text(&m, think_on, &n);
+    char *text = tpl_assistant_text(&m, think_on, &n);
     if (!text)
         return rl_err(err, RL_ENOMEM, "policy search: out of memory");
     resp->text = text;

@@ -1,28 +1,14 @@
-/* chat.h - chat messages and their Qwen3-style rendering into a context.
+/* chat.h - a conversation: chat messages in OpenAI's form.
  *
  * Messages follow OpenAI's chat form (system / user / assistant / tool, with
- * reasoning and tool_calls on assistant messages) and serialize to it. The
- * template renders a message list into the exact text a policy sees:
- *
- *   <|im_start|>system\n PROMPT \n\n# Tools ... <|im_end|>\n
- *   <|im_start|>user\n PROBLEM <|im_end|>\n
- *   <|im_start|>assistant\n GENERATED <|im_end|>\n
- *   <|im_start|>user\n<tool_response>\n OUTPUT \n</tool_response><|im_end|>\n
- *   ...
- *   <|im_start|>assistant\n                    (generation prompt)
- *
- * An assistant message keeps the raw text the policy generated and is
- * rendered from it byte for byte, so in history mode "keep" the context of
- * turn k plus the text generated at turn k is a prefix of the context of
- * turn k+1. Rendering also returns the byte spans of every part by origin
- * (template markup, system prompt, tool descriptions, user, assistant,
- * tool output) for token accounting and loss masks. The format is specified
- * in docs/chat-format.md.
+ * reasoning and tool_calls on assistant messages) and serialize to it. An
+ * assistant message keeps the raw text the policy generated, from which the
+ * template (protocol/template.h) renders it byte for byte. The format is
+ * specified in docs/chat-format.md.
  */
 #ifndef RL_CHAT_H
 #define RL_CHAT_H
 
-#include "common/buf.h"
 #include "protocol/toolcall.h"
 
 #include <cjson/cJSON.h>
@@ -53,12 +39,15 @@ typedef struct chat_msg {
 
 typedef struct chat {
     chat_msg *msgs;
-    size_t n, cap;
+    size_t n, cap; /* at most RL_CHAT_MSGS_MAX messages */
 } chat;
 
-chat *chat_new(void);
+/* An empty conversation. Returns 0 or RL_ENOMEM. */
+int chat_new(chat **out, char *err);
 void chat_free(chat *c);
 
+/* The chat_add_* functions return 0, RL_ELIMIT (past RL_CHAT_MSGS_MAX
+ * messages) or RL_ENOMEM; on failure c is unchanged. */
 int chat_add_system(chat *c, const char *content, char *err);
 int chat_add_user(chat *c, const char *content, char *err);
 /* A tool result. call_id and name may be NULL (format-error observation). */
@@ -83,78 +72,5 @@ int chat_to_json(cJSON **out, const chat *c, char *err);
 int chat_from_json(chat **out, const cJSON *array, char *err);
 
 const char *chat_role_name(chat_role r);
-
-/* The text a policy produced (or would produce) for an assistant message:
- * raw when known, else the canonical rendering of reasoning, content and
- * calls (think on: "<think>\nR\n</think>\n\n" first; think off: no think
- * block, it sits in the generation prompt). Tool calls are rendered in the
- * XML style, or in the JSON style when a string value contains
- * "</parameter>". Caller frees. */
-char *chat_assistant_text(const chat_msg *m, int think, size_t *len);
-
-/* ---- template ---------------------------------------------------------- */
-
-typedef enum {
-    TPL_TEMPLATE,  /* markup: <|im_start|>role\n, <|im_end|>\n, <tool_response> tags */
-    TPL_SYSTEM,    /* the system prompt */
-    TPL_TOOLS,     /* the tool descriptions and calling format */
-    TPL_USER,      /* user messages (the problem statement) */
-    TPL_ASSISTANT, /* text the policy wrote, its <|im_end|> included */
-    TPL_TOOL,      /* tool outputs */
-    TPL_NORIGINS
-} tpl_origin;
-
-typedef struct tpl_seg {
-    size_t off, len;
-    tpl_origin origin;
-    int msg; /* index of the message it comes from; -1 for the tools and the generation prompt */
-} tpl_seg;
-
-typedef struct tpl_opts {
-    int think;        /* 1: generation prompt is "<|im_start|>assistant\n"; 0: plus an
-                         empty "<think>\n\n</think>\n\n" the policy continues after */
-    int keep_history; /* 1: earlier think blocks stay (contexts are prefixes of each
-                         other); 0: they are removed from earlier assistant turns */
-    int gen_prompt;   /* 1: end with the generation prompt */
-} tpl_opts;
-
-/* think on, keep history, generation prompt on. */
-void tpl_opts_default(tpl_opts *o);
-
-typedef struct tpl_text {
-    char *text; /* NUL-terminated */
-    size_t len;
-    tpl_seg *segs; /* in order, contiguous, covering [0, len) */
-    size_t nsegs;
-} tpl_text;
-
-/* Renders msgs[0..n) (a system message, if any, must come first) with the
- * tool descriptions of tools[0..ntools) in the system turn. */
-int tpl_render(tpl_text *out, const tpl_opts *o, const tc_spec *tools, size_t ntools,
-               const chat_msg *msgs, size_t n, char *err);
-void tpl_text_dispose(tpl_text *t);
-
-/* Number of messages before the k-th assistant message (k from 0): render
- * msgs[0..tpl_turn_start(c, k)) to get the context of turn k. Returns c->n
- * when there are k assistant messages or fewer (the next turn). */
-size_t tpl_turn_start(const chat *c, size_t k);
-
-/* The keep-mode invariant for one turn: prev + gen is a prefix of next.
- * gen may be NULL. RL_EINVAL with the offset of the first difference. */
-int tpl_check_prefix(const char *prev, size_t plen, const char *gen, size_t glen,
-                     const char *next, size_t nlen, char *err);
-/* The invariant over a whole episode: every context a prefix of the next. */
-int tpl_check_contexts(const tpl_text *ctx, size_t n, char *err);
-
-/* The "# Tools" section of the system turn (no leading blank line). */
-int tpl_render_tools(buf_t *out, const tc_spec *tools, size_t ntools);
-
-const char *tpl_origin_name(tpl_origin o);
-/* Bytes per origin, summed over the segments. */
-void tpl_origin_bytes(const tpl_text *t, size_t bytes[TPL_NORIGINS]);
-
-/* Reads the system prompt dir/name.md (name: [A-Za-z0-9_-]+), trailing
- * whitespace removed. Caller frees. */
-int tpl_load_prompt(char **out, const char *dir, const char *name, char *err);
 
 #endif

@@ -1,8 +1,11 @@
-/* test_chat.c - chat messages, OpenAI JSON, and the Qwen3-style template:
- * exact bytes, origin segments, the keep-history prefix invariant, drop
- * mode, think off, canonical assistant text round trips. */
+/* test_chat.c - chat messages (protocol/chat), OpenAI JSON, and the
+ * Qwen3-style template (protocol/template): exact bytes, origin segments,
+ * the keep-history prefix invariant, drop mode, think off, canonical
+ * assistant text round trips, the message cap. */
 #include "common/err.h"
+#include "common/limits.h"
 #include "protocol/chat.h"
+#include "protocol/template.h"
 #include "harness/tools.h"
 
 #include <check.h>
@@ -52,7 +55,8 @@ static void add_gen(chat *c, const char *raw)
 
 START_TEST(test_render_exact)
 {
-    chat *c = chat_new();
+    chat *c;
+    ck_assert_int_eq(chat_new(&c, NULL), 0);
     char err[RL_ERR_MAX];
     const char *gen = "<think>\nRead it.\n</think>\n\n<tool_call>\n<function=read_file>\n"
                       "<parameter=path>\na.c\n</parameter>\n</function>\n</tool_call>";
@@ -139,7 +143,8 @@ static chat *episode(tpl_text *ctx, const tpl_opts *o, const char *const *gens, 
     size_t ns;
     const tc_spec *specs = tool_specs(&ns);
     char err[RL_ERR_MAX];
-    chat *c = chat_new();
+    chat *c;
+    ck_assert_int_eq(chat_new(&c, NULL), 0);
     chat_add_system(c, "You fix bugs.", err);
     chat_add_user(c, "is_leap(1900) returns 1.", err);
     for (size_t k = 0; k < turns; k++) {
@@ -253,7 +258,8 @@ END_TEST
 
 START_TEST(test_truncated_end_marker)
 {
-    chat *c = chat_new();
+    chat *c;
+    ck_assert_int_eq(chat_new(&c, NULL), 0);
     char err[RL_ERR_MAX];
     chat_add_user(c, "q", err);
     ck_assert_int_eq(chat_add_generated(c, "<think>\nlong", 12, NULL, 1, err), 0);
@@ -281,11 +287,12 @@ START_TEST(test_canonical_round_trip)
         {"call_2", "read_file", "{\"path\":\"a.c\",\"start_line\":2}"},
     };
     for (int think = 0; think <= 1; think++) {
-        chat *c = chat_new();
+        chat *c;
+        ck_assert_int_eq(chat_new(&c, NULL), 0);
         ck_assert_int_eq(chat_add_assistant(c, think ? "plan" : NULL, "Edit then write.", calls,
                                             3, err), 0);
         size_t n;
-        char *text = chat_assistant_text(&c->msgs[0], think, &n);
+        char *text = tpl_assistant_text(&c->msgs[0], think, &n);
         ck_assert_uint_eq(strlen(text), n);
         ck_assert_int_eq(strncmp(text, "<think>\nplan\n</think>\n\n", 23) == 0, think);
         /* the value holding </parameter> forces the JSON style for that call */
@@ -374,7 +381,8 @@ END_TEST
 
 START_TEST(test_generated_message_fields)
 {
-    chat *c = chat_new();
+    chat *c;
+    ck_assert_int_eq(chat_new(&c, NULL), 0);
     add_gen(c, GENS[1]);
     const chat_msg *m = &c->msgs[0];
     ck_assert_str_eq(m->reasoning, "The 1900 case fails.");
@@ -405,7 +413,8 @@ END_TEST
 
 START_TEST(test_render_errors_and_prompts)
 {
-    chat *c = chat_new();
+    chat *c;
+    ck_assert_int_eq(chat_new(&c, NULL), 0);
     char err[RL_ERR_MAX];
     chat_add_user(c, "q", err);
     chat_add_system(c, "late", err);
@@ -428,6 +437,37 @@ START_TEST(test_render_errors_and_prompts)
 }
 END_TEST
 
+START_TEST(test_message_cap)
+{
+    chat *c;
+    char err[RL_ERR_MAX];
+    ck_assert_int_eq(chat_new(&c, err), 0);
+    for (size_t i = 0; i < RL_CHAT_MSGS_MAX; i++)
+        ck_assert_int_eq(chat_add_user(c, "q", err), 0);
+    ck_assert_int_eq(chat_add_tool(c, "call_0", "run_tests", "out", err), RL_ELIMIT);
+    ck_assert_ptr_nonnull(strstr(err, "chat: more than 16384 messages"));
+    ck_assert_uint_eq(c->n, RL_CHAT_MSGS_MAX);
+    chat_free(c);
+
+    /* the same cap on a chat read from JSON (a request to grpo serve) */
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i <= RL_CHAT_MSGS_MAX; i++) {
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "role", "user");
+        cJSON_AddStringToObject(m, "content", "q");
+        cJSON_AddItemToArray(a, m);
+    }
+    ck_assert_int_eq(chat_from_json(&c, a, err), RL_ELIMIT);
+    ck_assert_ptr_null(c);
+    ck_assert_ptr_nonnull(strstr(err, "more than 16384 messages"));
+    cJSON_DeleteItemFromArray(a, 0);
+    ck_assert_int_eq(chat_from_json(&c, a, err), 0);
+    ck_assert_uint_eq(c->n, RL_CHAT_MSGS_MAX);
+    chat_free(c);
+    cJSON_Delete(a);
+}
+END_TEST
+
 Suite *chat_suite(void)
 {
     Suite *s = suite_create("chat");
@@ -441,6 +481,7 @@ Suite *chat_suite(void)
     tcase_add_test(t, test_json_round_trip);
     tcase_add_test(t, test_generated_message_fields);
     tcase_add_test(t, test_render_errors_and_prompts);
+    tcase_add_test(t, test_message_cap);
     suite_add_tcase(s, t);
     return s;
 }

@@ -10,6 +10,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "protocol/chat.h"
+#include "protocol/template.h"
 #include "protocol/toolcall.h"
 #include "harness/tools.h"
 #include "corpus/task.h"
@@ -239,7 +240,8 @@ static int32_t *leapyear_context(size_t *n, const tok_t *tok)
     ck_assert_msg(task_load(&t, "tasks/leapyear.json", "repos", err) == 0, "%s", err);
     char *prompt;
     ck_assert_int_eq(tpl_load_prompt(&prompt, "prompts", "v2", err), 0);
-    chat *c = chat_new();
+    chat *c;
+    ck_assert_int_eq(chat_new(&c, NULL), 0);
     ck_assert_int_eq(chat_add_system(c, prompt, err), 0);
     ck_assert_int_eq(chat_add_user(c, t->problem_statement, err), 0);
     tpl_opts o;

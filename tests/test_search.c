@@ -15,6 +15,7 @@
 #include "common/fsutil.h"
 #include "common/limits.h"
 #include "protocol/chat.h"
+#include "protocol/template.h"
 #include "harness/episode.h"
 #include "protocol/toolcall.h"
 #include "harness/tools.h"
@@ -500,7 +501,8 @@ static void play_odd(const char *prompt_name, int think, uint64_t seed)
     env.seed = seed;
     policy *pol;
     ck_assert_int_eq(pol_open(&pol, "search", &env, err), 0);
-    chat *c = chat_new();
+    chat *c;
+    ck_assert_int_eq(chat_new(&c, NULL), 0);
     ck_assert_int_eq(chat_add_system(c, prompt, err), 0);
     ck_assert_int_eq(chat_add_user(c, "f(1) returns 3 in src/a.c, expected 2; see test_a and f().", err), 0);
     size_t nspecs;

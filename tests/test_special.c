@@ -11,7 +11,7 @@
 #include "model/optim.h"
 #include "grpo/sft.h"
 #include "grpo/traj.h"
-#include "protocol/chat.h"
+#include "protocol/template.h"
 #include "harness/episode.h"
 #include "harness/experiment.h"
 #include "harness/report.h"
