@@ -193,6 +193,16 @@
  * slot's lock) run to their end, a few seconds at most. */
 #define RL_WS_SLOT_WAIT_MS 10000
 
+/* Entries (files and folders) of a base tree a work tree lists: task
+ * repositories have hundreds; a million is past any source repository a
+ * task is cut from and bounds a forged tree's list. */
+#define RL_WS_TREE_ENTRIES_MAX (1u << 20)
+
+/* Largest base file (or link target) reset reads into memory to compare
+ * with the work tree's copy: task sources are a few KiB; a base holding a
+ * bigger file is not a task repository. As RL_FILE_MAX. */
+#define RL_WS_COMPARE_MAX (256u << 20)
+
 /* ---- tasks ----------------------------------------------------------- */
 
 /* One hunk's old or new side: our diffs touch a few lines; a whole file
@@ -405,6 +415,10 @@
  * directory with more is not a run of this harness. */
 #define RL_REPORT_MAX_EPISODES 1000000u
 
+/* Entries of one folder of the tree a report reads: a run writes a few
+ * files per experiment and run; more is not a run folder of this harness. */
+#define RL_REPORT_DIR_ENTRIES_MAX 100000
+
 /* One JSONL file: records carry every turn's context and ids (~100 KB
  * each with history=drop); 1 GiB is ~10k such episodes. */
 #define RL_REPORT_FILE_MAX (1024u << 20)
@@ -437,6 +451,19 @@
 
 /* Seeds of one run: GRPO groups are 8-64; evaluation sets a few hundred. */
 #define RL_EXP_MAX_SEEDS 4096
+
+/* -- bug generation (harness/cmd_gen) -- */
+
+/* Entries of one folder of a repository and source files collected from
+ * it: task repositories have tens of files; the caps stop a repository
+ * folder full of generated files from being read into memory. */
+#define RL_GEN_DIR_ENTRIES_MAX 100000
+#define RL_GEN_FILES_MAX 10000
+
+/* Mutated sources remembered to drop duplicates: every candidate kept
+ * (RL_GEN_MAX_CANDIDATES) and those whose diff could not be written (past
+ * RL_TASK_DIFF_MAX), which are rare. */
+#define RL_GEN_SEEN_MAX (2 * RL_GEN_MAX_CANDIDATES)
 /* -- template and tool-call parser (protocol/chat, protocol/toolcall) -- */
 
 /* Largest assistant message the parser accepts (bytes of generated text).
@@ -561,6 +588,16 @@
 /* "name arguments" of the previous call, compared to flag repeats. */
 #define RL_EP_CALL_KEY_MAX 8192
 
+/* Segments of one rendered context an episode notes the ids of: the
+ * template's segments are non-empty, so a context within RL_TPL_TEXT_MAX
+ * bytes has at most that many. */
+#define RL_EP_SEGS_MAX RL_TPL_TEXT_MAX
+
+/* Ids of one turn's context: as many as a record's context may hold when
+ * read back (RL_REC_IDS_MAX), so every record an episode writes reads
+ * back. */
+#define RL_EP_IDS_MAX RL_REC_IDS_MAX
+
 /* A context rebuilt from a record's prefix references (harness/record,
  * read by `harness show`, the trainers): twice the template's cap on a
  * rendered context (RL_TPL_TEXT_MAX), so every record the harness writes
@@ -574,6 +611,11 @@
  * show --transcript` prints before "[... N more lines]": a test run's
  * failures or a short function fit; --full prints everything. */
 #define RL_SHOW_TOOL_LINES 20
+
+/* Segments of one context `harness show` counts the tokens of: the
+ * template's segments are non-empty, so a context the record reader
+ * accepts (RL_REC_TEXT_MAX bytes) has at most this many. */
+#define RL_SHOW_SEGS_MAX RL_REC_TEXT_MAX
 
 /* Episodes a rollout steps at once by default: a GRPO step of 8 tasks x
  * G 8; each holds a work tree and, with the model, a KV cache. */
@@ -610,6 +652,16 @@
  * behind it. */
 #define INTEG_TREE_ENTRIES_MAX 200000
 #define INTEG_TREE_DEPTH_MAX 64
+
+/* Hunks and added lines of one file of a scanned diff: each takes at least
+ * one byte of the patch, which integ_scan takes up to RL_WS_DIFF_MAX bytes,
+ * so the cap bounds the lists without cutting a patch that is scanned. */
+#define INTEG_DIFF_LINES_MAX RL_WS_DIFF_MAX
+
+/* System include folders shadow_header looks in: the compiler's defaults
+ * are about six (a few more with several gcc versions installed); a
+ * caller's list of more is a mistake. */
+#define INTEG_SYSDIRS_MAX 64
 
 /* ---- policy / model --------------------------------------------------- */
 
