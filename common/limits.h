@@ -606,16 +606,14 @@
 /* Context ids rebuilt by the same walk: every token covers at least one
  * byte of its context, so never more ids than context bytes. */
 #define RL_REC_IDS_MAX RL_REC_TEXT_MAX
+/* Segments of a context rebuilt by the same walk: the template's segments
+ * are non-empty, so never more segments than context bytes. */
+#define RL_REC_SEGS_MAX RL_REC_TEXT_MAX
 
 /* Lines of each tool response (and of the system prompt) that `harness
  * show --transcript` prints before "[... N more lines]": a test run's
  * failures or a short function fit; --full prints everything. */
 #define RL_SHOW_TOOL_LINES 20
-
-/* Segments of one context `harness show` counts the tokens of: the
- * template's segments are non-empty, so a context the record reader
- * accepts (RL_REC_TEXT_MAX bytes) has at most this many. */
-#define RL_SHOW_SEGS_MAX RL_REC_TEXT_MAX
 
 /* Episodes a rollout steps at once by default: a GRPO step of 8 tasks x
  * G 8; each holds a work tree and, with the model, a KV cache. */

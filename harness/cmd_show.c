@@ -207,9 +207,9 @@ int cmd_show(int argc, char **argv)
     int rc;
     while ((rc = rec_walk_next(&w, err)) == 1) {
         const cJSON *t = w.json;
-        if ((rc = VEC_GROW(segc, segc_cap, w.nsegs, RL_SHOW_SEGS_MAX)) < 0) {
+        if ((rc = VEC_GROW(segc, segc_cap, w.nsegs, RL_REC_SEGS_MAX)) < 0) {
             if (rc == RL_ELIMIT)
-                rl_err(err, rc, "%s: turn %zu: context of more than %u segments", where, w.turn, RL_SHOW_SEGS_MAX);
+                rl_err(err, rc, "%s: turn %zu: context of more than %u segments", where, w.turn, RL_REC_SEGS_MAX);
             else
                 rl_err(err, rc, "%s: out of memory", where);
             break;
