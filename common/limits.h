@@ -32,6 +32,11 @@
  * streams, training data) pass their own cap. */
 #define RL_VEC_DEFAULT_MAX (1u << 20)
 
+/* Entries fs_list_dir returns from one folder (a repository folder, a
+ * folder of run records): tens in practice; the cap stops a folder full
+ * of generated files from being read into memory. */
+#define RL_DIR_ENTRIES_MAX 100000
+
 /* ---- sandbox --------------------------------------------------------- */
 
 /* Defaults of sb_limits (sandbox/sandbox.h). A test command (compile and
@@ -415,10 +420,6 @@
  * directory with more is not a run of this harness. */
 #define RL_REPORT_MAX_EPISODES 1000000u
 
-/* Entries of one folder of the tree a report reads: a run writes a few
- * files per experiment and run; more is not a run folder of this harness. */
-#define RL_REPORT_DIR_ENTRIES_MAX 100000
-
 /* One JSONL file: records carry every turn's context and ids (~100 KB
  * each with history=drop); 1 GiB is ~10k such episodes. */
 #define RL_REPORT_FILE_MAX (1024u << 20)
@@ -454,10 +455,9 @@
 
 /* -- bug generation (harness/cmd_gen) -- */
 
-/* Entries of one folder of a repository and source files collected from
- * it: task repositories have tens of files; the caps stop a repository
- * folder full of generated files from being read into memory. */
-#define RL_GEN_DIR_ENTRIES_MAX 100000
+/* Source files collected from a repository: task repositories have tens;
+ * the cap stops a repository full of generated files from being read into
+ * memory. */
 #define RL_GEN_FILES_MAX 10000
 
 /* Mutated sources remembered to drop duplicates: every candidate kept

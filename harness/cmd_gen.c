@@ -30,7 +30,6 @@
 #include "corpus/task.h"
 
 #include <cJSON.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,32 +71,9 @@ static int collect(gen_ctx *g, const char *root, const char *rel, int depth, cha
 {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s%s%s", root, rel[0] ? "/" : "", rel);
-    DIR *d = opendir(dir);
-    if (!d)
-        return rl_err(err, RL_ENOENT, "%s: cannot open directory", dir);
-    struct dirent *e;
-    char **names = NULL;
-    size_t n = 0, alloc = 0;
-    int rc = 0;
-    while (rc == 0 && (e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        if ((rc = VEC_GROW(names, alloc, n + 1, RL_GEN_DIR_ENTRIES_MAX)) < 0)
-            rc = rc == RL_ELIMIT ? rl_err(err, rc, "%s: more than %d entries", dir, RL_GEN_DIR_ENTRIES_MAX)
-                                 : rl_err(err, rc, "%s: out of memory", dir);
-        else if (!(names[n] = strdup(e->d_name)))
-            rc = rl_err(err, RL_ENOMEM, "%s: out of memory", dir);
-        else
-            n++;
-    }
-    closedir(d);
-    for (size_t i = 0; i < n; i++) /* sorted: the same seed gives the same tasks */
-        for (size_t j = i + 1; j < n; j++)
-            if (strcmp(names[j], names[i]) < 0) {
-                char *t = names[i];
-                names[i] = names[j];
-                names[j] = t;
-            }
+    char **names;
+    size_t n;
+    int rc = fs_list_dir(&names, &n, dir, err); /* sorted: the same seed gives the same tasks */
     for (size_t i = 0; i < n; i++) {
         char r2[1024], full[4096];
         snprintf(r2, sizeof r2, "%s%s%s", rel, rel[0] ? "/" : "", names[i]);
@@ -126,9 +102,8 @@ static int collect(gen_ctx *g, const char *root, const char *rel, int depth, cha
                 }
             }
         }
-        free(names[i]);
     }
-    free(names);
+    fs_names_free(names, n);
     return rc;
 }
 

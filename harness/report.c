@@ -15,7 +15,6 @@
 #include "harness/tools.h"
 
 #include <cJSON.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,32 +205,10 @@ static int load_dir(rows *rs, const char *dir, int depth, size_t *bad, char *err
 {
     if (depth > 4)
         return 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return rl_err(err, RL_ENOENT, "%s: cannot open directory", dir);
-    struct dirent *e;
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    while (rc == 0 && (e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        if ((rc = VEC_GROW(names, cap, n + 1, RL_REPORT_DIR_ENTRIES_MAX)) < 0)
-            rc = rc == RL_ELIMIT ? rl_err(err, rc, "%s: more than %d entries", dir, RL_REPORT_DIR_ENTRIES_MAX)
-                                 : rl_err(err, rc, "%s: out of memory", dir);
-        else if (!(names[n] = strdup(e->d_name)))
-            rc = rl_err(err, RL_ENOMEM, "%s: out of memory", dir);
-        else
-            n++;
-    }
-    closedir(d);
-    for (size_t i = 0; i < n; i++) { /* sorted order: deterministic reports */
-        for (size_t j = i + 1; j < n; j++)
-            if (strcmp(names[j], names[i]) < 0) {
-                char *t = names[i];
-                names[i] = names[j];
-                names[j] = t;
-            }
+    char **names;
+    size_t n;
+    int rc = fs_list_dir(&names, &n, dir, err); /* sorted: deterministic reports */
+    for (size_t i = 0; i < n; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         struct stat st;
@@ -242,9 +219,8 @@ static int load_dir(rows *rs, const char *dir, int depth, size_t *bad, char *err
             else if (l > 6 && !strcmp(names[i] + l - 6, ".jsonl"))
                 rc = load_file(rs, path, bad, err);
         }
-        free(names[i]);
     }
-    free(names);
+    fs_names_free(names, n);
     return rc;
 }
 
