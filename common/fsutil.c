@@ -2,7 +2,9 @@
 
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/vec.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -269,4 +271,43 @@ void fs_dirname(char *out, size_t n, const char *path)
     if (l == 0)
         l = 1;
     snprintf(out, n, "%.*s", (int)l, path);
+}
+
+static int names_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int fs_list_dir(char ***names, size_t *n, const char *dir, char *err)
+{
+    *names = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return rl_err(err, RL_ENOENT, "%s: cannot open directory", dir);
+    size_t alloc = 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        if ((rc = VEC_GROW(*names, alloc, *n + 1, RL_DIR_ENTRIES_MAX)) < 0)
+            rc = rc == RL_ELIMIT ? rl_err(err, rc, "%s: more than %d entries", dir, RL_DIR_ENTRIES_MAX)
+                                 : rl_err(err, rc, "%s: out of memory", dir);
+        else if (!((*names)[*n] = strdup(e->d_name)))
+            rc = rl_err(err, RL_ENOMEM, "%s: out of memory", dir);
+        else
+            (*n)++;
+    }
+    closedir(d);
+    if (rc == 0 && *n > 1)
+        qsort(*names, *n, sizeof **names, names_cmp);
+    return rc;
+}
+
+void fs_names_free(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
 }

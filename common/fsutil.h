@@ -56,6 +56,12 @@ int fs_remove_tree(const char *path, char *err);
 /* 1 if path is an existing directory, 0 otherwise. */
 int fs_is_dir(const char *path);
 
+/* The names in folder dir, sorted (strcmp), without those starting with
+ * '.'. At most RL_DIR_ENTRIES_MAX (else RL_ELIMIT); RL_ENOENT when dir
+ * cannot be opened. Free with fs_names_free, also after an error. */
+int fs_list_dir(char ***names, size_t *n, const char *dir, char *err);
+void fs_names_free(char **names, size_t n);
+
 /* Parent directory of path into out (size n). */
 void fs_dirname(char *out, size_t n, const char *path);
 

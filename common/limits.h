@@ -32,6 +32,11 @@
  * streams, training data) pass their own cap. */
 #define RL_VEC_DEFAULT_MAX (1u << 20)
 
+/* Entries fs_list_dir returns from one folder (a repository folder, a
+ * folder of run records): tens in practice; the cap stops a folder full
+ * of generated files from being read into memory. */
+#define RL_DIR_ENTRIES_MAX 100000
+
 /* ---- sandbox --------------------------------------------------------- */
 
 /* Defaults of sb_limits (sandbox/sandbox.h). A test command (compile and
@@ -192,6 +197,16 @@
  * kill -9 of a batch, its sandboxed test commands (which inherited the
  * slot's lock) run to their end, a few seconds at most. */
 #define RL_WS_SLOT_WAIT_MS 10000
+
+/* Entries (files and folders) of a base tree a work tree lists: task
+ * repositories have hundreds; a million is past any source repository a
+ * task is cut from and bounds a forged tree's list. */
+#define RL_WS_TREE_ENTRIES_MAX (1u << 20)
+
+/* Largest base file (or link target) reset reads into memory to compare
+ * with the work tree's copy: task sources are a few KiB; a base holding a
+ * bigger file is not a task repository. As RL_FILE_MAX. */
+#define RL_WS_COMPARE_MAX (256u << 20)
 
 /* ---- tasks ----------------------------------------------------------- */
 
@@ -449,6 +464,19 @@
 
 /* Seeds of one run: GRPO groups are 8-64; evaluation sets a few hundred. */
 #define RL_EXP_MAX_SEEDS 4096
+
+/* -- bug generation (harness/cmd_gen) -- */
+
+/* Source files collected from a repository: task repositories have tens;
+ * the cap stops a repository full of generated files from being read into
+ * memory. */
+#define RL_GEN_FILES_MAX 10000
+
+/* Mutated sources remembered to drop duplicates: every candidate kept
+ * (RL_GEN_MAX_CANDIDATES) and those whose diff could not be written (past
+ * RL_TASK_DIFF_MAX), which are rare. */
+#define RL_GEN_SEEN_MAX (2 * RL_GEN_MAX_CANDIDATES)
+
 /* -- chat, template and tool-call parser (protocol/chat, protocol/template,
  *    protocol/toolcall) -- */
 
@@ -581,6 +609,16 @@
 /* "name arguments" of the previous call, compared to flag repeats. */
 #define RL_EP_CALL_KEY_MAX 8192
 
+/* Segments of one rendered context an episode notes the ids of: the
+ * template's segments are non-empty, so a context within RL_TPL_TEXT_MAX
+ * bytes has at most that many. */
+#define RL_EP_SEGS_MAX RL_TPL_TEXT_MAX
+
+/* Ids of one turn's context: as many as a record's context may hold when
+ * read back (RL_REC_IDS_MAX), so every record an episode writes reads
+ * back. */
+#define RL_EP_IDS_MAX RL_REC_IDS_MAX
+
 /* A context rebuilt from a record's prefix references (harness/record,
  * read by `harness show`, the trainers): twice the template's cap on a
  * rendered context (RL_TPL_TEXT_MAX), so every record the harness writes
@@ -589,6 +627,9 @@
 /* Context ids rebuilt by the same walk: every token covers at least one
  * byte of its context, so never more ids than context bytes. */
 #define RL_REC_IDS_MAX RL_REC_TEXT_MAX
+/* Segments of a context rebuilt by the same walk: the template's segments
+ * are non-empty, so never more segments than context bytes. */
+#define RL_REC_SEGS_MAX RL_REC_TEXT_MAX
 
 /* Lines of each tool response (and of the system prompt) that `harness
  * show --transcript` prints before "[... N more lines]": a test run's
@@ -630,6 +671,16 @@
  * behind it. */
 #define INTEG_TREE_ENTRIES_MAX 200000
 #define INTEG_TREE_DEPTH_MAX 64
+
+/* Hunks and added lines of one file of a scanned diff: each takes at least
+ * one byte of the patch, which integ_scan takes up to RL_WS_DIFF_MAX bytes,
+ * so the cap bounds the lists without cutting a patch that is scanned. */
+#define INTEG_DIFF_LINES_MAX RL_WS_DIFF_MAX
+
+/* System include folders shadow_header looks in: the compiler's defaults
+ * are about six (a few more with several gcc versions installed); a
+ * caller's list of more is a mistake. */
+#define INTEG_SYSDIRS_MAX 64
 
 /* ---- policy / model --------------------------------------------------- */
 

@@ -473,7 +473,7 @@ static int parse_tools(job *j, const cJSON *tools, perr *pe)
         const cJSON *f = field(t, "function"), *name = f ? field(f, "name") : NULL;
         const cJSON *type = field(t, "type");
         if (!f || !cJSON_IsString(name) || !name->valuestring[0] || (type && (!cJSON_IsString(type) ||
-                                                                            strcmp(type->valuestring, "function"))))
+                                                                              strcmp(type->valuestring, "function"))))
             return bad(pe, 400, "tools", "tools[%d]: expected {\"type\": \"function\", \"function\": {\"name\": ...}}",
                        i);
         tc_spec *ts = &j->tools[i];

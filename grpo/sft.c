@@ -592,7 +592,7 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
     stream_shuffle(&st);
     if (pf)
         say(io, 0, "sft: %zu parameters, %ld steps of %zu samples (%.2f epochs), lr %g, warmup %ld -> %s",
-                t.m->n_params, total, batch, (double)total * batch / t.train.n, (double)oc.lr, oc.warmup_steps, out);
+            t.m->n_params, total, batch, (double)total * batch / t.train.n, (double)oc.lr, oc.warmup_steps, out);
     double t0 = clk_s(), train_time = 0;
     size_t tokens_done = 0, bad_in_row = 0;
     for (long step = 0; step < run_steps; step++) {
@@ -614,7 +614,7 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
             res->skipped_steps++;
             if (pf)
                 say(io, 1, "sft: step %ld: loss %g, gradient norm %g: not finite, update skipped", step + 1, loss,
-                        gnorm);
+                    gnorm);
             if (++bad_in_row >= 10) {
                 rc = rl_err(err, RL_EINVAL, "sft: 10 steps in a row with a non-finite loss or gradient: stopping");
                 goto done;
@@ -644,8 +644,8 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
             if (isfinite(eval_loss))
                 snprintf(ev, sizeof ev, " eval %.4f", eval_loss);
             say(io, 0, "step %ld/%ld loss %.4f%s lr %.2e gnorm %.2f tok/s %.0f epoch %.2f elapsed %.0fs eta %s",
-                    step + 1, total, loss, ev, (double)lr, gnorm, tok_s, (double)(step + 1) * batch / t.train.n, elapsed,
-                    eta);
+                step + 1, total, loss, ev, (double)lr, gnorm, tok_s, (double)(step + 1) * batch / t.train.n, elapsed,
+                eta);
         }
         if (c->save_every && (step + 1) % c->save_every == 0 && !last && (rc = save(&t, out, step + 1, err)) < 0)
             goto done;
@@ -654,7 +654,7 @@ int sft_run(sft_result *res, const sft_config *c, const char *const *data, int n
     rc = save(&t, out, res->steps, err);
     if (rc == 0 && pf)
         say(io, 0, "sft: %ld steps, loss %.4f -> %.4f%s, %.0f tokens/s, checkpoint %s", res->steps, res->first_loss,
-                res->last_loss, "", res->tokens_per_s, out);
+            res->last_loss, "", res->tokens_per_s, out);
 done:
     free(st.perm);
     free(idx);

@@ -19,6 +19,7 @@
 #include "common/fsutil.h"
 #include "common/str.h"
 #include "common/limits.h"
+#include "common/vec.h"
 #include "harness/cliopt.h"
 #include "harness/pool.h"
 #include "harness/testrun.h"
@@ -29,7 +30,6 @@
 #include "corpus/task.h"
 
 #include <cJSON.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,9 +51,9 @@ typedef struct gen_ctx {
     const char *repo;
     const task *profile;   /* a hand-written task of the repo */
     src_file *files;
-    size_t nfiles;
+    size_t nfiles, files_alloc;
     cand *cands;
-    size_t ncands;
+    size_t ncands, cands_alloc;
     char **results;        /* per candidate, from the workers */
     uint64_t seed;
     cli_progress prog;
@@ -71,24 +71,9 @@ static int collect(gen_ctx *g, const char *root, const char *rel, int depth, cha
 {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s%s%s", root, rel[0] ? "/" : "", rel);
-    DIR *d = opendir(dir);
-    if (!d)
-        return rl_err(err, RL_ENOENT, "%s: cannot open directory", dir);
-    struct dirent *e;
-    char **names = NULL;
-    size_t n = 0;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.' && (names = realloc(names, (n + 1) * sizeof *names)))
-            names[n++] = strdup(e->d_name);
-    closedir(d);
-    for (size_t i = 0; i < n; i++) /* sorted: the same seed gives the same tasks */
-        for (size_t j = i + 1; j < n; j++)
-            if (strcmp(names[j], names[i]) < 0) {
-                char *t = names[i];
-                names[i] = names[j];
-                names[j] = t;
-            }
-    int rc = 0;
+    char **names;
+    size_t n;
+    int rc = fs_list_dir(&names, &n, dir, err); /* sorted: the same seed gives the same tasks */
     for (size_t i = 0; i < n; i++) {
         char r2[1024], full[4096];
         snprintf(r2, sizeof r2, "%s%s%s", rel, rel[0] ? "/" : "", names[i]);
@@ -103,14 +88,22 @@ static int collect(gen_ctx *g, const char *root, const char *rel, int depth, cha
                 if ((rc = fs_read_file(&f.text, &f.len, full, RL_MUT_SRC_MAX, err)) == 0) {
                     rc = mut_enumerate(&f.sites, f.text, f.len, mut_lang_of_path(r2),
                                        g->seed ^ fnv(r2, strlen(r2), 1469598103934665603ULL), err);
-                    g->files = realloc(g->files, (g->nfiles + 1) * sizeof *g->files);
-                    g->files[g->nfiles++] = f;
+                    int grc = VEC_GROW(g->files, g->files_alloc, g->nfiles + 1, RL_GEN_FILES_MAX);
+                    if (grc < 0) {
+                        rc = grc == RL_ELIMIT
+                                 ? rl_err(err, grc, "%s: more than %d source files", root, RL_GEN_FILES_MAX)
+                                 : rl_err(err, grc, "%s: out of memory", root);
+                        free(f.path);
+                        free(f.text);
+                        mut_list_dispose(&f.sites);
+                    } else {
+                        g->files[g->nfiles++] = f;
+                    }
                 }
             }
         }
-        free(names[i]);
     }
-    free(names);
+    fs_names_free(names, n);
     return rc;
 }
 
@@ -118,13 +111,14 @@ static int collect(gen_ctx *g, const char *root, const char *rel, int depth, cha
  * the repository; identical mutated sources are dropped. */
 static int make_candidates(gen_ctx *g, char *err)
 {
-    size_t most = 0, cap = 0;
+    size_t most = 0;
     for (size_t f = 0; f < g->nfiles; f++)
         most = g->files[f].sites.n > most ? g->files[f].sites.n : most;
     uint64_t *seen = NULL;
-    size_t nseen = 0;
-    for (size_t k = 0; k < most && g->ncands < RL_GEN_MAX_CANDIDATES; k++) {
-        for (size_t f = 0; f < g->nfiles; f++) {
+    size_t nseen = 0, seen_alloc = 0;
+    int rc = 0;
+    for (size_t k = 0; k < most && g->ncands < RL_GEN_MAX_CANDIDATES && rc == 0; k++) {
+        for (size_t f = 0; f < g->nfiles && g->ncands < RL_GEN_MAX_CANDIDATES && rc == 0; f++) {
             src_file *sf = &g->files[f];
             if (k >= sf->sites.n)
                 continue;
@@ -140,29 +134,34 @@ static int make_candidates(gen_ctx *g, char *err)
                 free(mut);
                 continue;
             }
-            seen = realloc(seen, (nseen + 1) * sizeof *seen);
+            if ((rc = VEC_GROW(seen, seen_alloc, nseen + 1, RL_GEN_SEEN_MAX)) < 0) {
+                free(mut);
+                rc = rc == RL_ELIMIT ? rl_err(err, rc, "%s: more than %d distinct mutated sources", g->repo,
+                                              (int)RL_GEN_SEEN_MAX)
+                                     : rl_err(err, rc, "%s: out of memory", g->repo);
+                break;
+            }
             seen[nseen++] = h;
             buf_t bug, fix;
             buf_init(&bug, RL_TASK_DIFF_MAX);
             buf_init(&fix, RL_TASK_DIFF_MAX);
-            int rc = diff_unified(&bug, sf->path, sf->text, sf->len, mut, ml, err);
-            if (rc == 0)
-                rc = diff_unified(&fix, sf->path, mut, ml, sf->text, sf->len, err);
+            int drc = diff_unified(&bug, sf->path, sf->text, sf->len, mut, ml, err);
+            if (drc == 0)
+                drc = diff_unified(&fix, sf->path, mut, ml, sf->text, sf->len, err);
             free(mut);
-            if (rc < 0 || !bug.len) {
+            if (drc == 0 && bug.len &&
+                (rc = VEC_GROW(g->cands, g->cands_alloc, g->ncands + 1, RL_GEN_MAX_CANDIDATES)) < 0)
+                rc = rl_err(err, rc, "%s: out of memory", g->repo); /* the loops stop at the cap */
+            if (drc < 0 || !bug.len || rc < 0) {
                 buf_dispose(&bug);
                 buf_dispose(&fix);
                 continue;
-            }
-            if (g->ncands == cap) {
-                cap = cap ? cap * 2 : 256;
-                g->cands = realloc(g->cands, cap * sizeof *g->cands);
             }
             g->cands[g->ncands++] = (cand){f, k, buf_detach(&bug, NULL), buf_detach(&fix, NULL)};
         }
     }
     free(seen);
-    return 0;
+    return rc;
 }
 
 /* A task for a candidate, its tests still to be filled in. */

@@ -9,6 +9,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/vec.h"
 #include "harness/cliopt.h"
 #include "harness/record.h"
 #include "protocol/tokenizer.h"
@@ -206,14 +207,12 @@ int cmd_show(int argc, char **argv)
     int rc;
     while ((rc = rec_walk_next(&w, err)) == 1) {
         const cJSON *t = w.json;
-        if (w.nsegs > segc_cap) {
-            long *v = realloc(segc, w.nsegs * 2 * sizeof *v);
-            if (!v) {
-                rc = rl_err(err, RL_ENOMEM, "%s: out of memory", where);
-                break;
-            }
-            segc = v;
-            segc_cap = w.nsegs * 2;
+        if ((rc = VEC_GROW(segc, segc_cap, w.nsegs, RL_REC_SEGS_MAX)) < 0) {
+            if (rc == RL_ELIMIT)
+                rl_err(err, rc, "%s: turn %zu: context of more than %u segments", where, w.turn, RL_REC_SEGS_MAX);
+            else
+                rl_err(err, rc, "%s: out of memory", where);
+            break;
         }
         long by[TPL_NORIGINS] = {0}, total = 0;
         for (size_t i = 0; i < w.nsegs; i++) {

@@ -15,6 +15,7 @@
 #include "common/fsutil.h"
 #include "common/limits.h"
 #include "common/utf8.h"
+#include "common/vec.h"
 #include "protocol/chat.h"
 #include "protocol/template.h"
 #include "harness/integrity.h"
@@ -402,6 +403,18 @@ void ep_free(ep_state *e)
 
 /* ---- tokens ------------------------------------------------------------ */
 
+static int push_ids(ep_state *e, const int32_t *ids, size_t n, char *err)
+{
+    int rc = VEC_GROW(e->ids, e->ids_cap, e->n_ids + n, RL_EP_IDS_MAX);
+    if (rc < 0)
+        return rc == RL_ELIMIT ? rl_err(err, rc, "episode: context of more than %u ids", RL_EP_IDS_MAX)
+                               : rl_err(err, rc, "episode: out of memory");
+    if (n)
+        memcpy(e->ids + e->n_ids, ids, n * sizeof *ids);
+    e->n_ids += n;
+    return 0;
+}
+
 /* Appends to the episode's id sequence (e->ids) the encoding of the
  * segments of `text` from segment `first`, starting at byte `from` inside
  * it: markup and policy-written text may hold special tokens; everything
@@ -411,13 +424,10 @@ void ep_free(ep_state *e)
 static int encode_segs(ep_state *e, const char *text, const tpl_seg *segs, size_t nsegs, size_t first, size_t from,
                        int ends, char *err)
 {
-    if (ends && nsegs > e->seg_id_cap) {
-        size_t *v = realloc(e->seg_id_end, nsegs * 2 * sizeof *v);
-        if (!v)
-            return rl_err(err, RL_ENOMEM, "episode: out of memory");
-        e->seg_id_end = v;
-        e->seg_id_cap = nsegs * 2;
-    }
+    int rc;
+    if (ends && (rc = VEC_GROW(e->seg_id_end, e->seg_id_cap, nsegs, RL_EP_SEGS_MAX)) < 0)
+        return rc == RL_ELIMIT ? rl_err(err, rc, "episode: context of more than %u segments", RL_EP_SEGS_MAX)
+                               : rl_err(err, rc, "episode: out of memory");
     for (size_t i = first; i < nsegs; i++) {
         size_t s = segs[i].off, end = segs[i].off + segs[i].len;
         if (end > from) {
@@ -427,43 +437,16 @@ static int encode_segs(ep_state *e, const char *text, const tpl_seg *segs, size_
                                                                                              : TOK_SPECIAL_PLAIN;
             int32_t *part = NULL;
             size_t pn = 0;
-            int rc = tok_encode(&part, &pn, e->tok, text + s, end - s, mode, err);
+            if ((rc = tok_encode(&part, &pn, e->tok, text + s, end - s, mode, err)) < 0)
+                return rc;
+            rc = push_ids(e, part, pn, err);
+            free(part);
             if (rc < 0)
                 return rc;
-            if (e->n_ids + pn > e->ids_cap) {
-                size_t cap = (e->n_ids + pn) * 2 + 64;
-                int32_t *g = realloc(e->ids, cap * sizeof *g);
-                if (!g) {
-                    free(part);
-                    return rl_err(err, RL_ENOMEM, "episode: out of memory");
-                }
-                e->ids = g;
-                e->ids_cap = cap;
-            }
-            if (pn)
-                memcpy(e->ids + e->n_ids, part, pn * sizeof *part);
-            e->n_ids += pn;
-            free(part);
         }
         if (ends)
             e->seg_id_end[i] = e->n_ids;
     }
-    return 0;
-}
-
-static int push_ids(ep_state *e, const int32_t *ids, size_t n, char *err)
-{
-    if (e->n_ids + n > e->ids_cap) {
-        size_t cap = (e->n_ids + n) * 2 + 64;
-        int32_t *g = realloc(e->ids, cap * sizeof *g);
-        if (!g)
-            return rl_err(err, RL_ENOMEM, "episode: out of memory");
-        e->ids = g;
-        e->ids_cap = cap;
-    }
-    if (n)
-        memcpy(e->ids + e->n_ids, ids, n * sizeof *ids);
-    e->n_ids += n;
     return 0;
 }
 
@@ -560,16 +543,14 @@ int ep_request(ep_state *e, pol_request *req)
     memset(req, 0, sizeof *req);
     if (e->done || check_limits(e))
         return 0;
-    if (e->nturns == e->cap) {
-        size_t nc = e->cap ? e->cap * 2 : 16;
-        ep_turn *t = realloc(e->turns, nc * sizeof *t);
-        if (!t) {
+    int grc = VEC_GROW(e->turns, e->cap, e->nturns + 1, RL_EP_HARD_TURNS);
+    if (grc < 0) {
+        if (grc == RL_ELIMIT)
+            snprintf(e->error, sizeof e->error, "episode: more than %d turns", RL_EP_HARD_TURNS);
+        else
             snprintf(e->error, sizeof e->error, "episode: out of memory");
-            end(e, "error");
-            return 0;
-        }
-        e->turns = t;
-        e->cap = nc;
+        end(e, "error");
+        return 0;
     }
     ep_turn *cur = &e->turns[e->nturns++];
     memset(cur, 0, sizeof *cur);

@@ -14,6 +14,7 @@
 #include "common/err.h"
 #include "common/limits.h"
 #include "common/str.h"
+#include "common/vec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -50,11 +51,23 @@ int integ_allow_valid(const char *entry)
 typedef struct scan {
     integ_report *r;
     const integ_opts *o;
-    int nomem;
+    int rc;         /* first error (RL_ENOMEM, RL_ELIMIT): the scan stops */
+    char why[160];  /* with RL_ELIMIT: the list that is full */
+    size_t nalloc;  /* findings allocated in r->v */
     char **sysdirs; /* lazily: the include dirs for shadow_header */
-    size_t nsys;
+    size_t nsys, sysalloc;
     int sys_done;
 } scan;
+
+/* Notes a failed growth of a list (rc from VEC_GROW) named by what. */
+static void grow_failed(scan *s, int rc, const char *what, const char *path, size_t max)
+{
+    if (s->rc)
+        return;
+    s->rc = rc;
+    if (rc == RL_ELIMIT)
+        snprintf(s->why, sizeof s->why, "%s%s%s: more than %zu", what, path ? " of " : "", path ? path : "", max);
+}
 
 static int allowed(const scan *s, const char *rule, const char *path)
 {
@@ -79,12 +92,12 @@ static void add(scan *s, const char *rule, const char *path, int line, const cha
         r->dropped++;
         return;
     }
-    integ_finding *v = realloc(r->v, (r->n + 1) * sizeof *v);
-    if (!v) {
-        s->nomem = 1;
+    int rc = VEC_GROW(r->v, s->nalloc, r->n + 1, INTEG_FINDINGS_MAX);
+    if (rc < 0) {
+        grow_failed(s, rc, "findings", NULL, INTEG_FINDINGS_MAX);
         return;
     }
-    r->v = v;
+    integ_finding *v = r->v;
     if (tlen > INTEG_TEXT_MAX)
         tlen = INTEG_TEXT_MAX;
     while (tlen && (text[tlen - 1] == '\n' || text[tlen - 1] == '\r'))
@@ -97,7 +110,7 @@ static void add(scan *s, const char *rule, const char *path, int line, const cha
     if (!f->path || !f->text) {
         free(f->path);
         free(f->text);
-        s->nomem = 1;
+        s->rc = RL_ENOMEM;
         return;
     }
     memcpy(f->text, text, tlen);
@@ -202,14 +215,15 @@ static int is_object(const char *b)
 
 static void sys_add(scan *s, const char *d)
 {
-    char **v = realloc(s->sysdirs, (s->nsys + 1) * sizeof *v);
-    if (!v || !(v[s->nsys] = strdup(d))) {
-        if (v)
-            s->sysdirs = v;
-        s->nomem = 1;
+    int rc = VEC_GROW(s->sysdirs, s->sysalloc, s->nsys + 1, INTEG_SYSDIRS_MAX);
+    if (rc < 0) {
+        grow_failed(s, rc, "system include folders", NULL, INTEG_SYSDIRS_MAX);
         return;
     }
-    s->sysdirs = v;
+    if (!(s->sysdirs[s->nsys] = strdup(d))) {
+        s->rc = RL_ENOMEM;
+        return;
+    }
     s->nsys++;
 }
 
@@ -1163,7 +1177,7 @@ static int lines_from_tree(scan *sc, const dfile *f, lang lg, int test)
     lexed l = {0};
     int rc = -1;
     if (lexed_alloc(&l, len, nlines) < 0) {
-        sc->nomem = 1;
+        sc->rc = RL_ENOMEM;
         goto out;
     }
     size_t k = 0;
@@ -1233,7 +1247,7 @@ static void lines_from_hunk(scan *sc, const dfile *f, const hunk *h, lang lg, in
     if (!text || lexed_alloc(&l, cap, nlines) < 0) {
         free(text);
         lexed_free(&l);
-        sc->nomem = 1;
+        sc->rc = RL_ENOMEM;
         return;
     }
     size_t len = 0, k = 0;
@@ -1454,7 +1468,7 @@ static void scan_patch(scan *sc, const char *patch)
     dfile f = {0};
     int in_file = 0;
     const char *p = patch;
-    while (*p && !sc->nomem) {
+    while (*p && !sc->rc) {
         const char *nl = strchr(p, '\n');
         size_t n = nl ? (size_t)(nl - p) : strlen(p);
         const char *next = nl ? nl + 1 : p + n;
@@ -1465,7 +1479,7 @@ static void scan_patch(scan *sc, const char *patch)
             in_file = 1;
             f.path = git_header_path(p + 11, n - 11);
             if (!f.path)
-                sc->nomem = 1;
+                sc->rc = RL_ENOMEM;
         } else if (in_file && starts(p, n, "@@ ")) {
             int os = 0, on = 1, ns = 0, nn = 1;
             const char *q = p + 3;
@@ -1491,15 +1505,10 @@ static void scan_patch(scan *sc, const char *patch)
                 p = next;
                 continue;
             }
-            if (f.nh == f.caph) {
-                size_t nc = f.caph ? f.caph * 2 : 8;
-                hunk *v = realloc(f.hunks, nc * sizeof *v);
-                if (!v) {
-                    sc->nomem = 1;
-                    break;
-                }
-                f.hunks = v;
-                f.caph = nc;
+            int rc = VEC_GROW(f.hunks, f.caph, f.nh + 1, INTEG_DIFF_LINES_MAX);
+            if (rc < 0) {
+                grow_failed(sc, rc, "hunks", f.path, INTEG_DIFF_LINES_MAX);
+                break;
             }
             f.hunks[f.nh++] = (hunk){next, ns, on, nn};
             /* walk the hunk's lines: added ones are kept */
@@ -1510,15 +1519,9 @@ static void scan_patch(scan *sc, const char *patch)
                 size_t n2 = nl2 ? (size_t)(nl2 - q2) : strlen(q2);
                 char c = *q2;
                 if (c == '+') {
-                    if (f.na == f.capa) {
-                        size_t nc = f.capa ? f.capa * 2 : 64;
-                        added *v = realloc(f.add, nc * sizeof *v);
-                        if (!v) {
-                            sc->nomem = 1;
-                            break;
-                        }
-                        f.add = v;
-                        f.capa = nc;
+                    if ((rc = VEC_GROW(f.add, f.capa, f.na + 1, INTEG_DIFF_LINES_MAX)) < 0) {
+                        grow_failed(sc, rc, "added lines", f.path, INTEG_DIFF_LINES_MAX);
+                        break;
                     }
                     f.add[f.na++] = (added){lineno, q2 + 1, n2 - 1};
                     lineno++;
@@ -1554,7 +1557,7 @@ static void scan_patch(scan *sc, const char *patch)
                 f.path = diff_path(p + k, n - k);
                 f.is_new = 1; /* a new name: path rules apply as to a new file */
                 if (!f.path)
-                    sc->nomem = 1;
+                    sc->rc = RL_ENOMEM;
             } else if (starts(p, n, "+++ ")) {
                 if (!starts(p, n, "+++ /dev/null")) {
                     char *np = diff_path(p + 4, n - 4);
@@ -1574,7 +1577,7 @@ static void scan_patch(scan *sc, const char *patch)
         }
         p = next;
     }
-    if (in_file && !sc->nomem)
+    if (in_file && !sc->rc)
         finish_file(sc, &f);
     dfile_reset(&f);
 }
@@ -1604,7 +1607,7 @@ static void walk_dir(walk *w, int dfd, char *rel, size_t rlen, int depth)
         return;
     }
     struct dirent *e;
-    while ((e = readdir(d)) && !w->stopped && !w->sc->nomem) {
+    while ((e = readdir(d)) && !w->stopped && !w->sc->rc) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
         if (++w->entries > INTEG_TREE_ENTRIES_MAX) {
@@ -1693,12 +1696,14 @@ int integ_scan(integ_report *out, const char *patch, const integ_opts *o, char *
     int rc = 0;
     if (patch)
         scan_patch(&sc, patch);
-    if (!sc.nomem && o->tree_dir)
+    if (!sc.rc && o->tree_dir)
         rc = scan_tree(&sc, o->tree_dir, err);
     for (size_t i = 0; i < sc.nsys; i++)
         free(sc.sysdirs[i]);
     free(sc.sysdirs);
-    if (sc.nomem)
+    if (sc.rc == RL_ELIMIT)
+        return rl_err(err, RL_ELIMIT, "integrity: %s", sc.why);
+    if (sc.rc)
         return rl_err(err, RL_ENOMEM, "integrity: out of memory");
     return rc;
 }

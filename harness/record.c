@@ -125,7 +125,10 @@ static int parse_spans(rec_walk *w, const cJSON *a, size_t first, size_t at, siz
             return rl_err(err, RL_EPARSE,
                           "%s: turn %zu: %s[%zu]: expected [offset, length, origin] continuing at byte %zu of %zu",
                           w->where, k, field, i - first, at, len);
-        if (vec_grow(&w->segv, &w->segv_cap, i + 1, sizeof *w->segv, SIZE_MAX) < 0)
+        int rc = vec_grow(&w->segv, &w->segv_cap, i + 1, sizeof *w->segv, RL_REC_SEGS_MAX);
+        if (rc == RL_ELIMIT)
+            return rl_err(err, rc, "%s: turn %zu: %s: more than %u segments", w->where, k, field, RL_REC_SEGS_MAX);
+        if (rc < 0)
             return rl_err(err, RL_ENOMEM, "%s: out of memory", w->where);
         rec_seg v = {off, n, (tpl_origin)o};
         if (all_same && i < old_n && w->segv[i].off == v.off && w->segv[i].len == v.len &&

@@ -11,10 +11,10 @@
 #include "common/fsutil.h"
 #include "common/limits.h"
 #include "common/svg.h"
+#include "common/vec.h"
 #include "harness/tools.h"
 
 #include <cJSON.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,16 +155,9 @@ static int row_from_json(ep_row *r, const cJSON *rec)
 
 static int rows_push(rows *rs, const ep_row *r)
 {
-    if (rs->n == rs->cap) {
-        size_t nc = rs->cap ? rs->cap * 2 : 256;
-        if (nc > RL_REPORT_MAX_EPISODES)
-            return RL_ELIMIT;
-        ep_row *v = realloc(rs->v, nc * sizeof *v);
-        if (!v)
-            return RL_ENOMEM;
-        rs->v = v;
-        rs->cap = nc;
-    }
+    int rc = VEC_GROW(rs->v, rs->cap, rs->n + 1, RL_REPORT_MAX_EPISODES);
+    if (rc < 0)
+        return rc;
     rs->v[rs->n++] = *r;
     return 0;
 }
@@ -189,7 +182,8 @@ static int load_file(rows *rs, const char *path, size_t *bad, char *err)
         cJSON_Delete(rec);
         if ((rc = rows_push(rs, &r)) < 0) {
             free(data);
-            return rl_err(err, rc, "%s: more than %u episodes", path, RL_REPORT_MAX_EPISODES);
+            return rc == RL_ELIMIT ? rl_err(err, rc, "%s: more than %u episodes", path, RL_REPORT_MAX_EPISODES)
+                                   : rl_err(err, rc, "%s: out of memory", path);
         }
     }
     free(data);
@@ -211,33 +205,10 @@ static int load_dir(rows *rs, const char *dir, int depth, size_t *bad, char *err
 {
     if (depth > 4)
         return 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return rl_err(err, RL_ENOENT, "%s: cannot open directory", dir);
-    struct dirent *e;
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 32;
-            char **nn = realloc(names, cap * sizeof *nn);
-            if (!nn)
-                break;
-            names = nn;
-        }
-        names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    int rc = 0;
-    for (size_t i = 0; i < n; i++) { /* sorted order: deterministic reports */
-        for (size_t j = i + 1; j < n; j++)
-            if (strcmp(names[j], names[i]) < 0) {
-                char *t = names[i];
-                names[i] = names[j];
-                names[j] = t;
-            }
+    char **names;
+    size_t n;
+    int rc = fs_list_dir(&names, &n, dir, err); /* sorted: deterministic reports */
+    for (size_t i = 0; i < n; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         struct stat st;
@@ -248,29 +219,28 @@ static int load_dir(rows *rs, const char *dir, int depth, size_t *bad, char *err
             else if (l > 6 && !strcmp(names[i] + l - 6, ".jsonl"))
                 rc = load_file(rs, path, bad, err);
         }
-        free(names[i]);
     }
-    free(names);
+    fs_names_free(names, n);
     return rc;
 }
 
 /* Distinct values of a field, in first-seen order. */
 typedef struct names {
     const char **v;
-    size_t n;
+    size_t n, alloc;
 } names;
 
+/* Adds x unless present. Returns 0, RL_ELIMIT or RL_ENOMEM. */
 static int names_add(names *s, const char *x)
 {
     for (size_t i = 0; i < s->n; i++)
         if (!strcmp(s->v[i], x))
-            return (int)i;
-    const char **v = realloc(s->v, (s->n + 1) * sizeof *v);
-    if (!v)
-        return -1;
-    s->v = v;
-    s->v[s->n] = x;
-    return (int)s->n++;
+            return 0;
+    int rc = VEC_GROW(s->v, s->alloc, s->n + 1, RL_REPORT_MAX_EPISODES);
+    if (rc < 0)
+        return rc;
+    s->v[s->n++] = x;
+    return 0;
 }
 
 typedef struct run_stats {
@@ -380,10 +350,10 @@ int report_write(const char *dir, const report_opts *o, char *err)
         return rl_err(err, RL_ENOENT, "%s: no trajectory records (*.jsonl) found", dir);
     }
     names runs = {0}, tasks = {0};
-    for (size_t i = 0; i < rs.n; i++) {
-        names_add(&runs, rs.v[i].run);
-        names_add(&tasks, rs.v[i].task);
-    }
+    int nrc = 0;
+    for (size_t i = 0; i < rs.n && nrc == 0; i++)
+        if ((nrc = names_add(&runs, rs.v[i].run)) == 0)
+            nrc = names_add(&tasks, rs.v[i].task);
     run_stats *st = calloc(runs.n, sizeof *st);
     double *dur = calloc(rs.n, sizeof *dur), *r = calloc(rs.n, sizeof *r), *adv = calloc(rs.n, sizeof *adv);
     cJSON *root = cJSON_CreateObject(), *jruns = cJSON_AddArrayToObject(root, "runs"),
@@ -391,7 +361,7 @@ int report_write(const char *dir, const report_opts *o, char *err)
     buf_t md, grp;
     buf_init(&md, RL_REPORT_MD_MAX);
     buf_init(&grp, RL_REPORT_MD_MAX);
-    if (!st || !dur || !r || !adv || !root) {
+    if (nrc < 0 || !st || !dur || !r || !adv || !root) {
         rc = rl_err(err, RL_ENOMEM, "report: out of memory");
         goto out;
     }

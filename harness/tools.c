@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/vec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -314,22 +315,18 @@ static int file_open_read(int *out, struct stat *st, const tool_ctx *c, const ch
 static int read_upto(char **data, size_t *len, int fd, size_t size_hint, size_t max,
                      const char *path, char *err)
 {
-    size_t cap = (size_hint < max ? size_hint : max) + 1, n = 0;
-    char *p = malloc(cap + 1);
-    if (!p)
+    /* room for the hinted size, one byte more (to see the end without
+     * growing) and the NUL; never more than max bytes and the NUL */
+    char *p = NULL;
+    size_t alloc = 0, n = 0, want = size_hint < max ? size_hint + 1 : max;
+    if (VEC_GROW(p, alloc, want + 1, max + 1) < 0)
         return rl_err(err, RL_ENOMEM, "%s: out of memory", path);
     while (n < max) {
-        if (n == cap) {
-            size_t nc = cap * 2 < max ? cap * 2 : max;
-            char *q = realloc(p, nc + 1);
-            if (!q) {
-                free(p);
-                return rl_err(err, RL_ENOMEM, "%s: out of memory", path);
-            }
-            p = q;
-            cap = nc;
+        if (n + 1 == alloc && VEC_GROW(p, alloc, alloc + 1, max + 1) < 0) {
+            free(p);
+            return rl_err(err, RL_ENOMEM, "%s: out of memory", path);
         }
-        ssize_t r = read(fd, p + n, cap - n);
+        ssize_t r = read(fd, p + n, alloc - 1 - n);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
@@ -497,13 +494,8 @@ static char **dir_names(walk *w, DIR *d, size_t *n)
             break;
         }
         w->visited++;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 32;
-            char **p = realloc(v, cap * sizeof *p);
-            if (!p)
-                goto oom;
-            v = p;
-        }
+        if (VEC_GROW(v, cap, *n + 1, w->c->visit_max) < 0) /* visit_max: not reached */
+            goto oom;
         if (!(v[*n] = strdup(e->d_name)))
             goto oom;
         (*n)++;

@@ -22,6 +22,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/vec.h"
 #include "corpus/task.h"
 
 #include <ctype.h>
@@ -535,21 +536,15 @@ static int ent_cmp(const void *a, const void *b)
 typedef struct ents_acc {
     ws_tree *t;
     size_t alloc;
-    int oom;
+    int rc; /* RL_ENOMEM or RL_ELIMIT: the walk stopped */
 } ents_acc;
 
 static int ents_walk_cb(const char *root, const git_tree_entry *e, void *payload)
 {
     ents_acc *a = payload;
     ws_tree *t = a->t;
-    if (t->nents == a->alloc) {
-        size_t na = a->alloc ? a->alloc * 2 : 64;
-        ws_entry *n = realloc(t->ents, na * sizeof *n);
-        if (!n)
-            goto oom;
-        t->ents = n;
-        a->alloc = na;
-    }
+    if ((a->rc = VEC_GROW(t->ents, a->alloc, t->nents + 1, RL_WS_TREE_ENTRIES_MAX)) < 0)
+        return -1;
     char *p = xasprintf("%s%s", root, git_tree_entry_name(e));
     if (!p)
         goto oom;
@@ -560,16 +555,18 @@ static int ents_walk_cb(const char *root, const git_tree_entry *e, void *payload
     t->nents++;
     return 0;
 oom:
-    a->oom = 1;
+    a->rc = RL_ENOMEM;
     return -1;
 }
 
 static int ents_build(ws_tree *t, char *err)
 {
     ents_acc a = {t, 0, 0};
-    if (git_tree_walk(t->base, GIT_TREEWALK_PRE, ents_walk_cb, &a) < 0)
-        return a.oom ? rl_err(err, RL_ENOMEM, "%s: out of memory", t->path)
-                     : git_fail(err, t->gitdir);
+    if (git_tree_walk(t->base, GIT_TREEWALK_PRE, ents_walk_cb, &a) < 0) {
+        if (a.rc == RL_ELIMIT)
+            return rl_err(err, RL_ELIMIT, "%s: base tree of more than %u entries", t->path, RL_WS_TREE_ENTRIES_MAX);
+        return a.rc ? rl_err(err, RL_ENOMEM, "%s: out of memory", t->path) : git_fail(err, t->gitdir);
+    }
     qsort(t->ents, t->nents, sizeof *t->ents, ent_cmp);
     t->seen = calloc(t->nents ? t->nents : 1, 1);
     if (!t->seen)
@@ -923,15 +920,14 @@ static void blob_put(const ws_entry *e, git_blob *b)
         git_blob_free(b);
 }
 
-static int scratch_grow(ws_tree *t, size_t n, char *err)
+/* Room in t->scratch for the n bytes of base entry rel and a NUL. */
+static int scratch_grow(ws_tree *t, size_t n, const char *rel, char *err)
 {
-    if (n <= t->scratch_cap)
-        return 0;
-    char *p = realloc(t->scratch, n);
-    if (!p)
-        return rl_err(err, RL_ENOMEM, "%s: out of memory", t->path);
-    t->scratch = p;
-    t->scratch_cap = n;
+    int rc = VEC_GROW(t->scratch, t->scratch_cap, n + 1, RL_WS_COMPARE_MAX + 1);
+    if (rc == RL_ELIMIT)
+        return rl_err(err, rc, "%s/%s: base file of %zu bytes, limit is %u", t->path, rel, n, RL_WS_COMPARE_MAX);
+    if (rc < 0)
+        return rl_err(err, rc, "%s: out of memory", t->path);
     return 0;
 }
 
@@ -940,7 +936,7 @@ static int scratch_grow(ws_tree *t, size_t n, char *err)
  * sandbox has killed every process), so the size cannot change. */
 static int fd_same(ws_tree *t, int fd, const void *data, size_t n, const char *rel, char *err)
 {
-    int rc = scratch_grow(t, n + 1, err);
+    int rc = scratch_grow(t, n, rel, err);
     if (rc)
         return rc;
     size_t got = 0;
@@ -1012,7 +1008,7 @@ static int link_write_at(ws_tree *t, int dfd, const char *name, const ws_entry *
     if (rc)
         return rc;
     size_t n = (size_t)git_blob_rawsize(b);
-    if (!(rc = scratch_grow(t, n + 1, err))) {
+    if (!(rc = scratch_grow(t, n, rel, err))) {
         memcpy(t->scratch, git_blob_rawcontent(b), n);
         t->scratch[n] = '\0';
         if (symlinkat(t->scratch, dfd, name) < 0)
@@ -1035,7 +1031,7 @@ static int entry_sync_at(ws_tree *t, int dfd, const char *name, const ws_entry *
         return rc;
     size_t n = (size_t)git_blob_rawsize(b);
     if (e->mode == GIT_FILEMODE_LINK) {
-        if ((rc = scratch_grow(t, n + 1, err)))
+        if ((rc = scratch_grow(t, n, rel, err)))
             goto done;
         ssize_t r = readlinkat(dfd, name, t->scratch, n + 1);
         if (r == (ssize_t)n && !memcmp(t->scratch, git_blob_rawcontent(b), n))

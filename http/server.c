@@ -225,8 +225,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             /* libmicrohttpd cannot answer in the middle of an upload:
              * past the drain bound the connection is closed. */
             if (st->dropped > HTTP_SERVER_DRAIN_MAX) {
-                rl_logf(s->o.log, s->o.log_ctx, RL_LOG_WARN, "%s %s: request body over %zu bytes, connection closed", method, url,
-                      s->o.body_max + HTTP_SERVER_DRAIN_MAX);
+                rl_logf(s->o.log, s->o.log_ctx, RL_LOG_WARN, "%s %s: request body over %zu bytes, connection closed",
+                        method, url, s->o.body_max + HTTP_SERVER_DRAIN_MAX);
                 return MHD_NO;
             }
         }

@@ -410,13 +410,10 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
         ops_rmsnorm_forward(p, ln1, ln1_rstd, x, W->attn_norm, n, d, c->norm_eps);
         /* wq, wk, wv are one (dq + 2 dkv) x d matrix: one product */
         ops_matmul_forward(p, a->fused, ln1, W->wq, n, d, dq + 2 * dkv, 0.0f);
-        ops_cols_split(p, (float *const[]){qraw, kraw, v}, (const int[]){dq, dkv, dkv}, 3, a->fused,
-                   n);
+        ops_cols_split(p, (float *const[]){qraw, kraw, v}, (const int[]){dq, dkv, dkv}, 3, a->fused, n);
         if (c->qk_norm) {
-            ops_rmsnorm_forward(p, q, a->q_rstd + (size_t)l * N * nh, qraw, W->q_norm, n * nh, hd,
-                            c->norm_eps);
-            ops_rmsnorm_forward(p, k, a->k_rstd + (size_t)l * N * nkv, kraw, W->k_norm, n * nkv, hd,
-                            c->norm_eps);
+            ops_rmsnorm_forward(p, q, a->q_rstd + (size_t)l * N * nh, qraw, W->q_norm, n * nh, hd, c->norm_eps);
+            ops_rmsnorm_forward(p, k, a->k_rstd + (size_t)l * N * nkv, kraw, W->k_norm, n * nkv, hd, c->norm_eps);
         } else {
             memcpy(q, qraw, N * dq * sizeof(float));
             memcpy(k, kraw, N * dkv * sizeof(float));
@@ -434,8 +431,7 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
         memcpy(xo, mid, N * d * sizeof(float));
         ops_matmul_forward(p, xo, act, W->w_down, n, ff, d, 1.0f);
     }
-    ops_rmsnorm_forward(p, a->lnf, a->lnf_rstd, a->res + (size_t)c->n_layer * N * d, m->final_norm, n, d,
-                    c->norm_eps);
+    ops_rmsnorm_forward(p, a->lnf, a->lnf_rstd, a->res + (size_t)c->n_layer * N * d, m->final_norm, n, d, c->norm_eps);
 
     /* The head runs only on rows that have a target. */
     int nr = 0;
@@ -451,8 +447,7 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
         ops_matmul_forward(p, a->logits, a->h, m->wte, nr, d, c->vocab, 0.0f);
         /* head_dlogp doubles as the row logp / entropy scratch here */
         float *row_logp = a->head_dlogp, *row_ent = entropy ? a->d_res : NULL;
-        ops_logp_forward(p, row_logp, row_ent, a->lse, a->logits, a->row_targets, nr, c->vocab,
-                     temperature);
+        ops_logp_forward(p, row_logp, row_ent, a->lse, a->logits, a->row_targets, nr, c->vocab, temperature);
         memset(logp, 0, N * sizeof(float));
         if (entropy)
             memset(entropy, 0, N * sizeof(float));
@@ -504,8 +499,7 @@ static void head_backward(model *m, const float *dlogp)
     memset(a->d_ln, 0, (size_t)a->N * d * sizeof(float));
     if (k == 0)
         return;
-    ops_logp_backward(m->pool, a->logits, a->head_dlogp, a->lse, a->row_targets, k, V,
-                  a->temperature);
+    ops_logp_backward(m->pool, a->logits, a->head_dlogp, a->lse, a->row_targets, k, V, a->temperature);
     float *dh = a->d_att; /* k x d scratch: d_att has N x dq floats and dq == d */
     ops_matmul_backward(m->pool, dh, m->gwte, a->logits, a->h, m->wte, k, d, V, 0.0f);
     for (int r = 0; r < k; r++)
@@ -532,7 +526,7 @@ int model_backward(model *m, const float *dlogp, char *err)
     head_backward(m, dlogp);
     memset(a->d_res, 0, N * d * sizeof(float));
     ops_rmsnorm_backward(p, a->d_res, m->gfinal_norm, a->d_ln, a->res + (size_t)c->n_layer * N * d,
-                     m->final_norm, a->lnf_rstd, n, d);
+                         m->final_norm, a->lnf_rstd, n, d);
     for (int l = c->n_layer - 1; l >= 0; l--) {
         const model_layer *W = &m->layer[l];
         const model_layer *G = &m->glayer[l];
@@ -551,13 +545,12 @@ int model_backward(model *m, const float *dlogp, char *err)
         ops_swiglu_backward(p, a->d_gate, a->d_up, a->d_act, gate, up, N * ff);
         ops_cols_join(p, a->fused, (float *const[]){a->d_gate, a->d_up}, (const int[]){ff, ff}, 2, n);
         ops_matmul_backward(p, a->d_ln, G->w_gate, a->fused, ln2, W->w_gate, n, d, 2 * ff, 0.0f);
-        ops_rmsnorm_backward(p, a->d_res, G->mlp_norm, a->d_ln, mid, W->mlp_norm,
-                         a->ln2_rstd + (size_t)l * N, n, d);
+        ops_rmsnorm_backward(p, a->d_res, G->mlp_norm, a->d_ln, mid, W->mlp_norm, a->ln2_rstd + (size_t)l * N, n, d);
 
         /* attention branch; d_res now holds dL/dres_mid */
         ops_matmul_backward(p, a->d_att, G->wo, a->d_res, att, W->wo, n, dq, d, 0.0f);
         ops_attention_backward(p, a->d_q, a->d_k, a->d_v, a->d_att, att, lse, q, k, v, a->B, a->T, nh,
-                           nkv, hd, a->att_scratch);
+                               nkv, hd, a->att_scratch);
         ops_rope_backward(p, a->d_q, a->pos, m->rope_cos, m->rope_sin, n, nh, hd);
         ops_rope_backward(p, a->d_k, a->pos, m->rope_cos, m->rope_sin, n, nkv, hd);
         float *dqraw = a->d_q, *dkraw = a->d_k;
@@ -567,12 +560,11 @@ int model_backward(model *m, const float *dlogp, char *err)
             memset(dqraw, 0, N * dq * sizeof(float));
             memset(dkraw, 0, N * dkv * sizeof(float));
             ops_rmsnorm_backward(p, dqraw, G->q_norm, a->d_q, qraw, W->q_norm,
-                             a->q_rstd + (size_t)l * N * nh, n * nh, hd);
+                                 a->q_rstd + (size_t)l * N * nh, n * nh, hd);
             ops_rmsnorm_backward(p, dkraw, G->k_norm, a->d_k, kraw, W->k_norm,
-                             a->k_rstd + (size_t)l * N * nkv, n * nkv, hd);
+                                 a->k_rstd + (size_t)l * N * nkv, n * nkv, hd);
         }
-        ops_cols_join(p, a->fused, (float *const[]){dqraw, dkraw, a->d_v},
-                  (const int[]){dq, dkv, dkv}, 3, n);
+        ops_cols_join(p, a->fused, (float *const[]){dqraw, dkraw, a->d_v}, (const int[]){dq, dkv, dkv}, 3, n);
         ops_matmul_backward(p, a->d_ln, G->wq, a->fused, ln1, W->wq, n, d, dq + 2 * dkv, 0.0f);
         ops_rmsnorm_backward(p, a->d_res, G->attn_norm, a->d_ln, x, W->attn_norm, ln1_rstd, n, d);
     }

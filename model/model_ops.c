@@ -130,7 +130,7 @@ static void vswiglu_bwd(float *dgate, float *dup, const float *dout, const float
 }
 
 void ops_attn_decode(float *out, const float *q, const float *Kt, int ldk, const float *V, int ldv,
-                 int nk, int hd, int hpg, float scale, float *S)
+                     int nk, int hd, int hpg, float scale, float *S)
 {
     DISPATCH(vattn_decode, out, q, Kt, ldk, V, ldv, nk, hd, hpg, scale, S);
 }
@@ -236,8 +236,7 @@ static void cols_rows(void *va, int lo, int hi, int thread)
     }
 }
 
-void ops_cols_split(mpool *p, float *const *parts, const int *widths, int n_parts, const float *fused,
-                int N)
+void ops_cols_split(mpool *p, float *const *parts, const int *widths, int n_parts, const float *fused, int N)
 {
     int total = 0;
     for (int k = 0; k < n_parts; k++)
@@ -298,8 +297,7 @@ static void rmsnorm_fwd_rows(void *va, int lo, int hi, int thread)
     }
 }
 
-void ops_rmsnorm_forward(mpool *p, float *out, float *rstd, const float *inp, const float *w, int N,
-                     int C, float eps)
+void ops_rmsnorm_forward(mpool *p, float *out, float *rstd, const float *inp, const float *w, int N, int C, float eps)
 {
     norm_args a = {.out = out, .rstd = rstd, .inp = inp, .w = w, .C = C, .eps = eps};
     parallel_range(p, N, 64, rmsnorm_fwd_rows, &a);
@@ -325,7 +323,7 @@ static void rmsnorm_bwd_rows(void *va, int lo, int hi, int thread)
 }
 
 void ops_rmsnorm_backward(mpool *p, float *dinp, float *dw, const float *dout, const float *inp,
-                      const float *w, const float *rstd, int N, int C)
+                          const float *w, const float *rstd, int N, int C)
 {
     int nt = mpool_threads(p);
     norm_args a = {.dinp = dinp, .dout = dout, .inp = inp, .w = w, .rstd_in = rstd, .C = C};
@@ -417,8 +415,7 @@ static void mm_fwd_small(void *vctx, int t, int thread)
                 c->W + (size_t)lo * c->C, c->C, c->beta, c->out + lo, c->OC);
 }
 
-void ops_matmul_forward(mpool *p, float *out, const float *inp, const float *W, int N, int C, int OC,
-                    float beta)
+void ops_matmul_forward(mpool *p, float *out, const float *inp, const float *W, int N, int C, int OC, float beta)
 {
     mm_ctx c = {.out = out, .inp = inp, .W = W, .N = N, .C = C, .OC = OC, .beta = beta,
                 .chunks = mpool_threads(p)};
@@ -467,7 +464,7 @@ static void mm_bwd_dW(void *vctx, int t, int thread)
 }
 
 void ops_matmul_backward(mpool *p, float *dinp, float *dW, const float *dout, const float *inp,
-                     const float *W, int N, int C, int OC, float dinp_beta)
+                         const float *W, int N, int C, int OC, float dinp_beta)
 {
     mm_ctx c = {.dinp = dinp, .dW = dW, .dout = dout, .inp = inp, .W = W, .N = N, .C = C,
                 .OC = OC, .chunks = mpool_threads(p), .beta = dinp_beta};
@@ -509,7 +506,7 @@ static void rope_rows(void *va, int lo, int hi, int thread)
 }
 
 void ops_rope_forward(mpool *p, float *x, const int *pos, const float *cos_t, const float *sin_t,
-                  int N, int n_head, int hd)
+                      int N, int n_head, int hd)
 {
     rope_args r = {x, pos, cos_t, sin_t, n_head, hd, 1.0f};
     parallel_range(p, N, 64, rope_rows, &r);
@@ -517,7 +514,7 @@ void ops_rope_forward(mpool *p, float *x, const int *pos, const float *cos_t, co
 
 /* The rotation is orthogonal: its gradient is the inverse rotation. */
 void ops_rope_backward(mpool *p, float *dx, const int *pos, const float *cos_t, const float *sin_t,
-                   int N, int n_head, int hd)
+                       int N, int n_head, int hd)
 {
     rope_args r = {dx, pos, cos_t, sin_t, n_head, hd, -1.0f};
     parallel_range(p, N, 64, rope_rows, &r);
@@ -560,7 +557,7 @@ static void swiglu_bwd_range(void *va, int lo, int hi, int thread)
 }
 
 void ops_swiglu_backward(mpool *p, float *dgate, float *dup, const float *dout, const float *gate,
-                     const float *up, size_t n)
+                         const float *up, size_t n)
 {
     swiglu_args a = {.dgate = dgate, .dup = dup, .dout = dout, .gate = gate, .up = up, .n = n};
     parallel_range(p, (int)((n + SWIGLU_CHUNK - 1) / SWIGLU_CHUNK), 2, swiglu_bwd_range, &a);
@@ -598,7 +595,7 @@ static void logp_fwd_rows(void *va, int lo, int hi, int thread)
 }
 
 void ops_logp_forward(mpool *p, float *logp, float *ent, float *lse, float *z, const int *targets,
-                  int N, int V, float temp)
+                      int N, int V, float temp)
 {
     logp_args a = {.logp = logp, .ent = ent, .lse = lse, .z = z, .targets = targets, .V = V,
                    .temp = temp};
@@ -626,7 +623,7 @@ static void logp_bwd_rows(void *va, int lo, int hi, int thread)
 }
 
 void ops_logp_backward(mpool *p, float *z, const float *dlogp, const float *lse, const int *targets,
-                   int N, int V, float temp)
+                       int N, int V, float temp)
 {
     logp_args a = {.z = z, .dlogp = dlogp, .lse_in = lse, .targets = targets, .V = V,
                    .temp = temp};
@@ -713,8 +710,8 @@ static void att_fwd_task(void *vctx, int task, int thread)
 }
 
 void ops_attention_forward(mpool *p, float *out, float *lse, const float *q, const float *k,
-                       const float *v, int B, int T, int n_head, int n_kv, int hd,
-                       float *scratch)
+                           const float *v, int B, int T, int n_head, int n_kv, int hd,
+                           float *scratch)
 {
     att_ctx c = {.out = out, .lse = lse, .q = q, .k = k, .v = v, .B = B, .T = T,
                  .n_head = n_head, .n_kv = n_kv, .hd = hd, .scratch = scratch,
@@ -788,9 +785,9 @@ static void att_bwd_task(void *vctx, int task, int thread)
 }
 
 void ops_attention_backward(mpool *p, float *dq, float *dk, float *dv, const float *dout,
-                        const float *out, const float *lse, const float *q, const float *k,
-                        const float *v, int B, int T, int n_head, int n_kv, int hd,
-                        float *scratch)
+                            const float *out, const float *lse, const float *q, const float *k,
+                            const float *v, int B, int T, int n_head, int n_kv, int hd,
+                            float *scratch)
 {
     att_ctx c = {.dq = dq, .dk = dk, .dv = dv, .dout = dout, .o = out, .lse_in = lse, .q = q,
                  .k = k, .v = v, .B = B, .T = T, .n_head = n_head, .n_kv = n_kv, .hd = hd,

@@ -50,27 +50,24 @@ void ops_embed_forward(float *out, const int *tokens, const float *wte, int N, i
 void ops_embed_backward(float *dwte, const float *dout, const int *tokens, int N, int C);
 
 /* out = inp * rstd * w, rstd = 1/sqrt(mean(inp^2) + eps), per row of C. */
-void ops_rmsnorm_forward(mpool *p, float *out, float *rstd, const float *inp, const float *w, int N,
-                     int C, float eps);
+void ops_rmsnorm_forward(mpool *p, float *out, float *rstd, const float *inp, const float *w, int N, int C, float eps);
 /* dinp += ..., dw += ... (dw may be NULL when the gain is frozen). */
 void ops_rmsnorm_backward(mpool *p, float *dinp, float *dw, const float *dout, const float *inp,
-                      const float *w, const float *rstd, int N, int C);
+                          const float *w, const float *rstd, int N, int C);
 
 /* out[N x OC] = inp[N x C] @ W^T, W is OC x C (nn.Linear layout).
  * beta 0 overwrites out, 1 accumulates. */
-void ops_matmul_forward(mpool *p, float *out, const float *inp, const float *W, int N, int C, int OC,
-                    float beta);
+void ops_matmul_forward(mpool *p, float *out, const float *inp, const float *W, int N, int C, int OC, float beta);
 /* dinp[N x C] = dinp_beta * dinp + dout @ W (so 1 accumulates, 0
  * overwrites), dW[OC x C] += dout^T @ inp. Either may be NULL. */
 void ops_matmul_backward(mpool *p, float *dinp, float *dW, const float *dout, const float *inp,
-                     const float *W, int N, int C, int OC, float dinp_beta);
+                         const float *W, int N, int C, int OC, float dinp_beta);
 
 /* A row-major N x (w0 + w1 + ...) matrix <-> separate N x w_k matrices.
  * Weights stored one after another (wq, wk, wv; w_gate, w_up) form one
  * matrix, so their products are a single sgemm into a fused output, split
  * here (and the gradients joined before the fused backward). */
-void ops_cols_split(mpool *p, float *const *parts, const int *widths, int n_parts, const float *fused,
-                int N);
+void ops_cols_split(mpool *p, float *const *parts, const int *widths, int n_parts, const float *fused, int N);
 void ops_cols_join(mpool *p, float *fused, float *const *parts, const int *widths, int n_parts, int N);
 
 /* Rotary embedding in place on x[N x n_head x hd], row i at position
@@ -78,27 +75,27 @@ void ops_cols_join(mpool *p, float *fused, float *const *parts, const int *width
  * "rotate half" convention of Hugging Face models). cos/sin tables are
  * max_seq x hd/2. Backward rotates by the opposite angle, in place. */
 void ops_rope_forward(mpool *p, float *x, const int *pos, const float *cos_t, const float *sin_t,
-                  int N, int n_head, int hd);
+                      int N, int n_head, int hd);
 void ops_rope_backward(mpool *p, float *dx, const int *pos, const float *cos_t, const float *sin_t,
-                   int N, int n_head, int hd);
+                       int N, int n_head, int hd);
 
 /* out = silu(gate) * up, elementwise over n values. */
 void ops_swiglu_forward(mpool *p, float *out, const float *gate, const float *up, size_t n);
 /* dgate, dup are OVERWRITTEN (they are fresh buffers in the model). */
 void ops_swiglu_backward(mpool *p, float *dgate, float *dup, const float *dout, const float *gate,
-                     const float *up, size_t n);
+                         const float *up, size_t n);
 
 /* Per row of V logits: z = logits / temp (in place), lse = logsumexp(z),
  * logp = z[target] - lse, ent = lse - sum softmax(z) * z (ent may be NULL).
  * Rows whose target is < 0 get logp 0 (ent still computed). */
 void ops_logp_forward(mpool *p, float *logp, float *ent, float *lse, float *z, const int *targets,
-                  int N, int V, float temp);
+                      int N, int V, float temp);
 /* Turns z (the tempered logits of ops_logp_forward) in place into dlogits,
  * the gradient wrt the UNtempered logits of sum dlogp[i] * logp[i]:
  * dlogits = dlogp * (onehot(target) - softmax(z)) / temp. A row with
  * dlogp 0 becomes exactly 0. */
 void ops_logp_backward(mpool *p, float *z, const float *dlogp, const float *lse, const int *targets,
-                   int N, int V, float temp);
+                       int N, int V, float temp);
 
 /* Causal grouped-query attention over B sequences of T tokens.
  * q, out: [B*T x n_head*hd]; k, v: [B*T x n_kv*hd]; lse: [B x n_head x T]
@@ -111,20 +108,20 @@ size_t ops_attn_scratch_floats(int T, int heads_per_kv, int hd);
  * returns log of the normalizer (the row's logsumexp). */
 float ops_softmax_row(float *s, int n, int total);
 void ops_attention_forward(mpool *p, float *out, float *lse, const float *q, const float *k,
-                       const float *v, int B, int T, int n_head, int n_kv, int hd,
-                       float *scratch);
+                           const float *v, int B, int T, int n_head, int n_kv, int hd,
+                           float *scratch);
 /* dq is OVERWRITTEN; dk, dv are OVERWRITTEN. */
 void ops_attention_backward(mpool *p, float *dq, float *dk, float *dv, const float *dout,
-                        const float *out, const float *lse, const float *q, const float *k,
-                        const float *v, int B, int T, int n_head, int n_kv, int hd,
-                        float *scratch);
+                            const float *out, const float *lse, const float *q, const float *k,
+                            const float *v, int B, int T, int n_head, int n_kv, int hd,
+                            float *scratch);
 
 /* Decoding attention of one query row: the hpg heads q[hpg x hd] sharing
  * a kv head, against nk cached keys stored transposed (Kt: hd rows of
  * ldk) and values stored as rows (V: nk rows of ldv). S: hpg x nk
  * scratch. out: hpg x hd. */
 void ops_attn_decode(float *out, const float *q, const float *Kt, int ldk, const float *V, int ldv,
-                 int nk, int hd, int hpg, float scale, float *S);
+                     int nk, int hd, int hpg, float scale, float *S);
 
 /* ---- sampling (model_sample.c) ------------------------------------------ */
 

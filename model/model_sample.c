@@ -176,8 +176,7 @@ static void iatt_task(void *vctx, int task, int thread)
          * this kv head sit side by side in the row */
         for (int i = r->r0; i < r->r1; i++) {
             size_t off = (size_t)i * qs + (size_t)g * hpg * hd;
-            ops_attn_decode(w->att + off, w->q + off, Kt, kc->cap, V, ks, w->pos[i] + 1, hd, hpg,
-                        scale, S);
+            ops_attn_decode(w->att + off, w->q + off, Kt, kc->cap, V, ks, w->pos[i] + 1, hd, hpg, scale, S);
         }
         return;
     }
@@ -218,8 +217,7 @@ static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out,
         const model_layer *W = &m->layer[l];
         ops_rmsnorm_forward(p, w->ln, w->rstd, w->x, W->attn_norm, n, d, c->norm_eps);
         ops_matmul_forward(p, w->fused, w->ln, W->wq, n, d, dq + 2 * dkv, 0.0f); /* q | k | v */
-        ops_cols_split(p, (float *const[]){w->q, w->k, w->v}, (const int[]){dq, dkv, dkv}, 3,
-                   w->fused, n);
+        ops_cols_split(p, (float *const[]){w->q, w->k, w->v}, (const int[]){dq, dkv, dkv}, 3, w->fused, n);
         if (c->qk_norm) {
             ops_rmsnorm_forward(p, w->q, w->rstd, w->q, W->q_norm, n * nh, hd, c->norm_eps);
             ops_rmsnorm_forward(p, w->k, w->rstd, w->k, W->k_norm, n * nkv, hd, c->norm_eps);

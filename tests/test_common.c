@@ -70,6 +70,23 @@ START_TEST(test_fs_atomic_and_append)
     ck_assert_int_eq(fs_read_file(&data, &len, path, 3, err), RL_ELIMIT);
     ck_assert_ptr_nonnull(strstr(err, path));
     ck_assert_int_eq(fs_read_file(&data, &len, "/nonexistent/x", 3, err), RL_ENOENT);
+    /* a listing: sorted, without dot files */
+    const char *more[] = {"c.txt", ".hidden", "b"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, more[i]);
+        ck_assert_int_eq(fs_write_atomic(path, "", 0, err), 0);
+    }
+    char **names;
+    size_t n;
+    ck_assert_int_eq(fs_list_dir(&names, &n, dir, err), 0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_str_eq(names[0], "a");
+    ck_assert_str_eq(names[1], "b");
+    ck_assert_str_eq(names[2], "c.txt");
+    fs_names_free(names, n);
+    ck_assert_int_eq(fs_list_dir(&names, &n, "/nonexistent", err), RL_ENOENT);
+    ck_assert_str_eq(err, "/nonexistent: cannot open directory");
+    fs_names_free(names, n);
     ck_assert_int_eq(fs_remove_tree(dir, err), 0);
     ck_assert_int_eq(access(dir, F_OK), -1);
 }

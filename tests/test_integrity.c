@@ -194,6 +194,16 @@ START_TEST(test_shadow_header)
     char err[RL_ERR_MAX], *p = new_file("src/stdio.h", "int x;\n");
     ck_assert_int_eq(integ_scan(&r, p, &o, err), 0);
     ck_assert_uint_eq(r.n, 0);
+    integ_report_dispose(&r);
+    /* more include dirs than INTEG_SYSDIRS_MAX: the scan fails naming them */
+    const char *many[INTEG_SYSDIRS_MAX + 1];
+    for (size_t i = 0; i <= INTEG_SYSDIRS_MAX; i++)
+        many[i] = "/nonexistent-include";
+    o.include_dirs = many;
+    o.n_include_dirs = INTEG_SYSDIRS_MAX + 1;
+    ck_assert_int_eq(integ_scan(&r, p, &o, err), RL_ELIMIT);
+    ck_assert_msg(strstr(err, "system include folders: more than 64") && !strchr(err, '\n'), "%s", err);
+    integ_report_dispose(&r);
     free(p);
 }
 END_TEST

@@ -324,8 +324,7 @@ static double loss_attention(void *v)
     op_ctx *c = v;
     float *q = c->a, *k = q + (size_t)c->B * c->T * c->nh * c->hd;
     float *vv = k + (size_t)c->B * c->T * c->nkv * c->hd;
-    ops_attention_forward(c->pool, c->out, c->aux, q, k, vv, c->B, c->T, c->nh, c->nkv, c->hd,
-                      c->scratch);
+    ops_attention_forward(c->pool, c->out, c->aux, q, k, vv, c->B, c->T, c->nh, c->nkv, c->hd, c->scratch);
     return dot_d(c->out, c->R, (size_t)c->B * c->T * c->nh * c->hd);
 }
 
@@ -368,7 +367,7 @@ START_TEST(test_grad_attention)
         }
     }
     ops_attention_backward(c.pool, dx, dx + nq, dx + nq + nk, R, out, lse, x, x + nq, x + nq + nk, c.B,
-                       c.T, c.nh, c.nkv, c.hd, c.scratch);
+                           c.T, c.nh, c.nkv, c.hd, c.scratch);
     ck_assert_int_eq(gradcheck("attn.q", x, dx, nq, loss_attention, &c, 1e-2f, 2e-2, 2e-3, 150), 0);
     ck_assert_int_eq(
         gradcheck("attn.k", x + nq, dx + nq, nk, loss_attention, &c, 1e-2f, 2e-2, 2e-3, 150), 0);

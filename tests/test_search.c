@@ -110,7 +110,7 @@ START_TEST(test_parse_read_listing)
     search_file g = {0};
     g.path = strdup("b.py");
     ck_assert_int_eq(search_parse_read(&g, "b.py: lines 1-6 of 6\n 1| a = 1\n 2| b = 2\n 3| c = 3xx\n"
-                                        "[... 40 bytes (2 lines) cut ...]\n 5| e = 5\n 6| f = 6\n"), 0);
+                                           "[... 40 bytes (2 lines) cut ...]\n 5| e = 5\n 6| f = 6\n"), 0);
     ck_assert_str_eq(g.line[0], "a = 1");
     ck_assert_ptr_null(g.line[2]);
     ck_assert_ptr_null(g.line[3]);
@@ -124,8 +124,8 @@ START_TEST(test_parse_search_hits)
 {
     search_hit *h;
     size_t n = search_parse_search(&h, "src/leap.c:21: bool is_leap(int y)\nnot a hit\nsrc/x.c:abc: no\n"
-                                    "tests/t.c:5:     ck_assert(is_leap(4));\n[showing 2 of 9 matches]\n",
-                               10);
+                                       "tests/t.c:5:     ck_assert(is_leap(4));\n[showing 2 of 9 matches]\n",
+                                   10);
     ck_assert_uint_eq(n, 2);
     ck_assert_str_eq(h[0].path, "src/leap.c");
     ck_assert_int_eq(h[0].line, 21);
@@ -148,7 +148,7 @@ START_TEST(test_prompt_detection)
     ck_assert(!search_prompt_wants_verify(v1));
     ck_assert(search_prompt_wants_verify(v2));
     ck_assert(search_prompt_wants_verify("Start by running the tests. Re-run them after each edit. "
-                                     "Submit only when the tests pass."));
+                                         "Submit only when the tests pass."));
     ck_assert(!search_prompt_wants_verify("Fix the bug and submit."));
     ck_assert(!search_prompt_wants_verify(""));
     free(v1);

@@ -372,7 +372,7 @@ START_TEST(test_mask_failed)
     r = record_keep_text();
     fail_turn0(r);
     cJSON_ReplaceItemInObject(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), 0),
-                                                                    "tool_calls"), 0), "ok", cJSON_CreateTrue());
+                                                                     "tool_calls"), 0), "ok", cJSON_CreateTrue());
     traj_set_init(&set);
     ck_assert_msg(build(&set, r, &o, err) == 0, "%s", err);
     ck_assert_uint_eq(set.st.masked_turns, 0);
