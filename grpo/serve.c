@@ -109,6 +109,9 @@ struct serve {
     status_count counts[64];
     int n_counts;
     long gen_tokens, prompt_tokens, steps, requests;
+    long prefix_reused;      /* copied from the model_dec after each step */
+    int prefix_entries;
+    size_t prefix_bytes;
     double lat[SERVE_LATENCY_WINDOW], lat_sum;
     long lat_count;
 };
@@ -118,6 +121,7 @@ void serve_opts_default(serve_opts *o)
     memset(o, 0, sizeof *o);
     o->max_batch = SERVE_BATCH_DEFAULT;
     o->max_queue = SERVE_QUEUE_DEFAULT;
+    o->prefix_cache_mb = SERVE_PREFIX_CACHE_MB_DEFAULT;
 }
 
 /* ---- jobs ------------------------------------------------------------------ */
@@ -774,6 +778,7 @@ static void *sched_main(void *arg)
         } else {
             collect(s);
         }
+        model_dec_prefix_stats(s->dec, &s->prefix_reused, &s->prefix_entries, &s->prefix_bytes);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
@@ -788,6 +793,9 @@ int serve_new(serve **out, model *m, const tok_t *tok, const serve_opts *o, char
         return rl_err(err, RL_EINVAL, "serve: max_batch %d: expected 1..%d", o->max_batch, SERVE_BATCH_HARD);
     if (o->max_queue < 1 || o->max_queue > SERVE_QUEUE_HARD)
         return rl_err(err, RL_EINVAL, "serve: max_queue %d: expected 1..%d", o->max_queue, SERVE_QUEUE_HARD);
+    if (o->prefix_cache_mb < 0 || o->prefix_cache_mb > SERVE_PREFIX_CACHE_MB_MAX)
+        return rl_err(err, RL_EINVAL, "serve: prefix_cache_mb %d: expected 0..%d", o->prefix_cache_mb,
+                      SERVE_PREFIX_CACHE_MB_MAX);
     int im_end = tok_special_id(tok, "<|im_end|>");
     if (im_end < 0)
         return rl_err(err, RL_EINVAL, "serve: the tokenizer has no <|im_end|> token");
@@ -812,6 +820,7 @@ int serve_new(serve **out, model *m, const tok_t *tok, const serve_opts *o, char
         free(s);
         return rc;
     }
+    model_dec_prefix_cache(s->dec, (size_t)o->prefix_cache_mb << 20);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->work, NULL);
     pthread_cond_init(&s->progress, NULL);
@@ -1359,8 +1368,14 @@ static int reply_metrics(serve *s, http_server_resp *resp)
         buf_printf(&b, "rl_serve_requests_total{endpoint=\"%s\",code=\"%d\"} %ld\n", EP_NAME[s->counts[i].ep],
                    s->counts[i].status, s->counts[i].n);
     buf_printf(&b,
-               "# HELP rl_serve_prompt_tokens_total Prompt tokens prefilled.\n"
+               "# HELP rl_serve_prompt_tokens_total Prompt tokens of the requests started (one prompt per choice).\n"
                "# TYPE rl_serve_prompt_tokens_total counter\nrl_serve_prompt_tokens_total %ld\n"
+               "# HELP rl_serve_prefix_tokens_reused_total Prompt tokens whose keys and values were reused, not prefilled.\n"
+               "# TYPE rl_serve_prefix_tokens_reused_total counter\nrl_serve_prefix_tokens_reused_total %ld\n"
+               "# HELP rl_serve_prefix_cache_entries Caches of finished sequences kept for prefix reuse.\n"
+               "# TYPE rl_serve_prefix_cache_entries gauge\nrl_serve_prefix_cache_entries %d\n"
+               "# HELP rl_serve_prefix_cache_bytes Bytes of those caches.\n"
+               "# TYPE rl_serve_prefix_cache_bytes gauge\nrl_serve_prefix_cache_bytes %zu\n"
                "# HELP rl_serve_generation_tokens_total Tokens generated.\n"
                "# TYPE rl_serve_generation_tokens_total counter\nrl_serve_generation_tokens_total %ld\n"
                "# HELP rl_serve_steps_total Decoding steps of the batch.\n"
@@ -1371,7 +1386,7 @@ static int reply_metrics(serve *s, http_server_resp *resp)
                "# TYPE rl_serve_running_requests gauge\nrl_serve_running_requests %d\n"
                "# HELP rl_serve_batch_capacity Sequences the batch holds.\n"
                "# TYPE rl_serve_batch_capacity gauge\nrl_serve_batch_capacity %d\n",
-               s->prompt_tokens, s->gen_tokens, s->steps, s->qlen, s->nactive, s->o.max_batch);
+               s->prompt_tokens, s->prefix_reused, s->prefix_entries, s->prefix_bytes, s->gen_tokens, s->steps, s->qlen, s->nactive, s->o.max_batch);
     double sum = s->lat_sum;
     long count = s->lat_count;
     pthread_mutex_unlock(&s->mu);
