@@ -15,7 +15,12 @@
  * B requests (in-process: NEW_TOKENS).
  *
  * Checkpoint: $RL_SERVE_CKPT, else models/policy.safetensors.
- * Usage: bench_serve [--streams N] [--reps R]
+ * Prefix reuse: 8 conversations of 4 turns each at once (a shared
+ * 384-token system prompt, 48 new tokens and a 32-token reply per turn),
+ * against a server without prefix reuse and one with the default cache:
+ * seconds per request, and the prompt tokens whose prefill was skipped.
+ *
+ * Usage: bench_serve [--streams N] [--reps R] [--no-prefix]
  */
 #include "common/arg.h"
 #include "common/clock.h"
@@ -29,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NEW_TOKENS 64
 #define PROMPT_LEN 32
@@ -41,6 +47,14 @@ static void die(const char *what, const char *err)
 {
     fprintf(stderr, "bench_serve: %s: %s\n", what, err);
     exit(1);
+}
+
+/* CPU seconds of every thread of this process. */
+static double cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -134,7 +148,7 @@ static void *client(void *v)
 /* The same B prompts and seeds through model_sample (*tps_sample) and
  * through a model_dec of this process (returned), all sequences added at
  * once: the engine `grpo serve` runs, without HTTP. */
-static double in_process(model *m, model_dec *d, int B, int rep, double *tps_sample)
+static double in_process(model *m, model_dec *d, int B, int rep, double *tps_sample, double *cpu_per_tok)
 {
     int *prompts[STREAMS_MAX], lens[STREAMS_MAX], slot[STREAMS_MAX];
     uint64_t seeds[STREAMS_MAX];
@@ -165,6 +179,7 @@ static double in_process(model *m, model_dec *d, int B, int rep, double *tps_sam
     *tps_sample = toks / dt;
 
     so.seeds = NULL;
+    double c0 = cpu_s();
     t0 = clk_s();
     for (int b = 0; b < B; b++) {
         so.seed = (uint64_t)b;
@@ -176,21 +191,23 @@ static double in_process(model *m, model_dec *d, int B, int rep, double *tps_sam
         if (model_dec_step(d, &rows, err) < 0)
             die("model_dec_step", err);
     dt = clk_s() - t0;
+    double cpu = cpu_s() - c0;
     toks = 0;
     for (int b = 0; b < B; b++) {
         toks += model_dec_out(d, slot[b])->n;
         model_dec_remove(d, slot[b]);
         free(prompts[b]);
     }
+    *cpu_per_tok = cpu / toks;
     return toks / dt;
 }
 
-static double over_http(int B, int rep, double *steps)
+static double over_http(int B, int rep, double *steps, double *cpu_per_tok)
 {
     client_arg a[STREAMS_MAX];
     pthread_t th[STREAMS_MAX];
     double s0 = metric("rl_serve_steps_total");
-    double t0 = clk_s();
+    double c0 = cpu_s(), t0 = clk_s();
     for (int b = 0; b < B; b++) {
         a[b] = (client_arg){.rep = rep, .seed = b};
         if (pthread_create(&th[b], NULL, client, &a[b]) != 0)
@@ -203,49 +220,166 @@ static double over_http(int B, int rep, double *steps)
         ok &= a[b].ok;
         toks += a[b].tokens;
     }
-    double dt = clk_s() - t0;
+    double dt = clk_s() - t0, cpu = cpu_s() - c0;
     if (!ok || toks != (long)B * NEW_TOKENS) {
         char msg[96];
         snprintf(msg, sizeof msg, "%ld tokens, expected %d", toks, B * NEW_TOKENS);
         die("requests", ok ? msg : "a request failed");
     }
     *steps = metric("rl_serve_steps_total") - s0;
+    *cpu_per_tok = cpu / toks;
     return toks / dt;
 }
 
 static void bench_overhead(model *m, int B, int reps)
 {
-    double base[REPS_MAX], samp[REPS_MAX], http[REPS_MAX], frac[REPS_MAX], steps[REPS_MAX], st, ts;
+    double base[REPS_MAX], samp[REPS_MAX], http[REPS_MAX], frac[REPS_MAX], cfrac[REPS_MAX], steps[REPS_MAX];
+    double st, ts, c_in, c_http;
     char err[RL_ERR_MAX];
     model_dec *d;
     if (model_dec_new(&d, m, B, err) < 0)
         die("model_dec_new", err);
-    in_process(m, d, B, 0, &ts); /* warm-up: pages, caches, the server's threads */
-    over_http(B, 0, &st);
+    in_process(m, d, B, 0, &ts, &c_in); /* warm-up: pages, caches, the server's threads */
+    over_http(B, 0, &st, &c_http);
     for (int r = 0; r < reps; r++) {
-        base[r] = in_process(m, d, B, r + 1, &samp[r]); /* the scheduler is idle: the model is ours */
-        http[r] = over_http(B, r + 1, &steps[r]);
+        base[r] = in_process(m, d, B, r + 1, &samp[r], &c_in); /* the scheduler is idle: the model is ours */
+        http[r] = over_http(B, r + 1, &steps[r], &c_http);
         frac[r] = http[r] / base[r];
+        cfrac[r] = c_in / c_http;
     }
     model_dec_free(d);
-    double b = median(base, reps), h = median(http, reps), f = median(frac, reps);
+    double b = median(base, reps), h = median(http, reps), f = median(frac, reps), cf = median(cfrac, reps);
     printf("{\"bench\": \"serve_http_%d\", \"value\": %.1f, \"unit\": \"tokens/s\", \"baseline\": "
            "\"model_dec_%d\", \"baseline_value\": %.1f, \"ratio\": %.3f, \"fraction_paired_median\": %.3f, "
-           "\"fraction_min\": %.3f, \"fraction_max\": %.3f, \"target_fraction_min\": 0.90, "
-           "\"model_sample_value\": %.1f, \"steps\": %.0f, \"steps_in_process\": %d, \"reps\": %d}\n",
-           B, h, B, b, b / h, f, frac[0], frac[reps - 1], median(samp, reps), median(steps, reps), NEW_TOKENS,
-           reps);
+           "\"fraction_min\": %.3f, \"fraction_max\": %.3f, \"cpu_fraction_paired_median\": %.3f, "
+           "\"cpu_fraction_min\": %.3f, \"target_fraction_min\": 0.90, \"model_sample_value\": %.1f, "
+           "\"steps\": %.0f, \"steps_in_process\": %d, \"reps\": %d}\n",
+           B, h, B, b, b / h, f, frac[0], frac[reps - 1], cf, cfrac[0], median(samp, reps), median(steps, reps),
+           NEW_TOKENS, reps);
+    fflush(stdout);
+}
+
+/* ---- prefix reuse: a multi-turn workload ------------------------------------ */
+
+#define CONVS 8
+#define TURNS 4
+#define SYSTEM_LEN 384 /* a shared system prompt and tool list */
+#define USER_LEN 48    /* a tool response or user message per turn */
+#define REPLY_LEN 32
+
+typedef struct conv_arg {
+    int conv;
+    double secs; /* summed over the turns */
+    int ok;
+} conv_arg;
+
+/* One conversation: each turn's prompt is the last prompt + its reply +
+ * a new message, as an agent's episode grows. */
+static void *conversation(void *v)
+{
+    conv_arg *a = v;
+    enum { CTX = SYSTEM_LEN + TURNS * (USER_LEN + REPLY_LEN + 1) };
+    int *ctx = malloc(CTX * sizeof *ctx), n = 0;
+    char *body = malloc(CTX * 8 + 256);
+    if (!ctx || !body)
+        die("conversation", "out of memory");
+    for (int i = 0; i < SYSTEM_LEN; i++)
+        ctx[n++] = 200 + (i * 13) % 1000;
+    a->ok = 1;
+    for (int t = 0; t < TURNS && a->ok; t++) {
+        for (int i = 0; i < USER_LEN; i++)
+            ctx[n++] = 300 + (a->conv * 101 + t * 37 + i * 7) % 1000;
+        int w = sprintf(body, "{\"model\": \"m\", \"max_tokens\": %d, \"ignore_eos\": true, \"seed\": %d, "
+                              "\"prompt\": [", REPLY_LEN, a->conv * 10 + t);
+        for (int i = 0; i < n; i++)
+            w += sprintf(body + w, "%s%d", i ? "," : "", ctx[i]);
+        sprintf(body + w, "]}");
+        double t0 = clk_s();
+        char *rs = post("/v1/completions", body, 600000);
+        a->secs += clk_s() - t0;
+        const char *p = rs ? strstr(rs, "\"token_ids\":[") : NULL;
+        if (!p) {
+            a->ok = 0;
+        } else {
+            for (p += 13; *p && *p != ']' && n < CTX;) {
+                ctx[n++] = (int)strtol(p, (char **)&p, 10);
+                if (*p == ',')
+                    p++;
+            }
+        }
+        free(rs);
+    }
+    free(ctx);
+    free(body);
+    return NULL;
+}
+
+/* The workload against a server keeping mb MiB of caches: mean seconds
+ * per request; *reused, *prompt the /metrics counters. */
+static double multi_turn(model *m, const tok_t *tok, int mb, double *reused, double *prompt)
+{
+    char err[RL_ERR_MAX];
+    serve_opts so;
+    serve_opts_default(&so);
+    so.name = "m";
+    so.prefix_cache_mb = mb;
+    serve *s;
+    http_server_opts ho;
+    http_server_opts_default(&ho);
+    ho.handler = serve_handle;
+    http_server *hs = NULL;
+    if (serve_new(&s, m, tok, &so, err) < 0 || (ho.ctx = s, http_server_new(&hs, &ho, err)) < 0)
+        die("server", err);
+    int keep = port;
+    port = http_server_port(hs);
+    conv_arg a[CONVS];
+    pthread_t th[CONVS];
+    for (int c = 0; c < CONVS; c++) {
+        a[c] = (conv_arg){.conv = c};
+        if (pthread_create(&th[c], NULL, conversation, &a[c]) != 0)
+            die("pthread_create", "cannot start a client thread");
+    }
+    double secs = 0;
+    for (int c = 0; c < CONVS; c++) {
+        pthread_join(th[c], NULL);
+        if (!a[c].ok)
+            die("multi-turn", "a request failed");
+        secs += a[c].secs;
+    }
+    *reused = metric("rl_serve_prefix_tokens_reused_total");
+    *prompt = metric("rl_serve_prompt_tokens_total");
+    serve_shutdown(s);
+    http_server_free(hs);
+    serve_free(s);
+    port = keep;
+    return secs / (CONVS * TURNS);
+}
+
+static void bench_prefix(model *m, const tok_t *tok)
+{
+    double r0, p0, r1, p1;
+    multi_turn(m, tok, 0, &r0, &p0); /* warm-up */
+    double before = multi_turn(m, tok, 0, &r0, &p0);
+    double after = multi_turn(m, tok, SERVE_PREFIX_CACHE_MB_DEFAULT, &r1, &p1);
+    printf("{\"bench\": \"serve_prefix_reuse\", \"value\": %.4f, \"unit\": \"s/request\", \"baseline\": "
+           "\"serve_no_prefix_reuse\", \"baseline_value\": %.4f, \"ratio\": %.3f, \"prompt_tokens\": %.0f, "
+           "\"prefix_tokens_reused\": %.0f, \"conversations\": %d, \"turns\": %d}\n",
+           after, before, before / after, p1, r1, CONVS, TURNS);
     fflush(stdout);
 }
 
 int main(int argc, char **argv)
 {
     char err[RL_ERR_MAX];
-    int only = 0, reps = 5;
+    int only = 0, reps = 5, prefix = 1;
     for (int i = 1; i < argc; i++) {
         int rc = -1;
         if (!strcmp(argv[i], "--streams") && i + 1 < argc)
             rc = arg_int(&only, argv[i], argv[i + 1], 1, STREAMS_MAX, err);
+        else if (!strcmp(argv[i], "--no-prefix")) {
+            prefix = 0;
+            continue;
+        }
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             rc = arg_int(&reps, argv[i], argv[i + 1], 1, REPS_MAX, err);
         else
@@ -285,6 +419,8 @@ int main(int argc, char **argv)
     serve_shutdown(s);
     http_server_free(hs);
     serve_free(s);
+    if (prefix)
+        bench_prefix(m, p->tok);
     pol_free(p);
     return 0;
 }
