@@ -278,7 +278,8 @@ static void *par_req(void *v)
     return NULL;
 }
 
-START_TEST(test_same_as_model_policy)
+/* `--policy model:CKPT` at temperature 0.8, as the requests ask. */
+static policy *open_model_policy(void)
 {
     char spec[160], err[RL_ERR_MAX];
     snprintf(spec, sizeof spec, "model:%s", ckpt);
@@ -288,6 +289,13 @@ START_TEST(test_same_as_model_policy)
     env.top_p = 1.0;
     policy *p;
     ck_assert_msg(pol_open(&p, spec, &env, err) == 0, "%s", err);
+    return p;
+}
+
+START_TEST(test_same_as_model_policy)
+{
+    char err[RL_ERR_MAX];
+    policy *p = open_model_policy();
     enum { N = 6 };
     par_arg args[N];
     pthread_t th[N];
@@ -333,14 +341,8 @@ END_TEST
  * and logprobs are still those of model:CKPT for the same context. */
 START_TEST(test_prefix_reuse)
 {
-    char spec[160], err[RL_ERR_MAX], json[4096];
-    snprintf(spec, sizeof spec, "model:%s", ckpt);
-    pol_env env;
-    pol_env_default(&env);
-    env.temperature = 0.8;
-    env.top_p = 1.0;
-    policy *p;
-    ck_assert_msg(pol_open(&p, spec, &env, err) == 0, "%s", err);
+    char err[RL_ERR_MAX], json[4096];
+    policy *p = open_model_policy();
     int32_t ctx[400];
     int n = 0;
     for (int i = 0; i < 40; i++)
