@@ -875,6 +875,14 @@
  * the ones that just ended. Each is a full window (~17 MB for a 4-layer
  * d256 model at 4096 tokens), allocated on first use. */
 #define RL_MODEL_KV_CACHES 24
+/* Removed sequences' caches model_dec keeps for prefix reuse: a server
+ * with 32 conversations in flight keeps each one's last turn; the bytes
+ * are capped by the caller (SERVE_PREFIX_CACHE_MB_DEFAULT), this only
+ * bounds the linear search of each lookup. */
+#define RL_MODEL_DEC_PREFIX_ENTRIES 64
+/* Shortest computed prefix worth keeping: below it a prefill costs less
+ * than the copy and the pool slot. */
+#define RL_MODEL_DEC_PREFIX_MIN 16
 /* Alternatives kept per sampled token (model_dec_top): OpenAI's API
  * allows top_logprobs 0..20. */
 #define RL_MODEL_TOP_LOGPROBS_MAX 20
@@ -907,6 +915,12 @@
  * positions (~4 KB per position for the default model). */
 #define SERVE_BATCH_DEFAULT 32
 #define SERVE_BATCH_HARD RL_MODEL_SAMPLE_BATCH_MAX
+/* KV caches `grpo serve` keeps for prefix reuse (--prefix-cache-mb):
+ * 256 MiB holds the last turn of 16 conversations at the default
+ * model's full 4096-token window (~16 MiB each, ~4 KiB per position),
+ * ~1% of the machine's memory. 0 disables reuse. */
+#define SERVE_PREFIX_CACHE_MB_DEFAULT 256
+#define SERVE_PREFIX_CACHE_MB_MAX (64 * 1024)
 /* Requests waiting for a place in the batch; past it the server answers
  * 429 at once instead of letting waits grow without bound. A client
  * keeping 32 episodes in flight with n up to 8 stays far below. */

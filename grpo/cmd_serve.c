@@ -3,6 +3,7 @@
  *
  *   grpo serve --ckpt CKPT [--host 127.0.0.1] [--port 8000]
  *              [--served-model-name NAME] [--max-batch N] [--max-queue N]
+ *              [--prefix-cache-mb N]
  *
  * The checkpoint and its tokenizer open as `--policy model:CKPT` opens
  * them. One line on stderr says where it listens; SIGINT or SIGTERM ends
@@ -26,7 +27,7 @@ static void serve_usage(FILE *f)
 {
     fprintf(f,
             "usage: grpo serve --ckpt CKPT [--host ADDR] [--port N] [--served-model-name NAME]\n"
-            "                  [--max-batch N] [--max-queue N]\n"
+            "                  [--max-batch N] [--max-queue N] [--prefix-cache-mb N]\n"
             "\n"
             "Serves a checkpoint over an OpenAI-compatible HTTP API (docs/serve.md):\n"
             "/v1/models, /v1/completions, /v1/chat/completions, /health, /metrics.\n"
@@ -36,8 +37,10 @@ static void serve_usage(FILE *f)
             "                    (default: CKPT as written)\n"
             "  --max-batch N     sequences decoded together (default %d, at most %d)\n"
             "  --max-queue N     requests waiting for the batch; more get 429 (default %d)\n"
+            "  --prefix-cache-mb N  MiB of finished sequences' KV caches kept so that a prompt\n"
+            "                    sharing their prefix skips its prefill (default %d, 0: no reuse)\n"
             "SIGINT or SIGTERM stops the server.\n",
-            SERVE_BATCH_DEFAULT, SERVE_BATCH_HARD, SERVE_QUEUE_DEFAULT);
+            SERVE_BATCH_DEFAULT, SERVE_BATCH_HARD, SERVE_QUEUE_DEFAULT, SERVE_PREFIX_CACHE_MB_DEFAULT);
 }
 
 int cmd_serve(int argc, char **argv)
@@ -55,7 +58,8 @@ int cmd_serve(int argc, char **argv)
         }
         int rc = 0;
         if (!v && (!strcmp(a, "--ckpt") || !strcmp(a, "--host") || !strcmp(a, "--port") ||
-                   !strcmp(a, "--served-model-name") || !strcmp(a, "--max-batch") || !strcmp(a, "--max-queue"))) {
+                   !strcmp(a, "--served-model-name") || !strcmp(a, "--max-batch") || !strcmp(a, "--max-queue") ||
+                   !strcmp(a, "--prefix-cache-mb"))) {
             fprintf(stderr, "grpo serve: %s: expected a value\n", a);
             return 2;
         }
@@ -71,6 +75,8 @@ int cmd_serve(int argc, char **argv)
             rc = arg_int(&so.max_batch, a, v, 1, SERVE_BATCH_HARD, err);
         else if (!strcmp(a, "--max-queue"))
             rc = arg_int(&so.max_queue, a, v, 1, SERVE_QUEUE_HARD, err);
+        else if (!strcmp(a, "--prefix-cache-mb"))
+            rc = arg_int(&so.prefix_cache_mb, a, v, 0, SERVE_PREFIX_CACHE_MB_MAX, err);
         else {
             fprintf(stderr, "grpo serve: unknown option '%s'\n", a);
             serve_usage(stderr);

@@ -66,6 +66,7 @@ typedef struct job {
     size_t stop_hold; /* longest stop string less one: held back while streaming */
     choice ch[SERVE_N_MAX];
     int state, cancelled;
+    pthread_cond_t cv; /* signalled when the job has news or completes */
     int err_status;
     char err[RL_ERR_MAX];
     /* chat */
@@ -78,6 +79,7 @@ typedef struct job {
     double t0;
     /* streaming */
     buf_t out;
+    buf_t snap;      /* text of running choices copied for the next events */
     size_t out_pos;
     int began, ended;
     serve *s;
@@ -108,6 +110,9 @@ struct serve {
     status_count counts[64];
     int n_counts;
     long gen_tokens, prompt_tokens, steps, requests;
+    long prefix_reused;      /* copied from the model_dec after each step */
+    int prefix_entries;
+    size_t prefix_bytes;
     double lat[SERVE_LATENCY_WINDOW], lat_sum;
     long lat_count;
 };
@@ -117,6 +122,7 @@ void serve_opts_default(serve_opts *o)
     memset(o, 0, sizeof *o);
     o->max_batch = SERVE_BATCH_DEFAULT;
     o->max_queue = SERVE_QUEUE_DEFAULT;
+    o->prefix_cache_mb = SERVE_PREFIX_CACHE_MB_DEFAULT;
 }
 
 /* ---- jobs ------------------------------------------------------------------ */
@@ -138,6 +144,8 @@ static void job_free(job *j)
     free(j->params);
     cJSON_Delete(j->doc);
     buf_dispose(&j->out);
+    buf_dispose(&j->snap);
+    pthread_cond_destroy(&j->cv);
     free(j);
 }
 
@@ -573,6 +581,7 @@ static void count_status(serve *s, int ep, int status)
 static void job_complete(serve *s, job *j)
 {
     j->state = JOB_COMPLETE;
+    pthread_cond_signal(&j->cv);
     double dt = clk_s() - j->t0;
     s->lat[s->lat_count % SERVE_LATENCY_WINDOW] = dt;
     s->lat_count++;
@@ -716,6 +725,8 @@ static void collect(serve *s)
             job_complete(s, j);
             active_remove(s, k);
         } else {
+            if (j->stream) /* new tokens to send */
+                pthread_cond_signal(&j->cv);
             k++;
         }
     }
@@ -754,7 +765,6 @@ static void *sched_main(void *arg)
         }
         admit(s);
         if (s->nactive == 0) {
-            pthread_cond_broadcast(&s->progress);
             pthread_cond_wait(&s->work, &s->mu);
             continue;
         }
@@ -769,7 +779,7 @@ static void *sched_main(void *arg)
         } else {
             collect(s);
         }
-        pthread_cond_broadcast(&s->progress);
+        model_dec_prefix_stats(s->dec, &s->prefix_reused, &s->prefix_entries, &s->prefix_bytes);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
@@ -784,6 +794,9 @@ int serve_new(serve **out, model *m, const tok_t *tok, const serve_opts *o, char
         return rl_err(err, RL_EINVAL, "serve: max_batch %d: expected 1..%d", o->max_batch, SERVE_BATCH_HARD);
     if (o->max_queue < 1 || o->max_queue > SERVE_QUEUE_HARD)
         return rl_err(err, RL_EINVAL, "serve: max_queue %d: expected 1..%d", o->max_queue, SERVE_QUEUE_HARD);
+    if (o->prefix_cache_mb < 0 || o->prefix_cache_mb > SERVE_PREFIX_CACHE_MB_MAX)
+        return rl_err(err, RL_EINVAL, "serve: prefix_cache_mb %d: expected 0..%d", o->prefix_cache_mb,
+                      SERVE_PREFIX_CACHE_MB_MAX);
     int im_end = tok_special_id(tok, "<|im_end|>");
     if (im_end < 0)
         return rl_err(err, RL_EINVAL, "serve: the tokenizer has no <|im_end|> token");
@@ -808,6 +821,7 @@ int serve_new(serve **out, model *m, const tok_t *tok, const serve_opts *o, char
         free(s);
         return rc;
     }
+    model_dec_prefix_cache(s->dec, (size_t)o->prefix_cache_mb << 20);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->work, NULL);
     pthread_cond_init(&s->progress, NULL);
@@ -915,8 +929,10 @@ static cJSON *ids_json(const int *ids, int n)
 }
 
 /* Completions logprobs of tokens [a, b): tokens, token_logprobs,
- * top_logprobs (one object per token), text_offset. */
-static cJSON *completion_logprobs(const serve *s, const job *j, const choice *c, int a, int b, size_t off)
+ * top_logprobs (one object per token), text_offset. stop_last: token b-1
+ * is the stop token (no text). */
+static cJSON *completion_logprobs(const serve *s, const job *j, const choice *c, int a, int b, size_t off,
+                                  int stop_last)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *tk = cJSON_AddArrayToObject(o, "tokens"), *lp = cJSON_AddArrayToObject(o, "token_logprobs");
@@ -935,7 +951,7 @@ static cJSON *completion_logprobs(const serve *s, const job *j, const choice *c,
         cJSON_AddItemToArray(top, t);
         cJSON_AddItemToArray(to, cJSON_CreateNumber((double)off));
         size_t bl = 0;
-        if (!(c->stop_tok && i == c->n - 1))
+        if (!(stop_last && i == b - 1))
             tok_id_to_bytes(s->tok, c->ids[i], &bl);
         off += bl;
     }
@@ -1061,7 +1077,7 @@ static int reply_result(serve *s, job *j, http_server_resp *resp)
         } else {
             cJSON_AddItemToObject(e, "text", text_json(c->text.data ? c->text.data : "", c->text_end));
             if (j->logprobs)
-                cJSON_AddItemToObject(e, "logprobs", completion_logprobs(s, j, c, 0, c->n, 0));
+                cJSON_AddItemToObject(e, "logprobs", completion_logprobs(s, j, c, 0, c->n, 0, c->stop_tok));
             else
                 cJSON_AddNullToObject(e, "logprobs");
         }
@@ -1130,86 +1146,134 @@ static int put_event(job *j, cJSON *o)
     return rc;
 }
 
-/* The events of everything new in the job (under the lock). */
-static int stream_events(serve *s, job *j)
+/* One event of a choice, decided under the lock and written outside it:
+ * the ids [a, b) (stable once the scheduler wrote them) and the text
+ * [t0, t1). The text of a running choice may move as the scheduler
+ * appends to it, so it is copied into the job's snapshot at `copy`; a
+ * finished choice's text no longer changes and is read in place. */
+typedef struct ev_choice {
+    int i, a, b, fin, stop_last;
+    size_t t0, t1, copy;
+} ev_choice;
+
+typedef struct ev_plan {
+    int head;      /* the chat stream's opening role events */
+    int err;       /* the job failed: the error event */
+    int complete;  /* the usage event (if asked) and [DONE] */
+    int n;
+    ev_choice ch[SERVE_N_MAX];
+} ev_plan;
+
+/* What is new in the job (under the lock): the sent marks advance. */
+static int stream_plan(job *j, ev_plan *pl)
 {
-    int chat = j->ep == EP_CHAT, rc = 0;
-    const char *object = chat ? "chat.completion.chunk" : "text_completion";
+    memset(pl, 0, sizeof *pl);
+    buf_clear(&j->snap);
     if (j->err_status) {
-        cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "error");
-        cJSON_AddStringToObject(e, "message", j->err);
-        cJSON_AddStringToObject(e, "type", "server_error");
-        cJSON_AddNumberToObject(e, "code", j->err_status);
-        rc = put_event(j, o);
+        pl->err = 1;
         j->ended = 1;
-        return rc ? rc : buf_puts(&j->out, "data: [DONE]\n\n");
+        return 0;
     }
-    if (!j->began && chat)
-        for (int i = 0; i < j->n && rc == 0; i++) {
-            cJSON *o = answer_head(s, j, object), *chs = cJSON_AddArrayToObject(o, "choices");
-            cJSON *e = cJSON_CreateObject(), *d = cJSON_AddObjectToObject(e, "delta");
-            cJSON_AddNumberToObject(e, "index", i);
-            cJSON_AddStringToObject(d, "role", "assistant");
-            cJSON_AddStringToObject(d, "content", "");
-            cJSON_AddNullToObject(e, "logprobs");
-            cJSON_AddNullToObject(e, "finish_reason");
-            cJSON_AddItemToArray(chs, e);
-            rc = put_event(j, o);
-        }
+    pl->head = !j->began && j->ep == EP_CHAT;
     j->began = 1;
-    for (int i = 0; i < j->n && rc == 0; i++) {
+    for (int i = 0; i < j->n; i++) {
         choice *c = &j->ch[i];
         size_t te = safe_end(j, c);
         int fin = c->done && !c->fin_sent;
         if (c->n == c->sent_ids && te == c->sent_text && !fin)
             continue;
+        ev_choice *e = &pl->ch[pl->n++];
+        *e = (ev_choice){.i = i, .a = c->sent_ids, .b = c->n, .fin = fin, .stop_last = fin && c->stop_tok,
+                         .t0 = c->sent_text, .t1 = te, .copy = j->snap.len};
+        if (!fin && te > c->sent_text) {
+            int rc = buf_append(&j->snap, c->text.data + c->sent_text, te - c->sent_text);
+            if (rc < 0)
+                return rc;
+        }
+        c->sent_ids = c->n;
+        c->sent_text = fin ? c->text_end : te;
+        c->fin_sent |= fin;
+    }
+    pl->complete = j->state == JOB_COMPLETE;
+    if (pl->complete)
+        j->ended = 1;
+    return 0;
+}
+
+/* The events of a plan into j->out (outside the lock). */
+static int stream_write(serve *s, job *j, const ev_plan *pl)
+{
+    int chat = j->ep == EP_CHAT, rc = 0;
+    const char *object = chat ? "chat.completion.chunk" : "text_completion";
+    if (pl->err) {
+        cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "error");
+        cJSON_AddStringToObject(e, "message", j->err);
+        cJSON_AddStringToObject(e, "type", "server_error");
+        cJSON_AddNumberToObject(e, "code", j->err_status);
+        rc = put_event(j, o);
+        return rc ? rc : buf_puts(&j->out, "data: [DONE]\n\n");
+    }
+    for (int i = 0; pl->head && i < j->n && rc == 0; i++) {
+        cJSON *o = answer_head(s, j, object), *chs = cJSON_AddArrayToObject(o, "choices");
+        cJSON *e = cJSON_CreateObject(), *d = cJSON_AddObjectToObject(e, "delta");
+        cJSON_AddNumberToObject(e, "index", i);
+        cJSON_AddStringToObject(d, "role", "assistant");
+        cJSON_AddStringToObject(d, "content", "");
+        cJSON_AddNullToObject(e, "logprobs");
+        cJSON_AddNullToObject(e, "finish_reason");
+        cJSON_AddItemToArray(chs, e);
+        rc = put_event(j, o);
+    }
+    for (int k = 0; k < pl->n && rc == 0; k++) {
+        const ev_choice *ev = &pl->ch[k];
+        const choice *c = &j->ch[ev->i];
+        const char *txt = ev->fin ? (c->text.data ? c->text.data + ev->t0 : "") : j->snap.data + ev->copy;
+        size_t te = ev->t1;
         tc_parsed p;
         memset(&p, 0, sizeof p);
         int has_calls = 0;
-        if (fin && chat && j->ntools) {
+        if (ev->fin && chat && j->ntools) {
             parse_calls(j, c, &p);
             has_calls = !p.format_error && p.ncalls;
             if (has_calls) { /* the calls go as tool_calls, not as text */
-                long at = find_stop(&c->text, c->sent_text, "<tool_call>");
+                long at = find_stop(&c->text, ev->t0, "<tool_call>");
                 te = at >= 0 && (size_t)at < te ? (size_t)at : te;
             }
         }
         cJSON *o = answer_head(s, j, object), *chs = cJSON_AddArrayToObject(o, "choices");
         cJSON *e = cJSON_CreateObject();
-        cJSON_AddNumberToObject(e, "index", i);
-        cJSON *text = text_json(c->text.data ? c->text.data + c->sent_text : "", te - c->sent_text);
+        cJSON_AddNumberToObject(e, "index", ev->i);
+        cJSON *text = text_json(te > ev->t0 ? txt : "", te > ev->t0 ? te - ev->t0 : 0);
         if (chat) {
             cJSON *d = cJSON_AddObjectToObject(e, "delta");
-            if (te > c->sent_text)
+            if (te > ev->t0)
                 cJSON_AddItemToObject(d, "content", text);
             else
                 cJSON_Delete(text);
             if (has_calls)
                 cJSON_AddItemToObject(d, "tool_calls", calls_json(&p, 1));
             if (j->logprobs)
-                cJSON_AddItemToObject(e, "logprobs", chat_logprobs(s, j, c, c->sent_ids, c->n));
+                cJSON_AddItemToObject(e, "logprobs", chat_logprobs(s, j, c, ev->a, ev->b));
             else
                 cJSON_AddNullToObject(e, "logprobs");
         } else {
             cJSON_AddItemToObject(e, "text", text);
             if (j->logprobs)
-                cJSON_AddItemToObject(e, "logprobs", completion_logprobs(s, j, c, c->sent_ids, c->n, c->sent_text));
+                cJSON_AddItemToObject(e, "logprobs",
+                                      completion_logprobs(s, j, c, ev->a, ev->b, ev->t0, ev->stop_last));
             else
                 cJSON_AddNullToObject(e, "logprobs");
         }
-        if (fin)
+        if (ev->fin)
             cJSON_AddStringToObject(e, "finish_reason", finish_name(j, c, has_calls));
         else
             cJSON_AddNullToObject(e, "finish_reason");
-        cJSON_AddItemToObject(e, "token_ids", ids_json(c->ids + c->sent_ids, c->n - c->sent_ids));
+        cJSON_AddItemToObject(e, "token_ids", ids_json(c->ids + ev->a, ev->b - ev->a));
         cJSON_AddItemToArray(chs, e);
         tc_parsed_dispose(&p);
-        c->sent_ids = c->n;
-        c->sent_text = fin ? c->text_end : te;
-        c->fin_sent |= fin;
         rc = put_event(j, o);
     }
-    if (rc == 0 && j->state == JOB_COMPLETE) {
+    if (rc == 0 && pl->complete) {
         if (j->include_usage) {
             cJSON *o = answer_head(s, j, object);
             cJSON_AddArrayToObject(o, "choices");
@@ -1218,11 +1282,12 @@ static int stream_events(serve *s, job *j)
         }
         if (rc == 0)
             rc = buf_puts(&j->out, "data: [DONE]\n\n");
-        j->ended = 1;
     }
     return rc;
 }
 
+/* The next bytes of the stream: waits for news under the lock, writes
+ * the events outside it so that the scheduler never waits for them. */
 static long stream_next(void *ctx, char *out, size_t max)
 {
     job *j = ctx;
@@ -1238,11 +1303,14 @@ static long stream_next(void *ctx, char *out, size_t max)
             return 0;
         buf_clear(&j->out);
         j->out_pos = 0;
+        ev_plan pl;
         pthread_mutex_lock(&s->mu);
         while (!has_news(j))
-            pthread_cond_wait(&s->progress, &s->mu);
-        int rc = stream_events(s, j);
+            pthread_cond_wait(&j->cv, &s->mu);
+        int rc = stream_plan(j, &pl);
         pthread_mutex_unlock(&s->mu);
+        if (rc == 0)
+            rc = stream_write(s, j, &pl);
         if (rc < 0)
             return -1;
     }
@@ -1259,7 +1327,7 @@ static void stream_done(void *ctx)
         j->cancelled = 1;
         pthread_cond_signal(&s->work);
         while (j->state != JOB_COMPLETE)
-            pthread_cond_wait(&s->progress, &s->mu);
+            pthread_cond_wait(&j->cv, &s->mu);
     }
     pthread_mutex_unlock(&s->mu);
     job_free(j);
@@ -1301,8 +1369,14 @@ static int reply_metrics(serve *s, http_server_resp *resp)
         buf_printf(&b, "rl_serve_requests_total{endpoint=\"%s\",code=\"%d\"} %ld\n", EP_NAME[s->counts[i].ep],
                    s->counts[i].status, s->counts[i].n);
     buf_printf(&b,
-               "# HELP rl_serve_prompt_tokens_total Prompt tokens prefilled.\n"
+               "# HELP rl_serve_prompt_tokens_total Prompt tokens of the requests started (one prompt per choice).\n"
                "# TYPE rl_serve_prompt_tokens_total counter\nrl_serve_prompt_tokens_total %ld\n"
+               "# HELP rl_serve_prefix_tokens_reused_total Prompt tokens whose keys and values were reused, not prefilled.\n"
+               "# TYPE rl_serve_prefix_tokens_reused_total counter\nrl_serve_prefix_tokens_reused_total %ld\n"
+               "# HELP rl_serve_prefix_cache_entries Caches of finished sequences kept for prefix reuse.\n"
+               "# TYPE rl_serve_prefix_cache_entries gauge\nrl_serve_prefix_cache_entries %d\n"
+               "# HELP rl_serve_prefix_cache_bytes Bytes of those caches.\n"
+               "# TYPE rl_serve_prefix_cache_bytes gauge\nrl_serve_prefix_cache_bytes %zu\n"
                "# HELP rl_serve_generation_tokens_total Tokens generated.\n"
                "# TYPE rl_serve_generation_tokens_total counter\nrl_serve_generation_tokens_total %ld\n"
                "# HELP rl_serve_steps_total Decoding steps of the batch.\n"
@@ -1313,7 +1387,7 @@ static int reply_metrics(serve *s, http_server_resp *resp)
                "# TYPE rl_serve_running_requests gauge\nrl_serve_running_requests %d\n"
                "# HELP rl_serve_batch_capacity Sequences the batch holds.\n"
                "# TYPE rl_serve_batch_capacity gauge\nrl_serve_batch_capacity %d\n",
-               s->prompt_tokens, s->gen_tokens, s->steps, s->qlen, s->nactive, s->o.max_batch);
+               s->prompt_tokens, s->prefix_reused, s->prefix_entries, s->prefix_bytes, s->gen_tokens, s->steps, s->qlen, s->nactive, s->o.max_batch);
     double sum = s->lat_sum;
     long count = s->lat_count;
     pthread_mutex_unlock(&s->mu);
@@ -1339,11 +1413,13 @@ static int handle_generate(serve *s, int ep, const http_server_req *req, http_se
     job *j = calloc(1, sizeof *j);
     if (!j)
         return RL_ENOMEM;
+    pthread_cond_init(&j->cv, NULL);
     j->ep = ep;
     j->s = s;
     j->t0 = clk_s();
     j->created = (long)time(NULL);
     buf_init(&j->out, 0);
+    buf_init(&j->snap, (size_t)SERVE_N_MAX * RL_BUF_DEFAULT_MAX);
     for (int i = 0; i < SERVE_N_MAX; i++)
         j->ch[i].slot = -1;
     j->doc = cJSON_ParseWithLength(req->body, req->body_len);
@@ -1395,7 +1471,7 @@ static int handle_generate(serve *s, int ep, const http_server_req *req, http_se
         return rc;
     }
     while (j->state != JOB_COMPLETE)
-        pthread_cond_wait(&s->progress, &s->mu);
+        pthread_cond_wait(&j->cv, &s->mu);
     pthread_mutex_unlock(&s->mu);
     if (j->err_status) {
         *status = j->err_status;

@@ -15,6 +15,12 @@
  *   {"error": {"message": "...", "type": "invalid_request_error", "param": "FIELD", "code": null}}
  * naming the field at fault.
  *
+ * Prefix reuse: a request whose prompt begins as an earlier or running
+ * sequence's did (a conversation's next turn, the n choices of one
+ * prompt) takes those keys and values from the model_dec's pool instead
+ * of prefilling them again (model.h, model_dec_prefix_cache); /metrics
+ * counts the tokens saved.
+ *
  * Determinism: choice i of a request with seed S draws from the stream of
  * seed S + i (model_sample_opts.seeds), so the tokens of a prompt and a
  * seed are those `--policy model:CKPT` samples for the same context ids
@@ -34,11 +40,13 @@ typedef struct serve_opts {
     const char *name;   /* the served model's name (required) */
     int max_batch;      /* sequences decoded together */
     int max_queue;      /* requests waiting; more get 429 */
+    int prefix_cache_mb; /* KV caches kept for prefix reuse (model_dec_prefix_cache); 0: none */
     rl_log_fn log;      /* one line per failed step; NULL: silent */
     void *log_ctx;
 } serve_opts;
 
-/* max_batch SERVE_BATCH_DEFAULT, max_queue SERVE_QUEUE_DEFAULT. */
+/* max_batch SERVE_BATCH_DEFAULT, max_queue SERVE_QUEUE_DEFAULT,
+ * prefix_cache_mb SERVE_PREFIX_CACHE_MB_DEFAULT. */
 void serve_opts_default(serve_opts *o);
 
 typedef struct serve serve;

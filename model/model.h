@@ -224,6 +224,26 @@ int model_dec_top(const model_dec *d, int slot, int i, const int **ids, const fl
 void model_dec_remove(model_dec *d, int slot);
 int model_dec_free_slots(const model_dec *d);
 
+/* Prefix reuse (off until model_dec_prefix_cache gives it room). Before a
+ * sequence prefills, it takes the keys and values of the longest prefix
+ * of its prompt that is already computed, copied from a sequence in the
+ * batch or from the pool of removed sequences' caches, and prefills only
+ * the rest (at least its last prompt token, whose logits it draws from).
+ * A sequence whose prefix an older one is still prefilling waits for it
+ * instead of computing the same rows (n samples of one prompt prefill it
+ * once). The pool keeps what model_dec_remove frees (prompt + tokens fed,
+ * at least RL_MODEL_DEC_PREFIX_MIN of them), at most max_bytes of caches
+ * and RL_MODEL_DEC_PREFIX_ENTRIES of them; a cache that extends a kept
+ * one replaces it, else the least recently used go first. Tokens and
+ * logprobs are those without reuse, to the rounding of batched products.
+ * The pool holds keys of the weights it was filled with: a caller that
+ * changes the weights calls model_dec_prefix_clear. */
+void model_dec_prefix_cache(model_dec *d, size_t max_bytes);
+void model_dec_prefix_clear(model_dec *d);
+/* Prompt tokens whose prefill was skipped since creation; the pool's
+ * caches and their bytes. Any pointer may be NULL. */
+void model_dec_prefix_stats(const model_dec *d, long *reused, int *entries, size_t *bytes);
+
 /* Teacher-forced scoring: for each sequence i of tokens seqs[i][0..lens[i]),
  * logp[i][t] = log p(seqs[i][t+1] | seqs[i][0..t]) at the temperature, for
  * t < lens[i]-1 (logp[i] has room for lens[i]-1 values). Batched. */

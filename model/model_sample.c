@@ -750,13 +750,25 @@ typedef struct dec_seq {
     float *top_lps;
 } dec_seq;
 
+/* A retired sequence's cache kept for the prefixes of later ones. */
+typedef struct dec_entry {
+    kv_cache cache;
+    int *ids, len;       /* the tokens whose keys and values it holds */
+    unsigned long stamp; /* last use, for least-recently-used eviction */
+} dec_entry;
+
 struct model_dec {
     model *m;
     int max_seqs, order;
     dec_seq *s;
+    dec_entry *pool;     /* RL_MODEL_DEC_PREFIX_ENTRIES */
+    int n_pool;
+    size_t pool_bytes, max_bytes; /* max_bytes 0: no prefix reuse */
+    unsigned long clock;
+    long reused;
     kv_cache *caches;  /* the slots' caches side by side, as infer_rows reads them */
     infer_ws w;
-    int *row_seq;
+    int *row_seq, *wait;
     float *temps, *prob;
     double *hist;
 };
@@ -773,12 +785,14 @@ int model_dec_new(model_dec **out, model *m, int max_seqs, char *err)
     d->max_seqs = max_seqs;
     int rows = max_seqs + PREFILL_ROWS;
     d->s = calloc((size_t)max_seqs, sizeof *d->s);
+    d->pool = calloc(RL_MODEL_DEC_PREFIX_ENTRIES, sizeof *d->pool);
     d->caches = calloc((size_t)max_seqs, sizeof *d->caches);
     d->row_seq = malloc((size_t)rows * sizeof *d->row_seq);
+    d->wait = calloc((size_t)max_seqs, sizeof *d->wait);
     d->temps = malloc((size_t)rows * sizeof *d->temps);
     d->prob = malloc((size_t)m->cfg.vocab * sizeof *d->prob);
     d->hist = malloc(RADIX_BUCKETS * sizeof *d->hist);
-    if (!d->s || !d->caches || !d->row_seq || !d->temps || !d->prob || !d->hist) {
+    if (!d->s || !d->pool || !d->caches || !d->row_seq || !d->wait || !d->temps || !d->prob || !d->hist) {
         model_dec_free(d);
         return rl_err(err, RL_ENOMEM, "model_dec: out of memory");
     }
@@ -791,14 +805,76 @@ int model_dec_new(model_dec **out, model *m, int max_seqs, char *err)
     return 0;
 }
 
+static size_t cache_bytes(const model *m, int cap)
+{
+    return 2 * sizeof(float) * (size_t)m->cfg.n_layer * (size_t)cap * (size_t)(m->head_dim * m->cfg.n_kv_head);
+}
+
+static void pool_drop(model_dec *d, int e)
+{
+    dec_entry *x = &d->pool[e];
+    d->pool_bytes -= cache_bytes(d->m, x->cache.cap);
+    free(x->cache.k);
+    free(x->cache.v);
+    free(x->ids);
+    d->pool[e] = d->pool[--d->n_pool];
+}
+
+/* Token t of what slot q's cache holds (its prompt, then the tokens fed). */
+static int seq_tok(const dec_seq *q, int t)
+{
+    return t < q->plen ? q->prompt[t] : q->out.tokens[t - q->plen];
+}
+
+/* Positions of slot q's cache already computed. */
+static int seq_done_len(const dec_seq *q)
+{
+    return q->start < q->plen ? q->start : q->len;
+}
+
+/* Keeps a removed sequence's cache in the pool (taking its buffers):
+ * entries it extends are dropped, then the least recently used ones
+ * until it fits. Returns 1 if taken. */
+static int pool_keep(model_dec *d, dec_seq *q)
+{
+    int len = seq_done_len(q);
+    size_t bytes = cache_bytes(d->m, q->cache.cap);
+    if (d->max_bytes == 0 || len < RL_MODEL_DEC_PREFIX_MIN || bytes > d->max_bytes)
+        return 0;
+    int *ids = malloc((size_t)len * sizeof *ids);
+    if (!ids)
+        return 0;
+    for (int t = 0; t < len; t++)
+        ids[t] = seq_tok(q, t);
+    for (int e = 0; e < d->n_pool;) { /* an entry this one extends serves nothing it does not */
+        dec_entry *x = &d->pool[e];
+        if (x->len <= len && common_prefix(x->ids, x->len, ids, len) == x->len)
+            pool_drop(d, e);
+        else
+            e++;
+    }
+    while (d->n_pool > 0 && (d->n_pool >= RL_MODEL_DEC_PREFIX_ENTRIES || d->pool_bytes + bytes > d->max_bytes)) {
+        int lru = 0;
+        for (int e = 1; e < d->n_pool; e++)
+            if (d->pool[e].stamp < d->pool[lru].stamp)
+                lru = e;
+        pool_drop(d, lru);
+    }
+    d->pool[d->n_pool++] = (dec_entry){.cache = q->cache, .ids = ids, .len = len, .stamp = ++d->clock};
+    d->pool_bytes += bytes;
+    return 1;
+}
+
 void model_dec_remove(model_dec *d, int slot)
 {
     if (!d || slot < 0 || slot >= d->max_seqs || !d->s[slot].used)
         return;
     dec_seq *q = &d->s[slot];
+    if (!pool_keep(d, q)) {
+        free(q->cache.k);
+        free(q->cache.v);
+    }
     free(q->prompt);
-    free(q->cache.k);
-    free(q->cache.v);
     free(q->top_ids);
     free(q->top_lps);
     model_sample_out_dispose(&q->out);
@@ -810,11 +886,15 @@ void model_dec_free(model_dec *d)
 {
     if (!d)
         return;
+    d->max_bytes = 0; /* nothing more to keep */
     for (int i = 0; d->s && i < d->max_seqs; i++)
         model_dec_remove(d, i);
+    model_dec_prefix_clear(d);
+    free(d->pool);
     free(d->s);
     free(d->caches);
     free(d->row_seq);
+    free(d->wait);
     free(d->temps);
     free(d->prob);
     free(d->hist);
@@ -917,10 +997,73 @@ static void dec_draw(model_dec *d, int s, int r)
     q->done = finished(&q->o, &q->out, q->len, d->m->cfg.max_seq);
 }
 
+/* Copies the keys and values of positions [from, to) between caches. */
+static void cache_copy(const model *m, kv_cache *dst, const kv_cache *src, int from, int to)
+{
+    size_t dkv = (size_t)(m->head_dim * m->cfg.n_kv_head), n = (size_t)(to - from);
+    for (int l = 0; l < m->cfg.n_layer; l++) {
+        for (size_t e = 0; e < dkv; e++) /* keys: one row per (layer, e), positions along it */
+            memcpy(dst->k + ((size_t)l * dkv + e) * dst->cap + from, src->k + ((size_t)l * dkv + e) * src->cap + from,
+                   n * sizeof(float));
+        memcpy(dst->v + ((size_t)l * dst->cap + from) * dkv, src->v + ((size_t)l * src->cap + from) * dkv,
+               n * dkv * sizeof(float));
+    }
+}
+
+/* Before slot s prefills: takes the longest prefix of its prompt that
+ * another slot or the pool has computed (all but the last prompt token,
+ * which runs for its logits). Returns 1 when an older slot still
+ * prefilling will compute more of it: s waits for that rather than
+ * computing the same rows. */
+static int dec_reuse(model_dec *d, int s)
+{
+    dec_seq *q = &d->s[s];
+    int want = q->plen - 1, best = q->start, pending = 0;
+    const kv_cache *src = NULL;
+    dec_entry *ent = NULL;
+    for (int e = 0; e < d->n_pool; e++) {
+        dec_entry *x = &d->pool[e];
+        int l = common_prefix(x->ids, x->len, q->prompt, want);
+        if (l > best) {
+            best = l;
+            src = &x->cache;
+            ent = x;
+        }
+    }
+    for (int i = 0; i < d->max_seqs; i++) {
+        const dec_seq *r = &d->s[i];
+        if (i == s || !r->used)
+            continue;
+        int done = seq_done_len(r), known = r->plen > done ? r->plen : done, t = 0;
+        while (t < want && t < known && seq_tok(r, t) == q->prompt[t])
+            t++;
+        if ((t < done ? t : done) > best) {
+            best = t < done ? t : done;
+            src = &r->cache;
+            ent = NULL;
+        }
+        if (r->start < r->plen && r->order < q->order && t > pending)
+            pending = t;
+    }
+    if (src) {
+        cache_copy(d->m, &q->cache, src, q->start, best);
+        d->reused += best - q->start;
+        q->start = best;
+        if (ent)
+            ent->stamp = ++d->clock;
+    }
+    return pending > q->start;
+}
+
 int model_dec_step(model_dec *d, int *n_rows, char *err)
 {
     infer_ws *w = &d->w;
     int n = 0, n_out = 0;
+    /* prefixes first, while every slot's cache holds only computed rows */
+    for (int s = 0; s < d->max_seqs; s++) {
+        dec_seq *q = &d->s[s];
+        d->wait[s] = q->used && !q->done && q->start < q->plen && d->max_bytes > 0 && dec_reuse(d, s);
+    }
     /* one row per sequence past its prefill */
     for (int s = 0; s < d->max_seqs; s++) {
         dec_seq *q = &d->s[s];
@@ -940,7 +1083,7 @@ int model_dec_step(model_dec *d, int *n_rows, char *err)
         int s = -1;
         for (int i = 0; i < d->max_seqs; i++) {
             dec_seq *q = &d->s[i];
-            if (q->used && !q->done && q->start < q->plen && (s < 0 || q->order < d->s[s].order))
+            if (q->used && !q->done && q->start < q->plen && !d->wait[i] && (s < 0 || q->order < d->s[s].order))
                 s = i;
         }
         if (s < 0 || n_pre >= PREFILL_ROWS)
@@ -1000,4 +1143,27 @@ int model_dec_free_slots(const model_dec *d)
     for (int i = 0; i < d->max_seqs; i++)
         k += !d->s[i].used;
     return k;
+}
+
+void model_dec_prefix_cache(model_dec *d, size_t max_bytes)
+{
+    d->max_bytes = max_bytes;
+    while (d->n_pool > 0 && d->pool_bytes > d->max_bytes)
+        pool_drop(d, d->n_pool - 1);
+}
+
+void model_dec_prefix_clear(model_dec *d)
+{
+    while (d && d->n_pool > 0)
+        pool_drop(d, d->n_pool - 1);
+}
+
+void model_dec_prefix_stats(const model_dec *d, long *reused, int *entries, size_t *bytes)
+{
+    if (reused)
+        *reused = d->reused;
+    if (entries)
+        *entries = d->n_pool;
+    if (bytes)
+        *bytes = d->pool_bytes;
 }

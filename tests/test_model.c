@@ -758,6 +758,97 @@ START_TEST(test_dec_matches_sample)
 }
 END_TEST
 
+/* Prefix reuse in model_dec: three samples of one prompt added together
+ * (prefilled once), then a second turn extending the first turn's prompt
+ * + reply (taken from the pool): every token and logprob equals
+ * model_sample's without any cache, and the reused count is what was
+ * skipped. */
+START_TEST(test_dec_prefix_reuse)
+{
+    char err[RL_ERR_MAX];
+    model *m = sample_model(300, 35);
+    model_dec *d;
+    ck_assert_int_eq(model_dec_new(&d, m, 4, err), 0);
+    model_dec_prefix_cache(d, 64u << 20);
+    int p1[60];
+    for (int i = 0; i < 60; i++)
+        p1[i] = (i * 11 + 5) % 300;
+    model_sample_opts o;
+    model_sample_opts_default(&o);
+    o.temperature = 0.9f;
+    o.max_new = 12;
+    int slot[3];
+    for (int k = 0; k < 3; k++) {
+        o.seed = 70 + (uint64_t)k;
+        ck_assert_msg(model_dec_add(d, &slot[k], p1, 60, &o, 0, err) == 0, "%s", err);
+    }
+    for (int rows = 1; rows > 0;)
+        ck_assert_int_eq(model_dec_step(d, &rows, err), 0);
+    long reused = 0;
+    model_dec_prefix_stats(d, &reused, NULL, NULL);
+    ck_assert_int_eq(reused, 2 * 59); /* choices 1 and 2 take 59 rows of choice 0 */
+    int p2[120], n2 = 0, n0 = 0;
+    for (int k = 0; k < 3; k++) {
+        const model_sample_out *got = model_dec_out(d, slot[k]);
+        model_sample_opts so = o;
+        uint64_t seeds[1] = {70 + (uint64_t)k};
+        so.seeds = seeds;
+        const int *pp[1] = {p1};
+        int len = 60;
+        model_sample_out want;
+        ck_assert_int_eq(model_sample(m, &want, pp, &len, 1, &so, err), 0);
+        ck_assert_int_eq(got->n, want.n);
+        for (int i = 0; i < want.n; i++) {
+            ck_assert_int_eq(got->tokens[i], want.tokens[i]);
+            ck_assert_msg(fabsf(got->logprobs[i] - want.logprobs[i]) < 1e-4f, "choice %d token %d", k, i);
+        }
+        if (k == 0) { /* turn 2: prompt, reply, a new message */
+            memcpy(p2, p1, sizeof p1);
+            n2 = 60;
+            n0 = got->n;
+            for (int i = 0; i < got->n; i++)
+                p2[n2++] = got->tokens[i];
+            for (int i = 0; i < 20; i++)
+                p2[n2++] = (i * 17 + 1) % 300;
+        }
+        model_sample_out_dispose(&want);
+    }
+    for (int k = 0; k < 3; k++)
+        model_dec_remove(d, slot[k]);
+    int entries = 0;
+    model_dec_prefix_stats(d, NULL, &entries, NULL);
+    ck_assert_int_ge(entries, 1);
+    o.seed = 90;
+    int s2;
+    ck_assert_msg(model_dec_add(d, &s2, p2, n2, &o, 0, err) == 0, "%s", err);
+    for (int rows = 1; rows > 0;)
+        ck_assert_int_eq(model_dec_step(d, &rows, err), 0);
+    long reused2 = 0;
+    model_dec_prefix_stats(d, &reused2, NULL, NULL);
+    /* choice 0's cache holds its prompt and every reply token but the last */
+    ck_assert_int_eq(reused2 - reused, 60 + n0 - 1);
+    const model_sample_out *got = model_dec_out(d, s2);
+    model_sample_opts so = o;
+    uint64_t seeds[1] = {90};
+    so.seeds = seeds;
+    const int *pp[1] = {p2};
+    model_sample_out want;
+    ck_assert_int_eq(model_sample(m, &want, pp, &n2, 1, &so, err), 0);
+    ck_assert_int_eq(got->n, want.n);
+    for (int i = 0; i < want.n; i++) {
+        ck_assert_int_eq(got->tokens[i], want.tokens[i]);
+        ck_assert_msg(fabsf(got->logprobs[i] - want.logprobs[i]) < 1e-4f, "turn 2 token %d", i);
+    }
+    model_sample_out_dispose(&want);
+    model_dec_remove(d, s2);
+    model_dec_prefix_clear(d);
+    model_dec_prefix_stats(d, NULL, &entries, NULL);
+    ck_assert_int_eq(entries, 0);
+    model_dec_free(d);
+    model_free(m);
+}
+END_TEST
+
 /* Two turns of two episodes through a cache set: turn 2's prompts extend
  * turn 1's prompt + reply, so most of them is reused, and every token and
  * logprob equals plain model_sample's. New weights empty the set. */
@@ -1668,6 +1759,7 @@ Suite *model_suite(void)
     tcase_add_test(mdl, test_sample_matches_score);
     tcase_add_test(mdl, test_sample_cached_prefix);
     tcase_add_test(mdl, test_dec_matches_sample);
+    tcase_add_test(mdl, test_dec_prefix_reuse);
     tcase_add_test(mdl, test_sample_deterministic_and_stop);
     tcase_add_test(mdl, test_top_p_set);
     tcase_add_test(mdl, test_adamw_training_step);

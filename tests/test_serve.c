@@ -278,7 +278,8 @@ static void *par_req(void *v)
     return NULL;
 }
 
-START_TEST(test_same_as_model_policy)
+/* `--policy model:CKPT` at temperature 0.8, as the requests ask. */
+static policy *open_model_policy(void)
 {
     char spec[160], err[RL_ERR_MAX];
     snprintf(spec, sizeof spec, "model:%s", ckpt);
@@ -288,6 +289,13 @@ START_TEST(test_same_as_model_policy)
     env.top_p = 1.0;
     policy *p;
     ck_assert_msg(pol_open(&p, spec, &env, err) == 0, "%s", err);
+    return p;
+}
+
+START_TEST(test_same_as_model_policy)
+{
+    char err[RL_ERR_MAX];
+    policy *p = open_model_policy();
     enum { N = 6 };
     par_arg args[N];
     pthread_t th[N];
@@ -324,6 +332,59 @@ START_TEST(test_same_as_model_policy)
         free(args[i].body);
     }
     ck_assert_int_ge(compared, N);
+    pol_free(p);
+}
+END_TEST
+
+/* A conversation's second turn (turn 1's prompt + reply ids + more)
+ * reuses turn 1's keys and values: /metrics counts them, and the tokens
+ * and logprobs are still those of model:CKPT for the same context. */
+START_TEST(test_prefix_reuse)
+{
+    char err[RL_ERR_MAX], json[4096];
+    policy *p = open_model_policy();
+    int32_t ctx[400];
+    int n = 0;
+    for (int i = 0; i < 40; i++)
+        ctx[n++] = 30 + (i * 7) % 200;
+    long reused_before = -1;
+    for (int turn = 0; turn < 2; turn++) {
+        int w = snprintf(json, sizeof json, "{\"model\": \"tiny\", \"max_tokens\": 10, \"seed\": %d, "
+                                            "\"temperature\": 0.8, \"logprobs\": 0, \"prompt\": [", 7 + turn);
+        for (int i = 0; i < n; i++)
+            w += snprintf(json + w, sizeof json - (size_t)w, "%s%d", i ? "," : "", ctx[i]);
+        snprintf(json + w, sizeof json - (size_t)w, "]}");
+        cJSON *o = req_json("POST", "/v1/completions", json, 200);
+        cJSON *ch = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "choices"), 0);
+        cJSON *ids = cJSON_GetObjectItem(ch, "token_ids");
+        cJSON *lps = cJSON_GetObjectItem(cJSON_GetObjectItem(ch, "logprobs"), "token_logprobs");
+        pol_request rq = {.context_ids = ctx, .n_context_ids = (size_t)n, .max_tokens = 10, .seed = (uint64_t)(7 + turn)};
+        pol_response rs;
+        ck_assert_msg(pol_generate(p, &rs, &rq, 1, err) == 0, "%s", err);
+        ck_assert_int_eq(cJSON_GetArraySize(ids), (int)rs.n_ids);
+        for (size_t k = 0; k < rs.n_ids; k++) {
+            ck_assert_int_eq((int)cJSON_GetArrayItem(ids, (int)k)->valuedouble, rs.ids[k]);
+            double d = fabs(cJSON_GetArrayItem(lps, (int)k)->valuedouble - rs.logprobs[k]);
+            ck_assert_msg(d < 1e-4, "turn %d token %zu: logprob differs by %g", turn, k, d);
+        }
+        for (size_t k = 0; k < rs.n_ids; k++) /* the next turn extends this one */
+            ctx[n++] = rs.ids[k];
+        for (int i = 0; i < 15; i++)
+            ctx[n++] = 40 + (i * 5) % 100;
+        pol_response_dispose(&rs);
+        cJSON_Delete(o);
+        char *body;
+        ck_assert_int_eq(req("GET", "/metrics", NULL, &body), 200);
+        const char *m = strstr(body, "\nrl_serve_prefix_tokens_reused_total ");
+        ck_assert_ptr_nonnull(m);
+        long reused = atol(m + strlen("\nrl_serve_prefix_tokens_reused_total "));
+        if (turn == 0)
+            reused_before = reused;
+        else /* at least turn 1's prompt */
+            ck_assert_msg(reused - reused_before >= 40, "reused %ld then %ld", reused_before, reused);
+        ck_assert_ptr_nonnull(strstr(body, "rl_serve_prefix_cache_entries "));
+        free(body);
+    }
     pol_free(p);
 }
 END_TEST
@@ -393,6 +454,7 @@ Suite *serve_suite(void)
     tcase_add_test(tc, test_endpoints);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_same_as_model_policy);
+    tcase_add_test(tc, test_prefix_reuse);
     tcase_add_test(tc, test_openai_sdk);
     tcase_add_test(tc, test_sigterm_stops);
     tcase_add_test(tc, test_usage_errors);
