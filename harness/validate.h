@@ -15,6 +15,7 @@ struct ws_tree;
 typedef struct val_result {
     int ok;
     char why[384];      /* first problem found, when !ok */
+    char warn[384];     /* when ok: files the tests leave that no ignore rule covers ("" none) */
     double base_ms, gold_ms;
     size_t f2p, p2p;    /* counts in the task */
 } val_result;
