@@ -76,7 +76,9 @@ static void usage(FILE *f)
                "(--all is --tasks all; --task ID is --tasks ID).\n"
                "At the base every FAIL_TO_PASS test must fail and every PASS_TO_PASS test pass;\n"
                "with the gold patch all must pass. --runs N (default 1, at most %d) runs each\n"
-               "stage N times and fails a task whose runs disagree (flaky). Prints a table;\n"
+               "stage N times, the later runs under MALLOC_PERTURB_ and a larger environment,\n"
+               "and fails a task whose runs disagree (flaky, or reading memory contents or the\n"
+               "environment). Prints a table;\n"
                "exit 1 on any failure. A valid task whose test run leaves files that no ignore\n"
                "rule covers (build products, result files) is marked with a warning: they\n"
                "would show in list_files and in recorded patches.\n", RL_VALIDATE_RUNS_MAX);

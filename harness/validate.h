@@ -1,9 +1,10 @@
 /* validate.h - is a task honest? At the base every FAIL_TO_PASS test
  * fails and every PASS_TO_PASS test passes; with the gold patch all pass.
  * With more than one run per stage, every run of a stage must report the
- * same outcome: a bug whose tests pass now and then (a read of
- * uninitialized memory, a race, the clock) would hand out reward for no
- * fix. The generator uses the same check. */
+ * same outcome, the runs after the first under varied conditions
+ * (MALLOC_PERTURB_, a larger environment): a bug whose tests pass now and
+ * then (a read of uninitialized memory, a race, the clock) would hand out
+ * reward for no fix. The generator uses the same check. */
 #ifndef RL_VALIDATE_H
 #define RL_VALIDATE_H
 

@@ -372,6 +372,19 @@ START_TEST(test_validate_runs)
     ck_assert_int_eq(sh_out(cmd, &out), 1);
     ck_assert_msg(strstr(out, "1 tasks, 0 valid, 1 failed"), "%s", out);
     free(out);
+    /* t_b passes only in the scoring environment: the second run, under
+     * MALLOC_PERTURB_ and a larger environment, tells. */
+    flip_task(dir, "envdep",
+              "echo 1..2; if grep -q a lib.txt; then echo 'ok 1 - t_a'; r=0; else echo 'not ok 1 - t_a'; r=1; fi; "
+              "if [ -z \\\"$MALLOC_PERTURB_\\\" ]; then echo 'ok 2 - t_b'; else echo 'not ok 2 - t_b'; r=1; fi; exit $r");
+    snprintf(cmd, sizeof cmd, base, dir, bin(), "envdep", dir, dir, "--runs 1");
+    ck_assert_int_eq(sh_out(cmd, &out), 0);
+    free(out);
+    snprintf(cmd, sizeof cmd, base, dir, bin(), "envdep", dir, dir, "--runs 2");
+    ck_assert_int_eq(sh_out(cmd, &out), 1);
+    ck_assert_msg(strstr(out, "at the base: run 2 of 2 (MALLOC_PERTURB_, larger environment) disagrees with run 1"),
+                  "%s", out);
+    free(out);
     snprintf(cmd, sizeof cmd, base, dir, bin(), "coin", dir, dir, "--runs 0");
     ck_assert_int_eq(sh_out(cmd, &out), 2);
     ck_assert_msg(strstr(out, "--runs: expected 1-20, got '0'"), "%s", out);
