@@ -50,7 +50,7 @@ static double in_place(const task *t, ws_tree *ws)
     if (ws_restore_paths(ws, (const char *const *)t->protected_paths.v, t->protected_paths.n, err))
         die("restore", err);
     testrun r;
-    if (testrun_run(&r, t, ws_path(ws), err))
+    if (testrun_run(&r, t, ws_path(ws), NULL, err))
         die("test run", err);
     double dt = now_ms() - t0;
     testrun_dispose(&r);

@@ -312,6 +312,9 @@
  * a test run (about 0.5 s for our repositories), so 20 is ten seconds per
  * stage and task, enough to see a bug that passes one run in five. */
 #define RL_VALIDATE_RUNS_MAX 20
+/* Leftover files named in validate's warning about missing ignore rules:
+ * enough to see the pattern (build/, *.o, a result file), one line. */
+#define RL_VALIDATE_LEFTOVERS_SHOWN 5
 
 /* One generated task in this many (by id hash) is held out, in the
  * repositories that are not held out entirely: 20%. */

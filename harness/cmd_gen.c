@@ -197,8 +197,9 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
         goto done;
     }
     testrun r[2];
-    int ok = testrun_run(&r[0], t, ws_path(ws), err) == 0;
-    ok = ok && testrun_run(&r[1], t, ws_path(ws), err) == 0;
+    testrun_limits vary = {.variant = 1}; /* the second run under MALLOC_PERTURB_ and a larger environment */
+    int ok = testrun_run(&r[0], t, ws_path(ws), NULL, err) == 0;
+    ok = ok && testrun_run(&r[1], t, ws_path(ws), &vary, err) == 0;
     if (!ok) {
         buf_printf(out, "no sandbox: %s", err);
         ws_free(ws);

@@ -160,9 +160,19 @@ int cmd_show(int argc, char **argv)
         return 1;
     }
     char *save = NULL, *line = strtok_r(data, "\n", &save);
-    for (long i = 0; line && i < index; i++)
+    long nrec = 0;
+    for (; line && nrec < index; nrec++)
         line = strtok_r(NULL, "\n", &save);
-    cJSON *rec = line ? cJSON_Parse(line) : NULL;
+    if (!line) {
+        if (nrec == 0)
+            fprintf(stderr, "harness show: %s: no records (expected a trajectory JSONL file)\n", file);
+        else
+            fprintf(stderr, "harness show: %s: --index %ld is past the end: %ld record%s (0-%ld)\n", file,
+                    index, nrec, nrec == 1 ? "" : "s", nrec - 1);
+        free(data);
+        return 1;
+    }
+    cJSON *rec = cJSON_Parse(line);
     free(data);
     const cJSON *turns = cJSON_GetObjectItem(rec, "turns");
     if (!cJSON_IsArray(turns)) {

@@ -39,7 +39,7 @@ static void v_run(void *user, size_t idx, int slot, buf_t *out)
     if (val_task(&r, t, ws, v->runs, err) < 0)
         buf_printf(out, "0 0 0 %s", err);
     else
-        buf_printf(out, "%d %.0f %.0f %s", r.ok, r.base_ms, r.gold_ms, r.ok ? "" : r.why);
+        buf_printf(out, "%d %.0f %.0f %s", r.ok, r.base_ms, r.gold_ms, r.ok ? r.warn : r.why);
     ws_free(ws);
 }
 
@@ -72,10 +72,16 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: harness validate [--task ID | --all | --tasks SELECTOR] [--tasks-dir DIR] [--repos-dir DIR]\n"
                "                        [--runs N] [--workers N] [--progress bar|plain]\n"
+               "SELECTOR: comma-separated ids, globs, split:train|heldout, repo:NAME, kind:K, all\n"
+               "(--all is --tasks all; --task ID is --tasks ID).\n"
                "At the base every FAIL_TO_PASS test must fail and every PASS_TO_PASS test pass;\n"
                "with the gold patch all must pass. --runs N (default 1, at most %d) runs each\n"
-               "stage N times and fails a task whose runs disagree (flaky). Prints a table;\n"
-               "exit 1 on any failure.\n", RL_VALIDATE_RUNS_MAX);
+               "stage N times, the later runs under MALLOC_PERTURB_ and a larger environment,\n"
+               "and fails a task whose runs disagree (flaky, or reading memory contents or the\n"
+               "environment). Prints a table;\n"
+               "exit 1 on any failure. A valid task whose test run leaves files that no ignore\n"
+               "rule covers (build products, result files) is marked with a warning: they\n"
+               "would show in list_files and in recorded patches.\n", RL_VALIDATE_RUNS_MAX);
 }
 
 int cmd_validate(int argc, char **argv)
@@ -151,8 +157,8 @@ int cmd_validate(int argc, char **argv)
         int off = 0;
         const char *line = v.lines[i] ? v.lines[i] : "0 0 0 not run";
         sscanf(line, "%d %lf %lf %n", &ok, &bms, &gms, &off);
-        printf("%-36s %-10s %4zu %4zu %8.0f %8.0f  %s\n", t->instance_id, t->repo, t->fail_to_pass.n,
-               t->pass_to_pass.n, bms, gms, ok ? "ok" : line + off);
+        printf("%-36s %-10s %4zu %4zu %8.0f %8.0f  %s%s%s\n", t->instance_id, t->repo, t->fail_to_pass.n,
+               t->pass_to_pass.n, bms, gms, ok ? "ok" : "", ok && line[off] ? "; warning: " : "", line + off);
         free(v.lines[i]);
     }
     printf("%zu tasks, %zu valid, %zu failed\n", chosen.n, chosen.n - v.failed, v.failed);

@@ -164,8 +164,8 @@ static int run_tests(testrun *out, const task *t, const char *dir, const task_st
     }
     /* A fresh private directory per run for the structured results. */
     char rdir[4096] = "", rpath[4200] = "";
-    char env_file[4300], env_ck[4300], env_py[4300];
-    const char *env[4] = {NULL};
+    char env_file[4300], env_ck[4300], env_py[4300], env_perturb[32], *env_pad = NULL;
+    const char *env[6] = {NULL};
     const char *rw[2] = {NULL};
     {
         int rc = result_dir_make(rdir, sizeof rdir, dir, err);
@@ -180,6 +180,21 @@ static int run_tests(testrun *out, const task *t, const char *dir, const task_st
         if (t->test_format != TASK_FMT_TAP)
             env[ne++] = t->test_format == TASK_FMT_CHECK ? env_ck : env_py;
         rw[0] = rdir;
+        int k = lim ? lim->variant : 0;
+        if (k > 0 && k <= RL_VALIDATE_RUNS_MAX) {
+            /* a nonzero byte that differs from run to run: 0x55, 0xaa, 0xff, ... */
+            snprintf(env_perturb, sizeof env_perturb, "MALLOC_PERTURB_=%d", (0x55 * k) % 255 + 1);
+            size_t pad = (size_t)k * 1024;
+            if (!(env_pad = malloc(pad + 16))) {
+                fs_remove_tree(rdir, NULL);
+                return rl_err(err, RL_ENOMEM, "%s: out of memory", t->instance_id);
+            }
+            memcpy(env_pad, "RL_ENV_PAD=", 11);
+            memset(env_pad + 11, 'x', pad);
+            env_pad[11 + pad] = 0;
+            env[ne++] = env_perturb;
+            env[ne++] = env_pad;
+        }
     }
     const char *argv[] = {"/bin/sh", "-c", t->test_cmd, NULL};
     sb_opts o;
@@ -198,6 +213,7 @@ static int run_tests(testrun *out, const task *t, const char *dir, const task_st
     if (lim && lim->disk_mb > 0)
         o.lim.disk_mb = lim->disk_mb;
     int rc = sb_run(&out->sb, &o, err);
+    free(env_pad);
     if (rc < 0) {
         if (rdir[0])
             fs_remove_tree(rdir, NULL);
@@ -213,9 +229,9 @@ static int run_tests(testrun *out, const task *t, const char *dir, const task_st
     return 0;
 }
 
-int testrun_run(testrun *out, const task *t, const char *dir, char *err)
+int testrun_run(testrun *out, const task *t, const char *dir, const testrun_limits *lim, char *err)
 {
-    return run_tests(out, t, dir, NULL, NULL, err);
+    return run_tests(out, t, dir, NULL, lim, err);
 }
 
 void testrun_dispose(testrun *r)

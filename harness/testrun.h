@@ -52,6 +52,12 @@ typedef struct testrun_limits {
     long mem_mb;
     int procs;
     long disk_mb;
+    /* 0: the scoring environment. k > 0: a variation validation runs under
+     * to catch a task whose outcome depends on memory contents or the
+     * environment: MALLOC_PERTURB_ set (malloc fills new and freed memory
+     * with a byte that depends on k) and the environment grown by k KiB
+     * (moving the initial stack). An honest task's results do not change. */
+    int variant;
 } testrun_limits;
 
 typedef struct testrun {
@@ -62,11 +68,12 @@ typedef struct testrun {
                              trusted ("" when they are) */
 } testrun;
 
-/* Runs t->test_cmd in dir under the sandbox with the task's time limit,
+/* Runs t->test_cmd in dir under the sandbox with the task's time limit
+ * and lim (NULL: the sandbox's defaults, the scoring environment),
  * reads the results and applies the strict checks. Returns 0 when the
  * command ran (whatever the tests said), RL_E* when the sandbox failed or
  * the result directory could not be made. */
-int testrun_run(testrun *out, const task *t, const char *dir, char *err);
+int testrun_run(testrun *out, const task *t, const char *dir, const testrun_limits *lim, char *err);
 void testrun_dispose(testrun *r);
 
 /* Runs the tests on ws's change (ws_change) applied to a fresh checkout

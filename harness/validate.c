@@ -4,6 +4,7 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/str.h"
 #include "harness/testrun.h"
 #include "harness/workspace.h"
 
@@ -73,8 +74,9 @@ int val_same_outcome(const tr_report *a, const tr_report *b)
 
 /* Runs the tests `runs` times on the work tree's change, each time in a
  * fresh checkout as scoring does (testrun_fresh): the first run must
- * meet the expectation (gold or base) and every later run must report the
- * same outcome. Fills *mean_ms; returns 1 ok, 0 not (why filled), < 0 error. */
+ * meet the expectation (gold or base) and every later run, each under
+ * another variation of the environment (testrun_limits.variant), must
+ * report the same outcome. Fills *mean_ms; returns 1 ok, 0 not (why filled), < 0 error. */
 static int run_stage(const task *t, struct ws_tree *ws, int gold, int runs, double *mean_ms, char *why, size_t n,
                      char *err)
 {
@@ -88,14 +90,15 @@ static int run_stage(const task *t, struct ws_tree *ws, int gold, int runs, doub
     int ok = expect(&first, t, gold, why, n);
     int done = 1;
     for (; ok && done < runs; done++) {
-        if ((rc = testrun_fresh(&again, NULL, t, ws, 1, NULL, err)) < 0) {
+        testrun_limits vary = {.variant = done};
+        if ((rc = testrun_fresh(&again, NULL, t, ws, 1, &vary, err)) < 0) {
             testrun_dispose(&again);
             testrun_dispose(&first);
             return rc;
         }
         if (!val_same_outcome(&first.report, &again.report)) {
             ok = 0;
-            snprintf(why, n, "%s: run %d of %d disagrees with run 1 (flaky)", gold ? "with the gold patch" : "at the base",
+            snprintf(why, n, "%s: run %d of %d (MALLOC_PERTURB_, larger environment) disagrees with run 1 (flaky)", gold ? "with the gold patch" : "at the base",
                      done + 1, runs);
         }
         testrun_dispose(&again);
@@ -115,6 +118,52 @@ static int val_begin(val_result *out, const task *t, int runs, char *err)
     return 0;
 }
 
+/* 1 if the unified diff `patch` has a file header for path (a/PATH or
+ * b/PATH on a "diff --git" line). */
+static int diff_names(const char *patch, const char *path, size_t len)
+{
+    for (const char *p = patch; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (!str_has_prefix(p, "diff --git a/"))
+            continue;
+        const char *a = p + 13;
+        if (!strncmp(a, path, len) && a[len] == ' ')
+            return 1;
+    }
+    return 0;
+}
+
+/* After the gold stage's runs, the scoring checkout (ws's companion) holds
+ * the gold change plus whatever the test command left behind. Files of
+ * the second kind that the repository's ignore rules do not cover would
+ * show up in an agent's list_files output and in its recorded patch: they
+ * are named in out->warn. */
+static int leftover_check(val_result *out, const task *t, struct ws_tree *ws, char *err)
+{
+    struct ws_tree *run;
+    char *diff = NULL;
+    int rc = ws_companion(&run, ws, err);
+    if (rc < 0 || (rc = ws_diff(&diff, run, err)) < 0)
+        return rc;
+    size_t used = 0, extra = 0;
+    for (const char *p = diff; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "") {
+        if (!str_has_prefix(p, "diff --git a/"))
+            continue;
+        const char *a = p + 13, *sp = strstr(a, " b/"), *nl = strchr(a, '\n');
+        size_t len = sp && (!nl || sp < nl) ? (size_t)(sp - a) : 0;
+        if (!len || diff_names(t->patch, a, len))
+            continue;
+        if (extra++ == 0)
+            used = (size_t)snprintf(out->warn, sizeof out->warn, "the tests leave files no ignore rule covers: ");
+        if (extra <= RL_VALIDATE_LEFTOVERS_SHOWN && used < sizeof out->warn)
+            used += (size_t)snprintf(out->warn + used, sizeof out->warn - used, "%s%.*s", extra > 1 ? ", " : "",
+                                     (int)(len < 120 ? len : 120), a);
+    }
+    if (extra > RL_VALIDATE_LEFTOVERS_SHOWN && used < sizeof out->warn)
+        snprintf(out->warn + used, sizeof out->warn - used, " and %zu more", extra - RL_VALIDATE_LEFTOVERS_SHOWN);
+    free(diff);
+    return 0;
+}
+
 /* Gold patch on ws (at the base), its runs, then ws back to the base. */
 static int gold_stage(val_result *out, const task *t, struct ws_tree *ws, int runs, char *err)
 {
@@ -128,6 +177,8 @@ static int gold_stage(val_result *out, const task *t, struct ws_tree *ws, int ru
     if (rc < 0)
         return rc;
     out->ok = rc;
+    if (out->ok && (rc = leftover_check(out, t, ws, err)) < 0)
+        return rc;
     return ws_reset(ws, err);
 }
 

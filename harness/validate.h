@@ -1,9 +1,10 @@
 /* validate.h - is a task honest? At the base every FAIL_TO_PASS test
  * fails and every PASS_TO_PASS test passes; with the gold patch all pass.
  * With more than one run per stage, every run of a stage must report the
- * same outcome: a bug whose tests pass now and then (a read of
- * uninitialized memory, a race, the clock) would hand out reward for no
- * fix. The generator uses the same check. */
+ * same outcome, the runs after the first under varied conditions
+ * (MALLOC_PERTURB_, a larger environment): a bug whose tests pass now and
+ * then (a read of uninitialized memory, a race, the clock) would hand out
+ * reward for no fix. The generator uses the same check. */
 #ifndef RL_VALIDATE_H
 #define RL_VALIDATE_H
 
@@ -15,6 +16,7 @@ struct ws_tree;
 typedef struct val_result {
     int ok;
     char why[384];      /* first problem found, when !ok */
+    char warn[384];     /* when ok: files the tests leave that no ignore rule covers ("" none) */
     double base_ms, gold_ms;
     size_t f2p, p2p;    /* counts in the task */
 } val_result;

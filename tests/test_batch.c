@@ -168,7 +168,7 @@ START_TEST(test_show_transcript)
     /* errors: a record that is not there (1), a bad flag (2) */
     snprintf(cmd, sizeof cmd, "%s/harness show %s --index 5 2>&1", bin(), rec);
     ck_assert_int_eq(sh_out(cmd, &out), 1);
-    ck_assert_ptr_nonnull(strstr(out, "record 5"));
+    ck_assert_msg(strstr(out, "--index 5 is past the end: 1 record (0-0)\n"), "%s", out);
     free(out);
     snprintf(cmd, sizeof cmd, "%s/harness show %s --bogus 2>&1", bin(), rec);
     ck_assert_int_eq(sh_out(cmd, &out), 2);
@@ -372,9 +372,57 @@ START_TEST(test_validate_runs)
     ck_assert_int_eq(sh_out(cmd, &out), 1);
     ck_assert_msg(strstr(out, "1 tasks, 0 valid, 1 failed"), "%s", out);
     free(out);
+    /* t_b passes only in the scoring environment: the second run, under
+     * MALLOC_PERTURB_ and a larger environment, tells. */
+    flip_task(dir, "envdep",
+              "echo 1..2; if grep -q a lib.txt; then echo 'ok 1 - t_a'; r=0; else echo 'not ok 1 - t_a'; r=1; fi; "
+              "if [ -z \\\"$MALLOC_PERTURB_\\\" ]; then echo 'ok 2 - t_b'; else echo 'not ok 2 - t_b'; r=1; fi; exit $r");
+    snprintf(cmd, sizeof cmd, base, dir, bin(), "envdep", dir, dir, "--runs 1");
+    ck_assert_int_eq(sh_out(cmd, &out), 0);
+    free(out);
+    snprintf(cmd, sizeof cmd, base, dir, bin(), "envdep", dir, dir, "--runs 2");
+    ck_assert_int_eq(sh_out(cmd, &out), 1);
+    ck_assert_msg(strstr(out, "at the base: run 2 of 2 (MALLOC_PERTURB_, larger environment) disagrees with run 1"),
+                  "%s", out);
+    free(out);
     snprintf(cmd, sizeof cmd, base, dir, bin(), "coin", dir, dir, "--runs 0");
     ck_assert_int_eq(sh_out(cmd, &out), 2);
     ck_assert_msg(strstr(out, "--runs: expected 1-20, got '0'"), "%s", out);
+    free(out);
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
+/* A valid task whose test run leaves files outside the repository's
+ * ignore rules is flagged with a warning naming them (the ignored ones
+ * and the gold patch's own file are not named); a tidy one is not. */
+START_TEST(test_validate_leftovers)
+{
+    char dir[] = "/tmp/rl-litter-XXXXXX", err[RL_ERR_MAX], cmd[4096], *out;
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    chmod(dir, 0755);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/tasks %s/repos/flip && printf 'a\\n' > %s/repos/flip/lib.txt && "
+             "printf '*.o\\n' > %s/repos/flip/.gitignore",
+             dir, dir, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    const char *tap = "echo 1..2; if grep -q a lib.txt; then echo 'ok 1 - t_a'; r=0; else echo 'not ok 1 - t_a'; "
+                      "r=1; fi; echo 'ok 2 - t_b'; ";
+    char litter[1024], tidy[1024];
+    snprintf(litter, sizeof litter, "%smkdir -p out; echo x > out/log.txt; echo x > lib.o; exit $r", tap);
+    snprintf(tidy, sizeof tidy, "%sexit $r", tap);
+    flip_task(dir, "litter", litter);
+    flip_task(dir, "tidy", tidy);
+    snprintf(cmd, sizeof cmd,
+             "RL_WS_ROOT=%s/ws %s/harness validate --tasks litter,tidy --tasks-dir %s/tasks --repos-dir %s/repos "
+             "--progress plain 2>&1",
+             dir, bin(), dir, dir);
+    ck_assert_int_eq(sh_out(cmd, &out), 0);
+    ck_assert_msg(strstr(out, "ok; warning: the tests leave files no ignore rule covers: out/log.txt\n"), "%s", out);
+    ck_assert_msg(!strstr(out, "lib.o") && !strstr(out, "lib.txt"), "%s", out);
+    const char *t = strstr(out, "\ntidy ");
+    ck_assert_msg(t && strstr(t, " ok\n") && !strstr(t, "warning"), "%s", out);
+    ck_assert_msg(strstr(out, "2 tasks, 2 valid, 0 failed"), "%s", out);
     free(out);
     fs_remove_tree(dir, err);
 }
@@ -394,6 +442,7 @@ Suite *batch_suite(void)
     tcase_add_test(show, test_default_policy_same_for_run_and_batch);
     tcase_add_test(show, test_repos_dir);
     tcase_add_test(show, test_validate_runs);
+    tcase_add_test(show, test_validate_leftovers);
     suite_add_tcase(s, show);
     return s;
 }

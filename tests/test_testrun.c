@@ -54,7 +54,7 @@ static void run_task(testrun *r, const char *id, const char *cmd, int timeout_s,
     wo.root = g_root;
     ws_tree *ws;
     ck_assert_msg(ws_open_task(&ws, &wo, t, 0, err) == 0, "%s", err);
-    ck_assert_msg(testrun_run(r, t, ws_path(ws), err) == 0, "%s", err);
+    ck_assert_msg(testrun_run(r, t, ws_path(ws), NULL, err) == 0, "%s", err);
     /* The private result directory is gone after the run. */
     char parent[4096];
     fs_dirname(parent, sizeof parent, ws_path(ws));
