@@ -78,10 +78,9 @@ static void usage(FILE *f)
                "with the gold patch all must pass. --runs N (default 1, at most %d) runs each\n"
                "stage N times, the later runs under MALLOC_PERTURB_ and a larger environment,\n"
                "and fails a task whose runs disagree (flaky, or reading memory contents or the\n"
-               "environment). Prints a table;\n"
-               "exit 1 on any failure. A valid task whose test run leaves files that no ignore\n"
-               "rule covers (build products, result files) is marked with a warning: they\n"
-               "would show in list_files and in recorded patches.\n", RL_VALIDATE_RUNS_MAX);
+               "environment). Prints a table; exit 1 on any failure. A valid task whose test\n"
+               "run leaves files that no ignore rule covers (build products, result files) is\n"
+               "marked with a warning: they would show in list_files and in recorded patches.\n", RL_VALIDATE_RUNS_MAX);
 }
 
 int cmd_validate(int argc, char **argv)
