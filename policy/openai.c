@@ -164,7 +164,9 @@ static int request_body(char **out, const oai *c, const pol_request *r, char *er
     cJSON_AddNumberToObject(o, "top_p", c->o.top_p);
     if (r->max_tokens > 0)
         cJSON_AddNumberToObject(o, "max_tokens", r->max_tokens);
-    add_u64(o, "seed", r->seed);
+    /* the harness's seeds have 53 bits (POL_SEED_MAX): sent as they are,
+     * read exactly by any server */
+    add_u64(o, "seed", r->seed & POL_SEED_MAX);
     if (c->o.api == OAI_COMPLETIONS) {
         cJSON *prompt = NULL;
         int32_t *enc = NULL;
