@@ -8,6 +8,7 @@
 
 #include <cJSON.h>
 #include <check.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -338,6 +339,148 @@ START_TEST(test_experiment_fields)
 }
 END_TEST
 
+/* ---- against grpo serve ---------------------------------------------------- */
+
+#define SHIPPED "models/policy.safetensors"
+
+/* Records of a trajectory file by episode seed (slot seed-1, seeds 1..n). */
+static void records_by_seed(cJSON **out, int n, const char *path)
+{
+    memset(out, 0, (size_t)n * sizeof *out);
+    int lines = count_lines(path);
+    for (int i = 0; i < lines; i++) {
+        cJSON *r = record(path, i);
+        int seed = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "seed"));
+        ck_assert_msg(seed >= 1 && seed <= n && !out[seed - 1], "%s: record %d has seed %d", path, i, seed);
+        out[seed - 1] = r;
+    }
+}
+
+/* Seed for seed: the same turns, token ids, logprobs within 1e-4, reward
+ * and end reason. The number of turns compared. */
+static int same_episodes(const char *got, const char *want, int n)
+{
+    cJSON *g[8], *w[8];
+    records_by_seed(g, n, got);
+    records_by_seed(w, n, want);
+    int turns = 0;
+    for (int s = 0; s < n; s++) {
+        ck_assert_msg(g[s] && w[s], "seed %d: a record is missing (%s, %s)", s + 1, got, want);
+        const cJSON *tg = cJSON_GetObjectItem(g[s], "turns"), *tw = cJSON_GetObjectItem(w[s], "turns");
+        ck_assert_msg(cJSON_GetArraySize(tg) == cJSON_GetArraySize(tw), "seed %d: %d turns, expected %d", s + 1,
+                      cJSON_GetArraySize(tg), cJSON_GetArraySize(tw));
+        for (int t = 0; t < cJSON_GetArraySize(tw); t++) {
+            const cJSON *a = cJSON_GetArrayItem(tg, t), *b = cJSON_GetArrayItem(tw, t);
+            ck_assert_msg(cJSON_IsTrue(cJSON_GetObjectItem(a, "tokens_exact")), "seed %d turn %d: ids not exact",
+                          s + 1, t);
+            const cJSON *ia = cJSON_GetObjectItem(a, "ids"), *ib = cJSON_GetObjectItem(b, "ids");
+            const cJSON *la = cJSON_GetObjectItem(a, "logprobs"), *lb = cJSON_GetObjectItem(b, "logprobs");
+            int k = cJSON_GetArraySize(ib);
+            ck_assert_msg(k > 0 && cJSON_GetArraySize(ia) == k && cJSON_GetArraySize(la) == k &&
+                              cJSON_GetArraySize(lb) == k,
+                          "seed %d turn %d: %d ids, expected %d", s + 1, t, cJSON_GetArraySize(ia), k);
+            for (int i = 0; i < k; i++) {
+                int x = (int)cJSON_GetNumberValue(cJSON_GetArrayItem(ia, i));
+                int y = (int)cJSON_GetNumberValue(cJSON_GetArrayItem(ib, i));
+                ck_assert_msg(x == y, "seed %d turn %d token %d: id %d, expected %d", s + 1, t, i, x, y);
+                double d = fabs(cJSON_GetNumberValue(cJSON_GetArrayItem(la, i)) -
+                                cJSON_GetNumberValue(cJSON_GetArrayItem(lb, i)));
+                ck_assert_msg(d < 1e-4, "seed %d turn %d token %d: logprob differs by %g", s + 1, t, i, d);
+            }
+            turns++;
+        }
+        const cJSON *ra = cJSON_GetObjectItem(g[s], "reward"), *rb = cJSON_GetObjectItem(w[s], "reward");
+        ck_assert_msg(cJSON_IsNumber(ra) && cJSON_IsNumber(rb) && ra->valuedouble == rb->valuedouble,
+                      "seed %d: reward %g, expected %g", s + 1, cJSON_GetNumberValue(ra), cJSON_GetNumberValue(rb));
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(g[s], "end_reason")),
+                         cJSON_GetStringValue(cJSON_GetObjectItem(w[s], "end_reason")));
+        cJSON_Delete(g[s]);
+        cJSON_Delete(w[s]);
+    }
+    return turns;
+}
+
+/* `grpo serve --ckpt CKPT` on a free loopback port; the port from its
+ * start-up line. */
+static pid_t serve_start(int *port, const char *dir, const char *ckpt, const char *name)
+{
+    char logf[400];
+    snprintf(logf, sizeof logf, "%s/serve.log", dir);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (!freopen(logf, "w", stderr))
+            _exit(126);
+        char exe[300];
+        snprintf(exe, sizeof exe, "%s/grpo", bin());
+        execl(exe, "grpo", "serve", "--ckpt", ckpt, "--port", "0", "--served-model-name", name, (char *)NULL);
+        _exit(127);
+    }
+    *port = 0;
+    for (int i = 0; i < 400 && !*port; i++) {
+        usleep(50 * 1000);
+        char *txt = NULL;
+        if (fs_read_file(&txt, NULL, logf, 1 << 20, NULL) == 0) {
+            const char *p = strstr(txt, "127.0.0.1:");
+            if (p)
+                *port = atoi(p + 10);
+        }
+        free(txt);
+    }
+    ck_assert_msg(*port > 0, "grpo serve did not start (see %s)", logf);
+    return pid;
+}
+
+/* The harness against `grpo serve` in completions mode samples seed for
+ * seed what `--policy model:CKPT` samples in the harness itself: the same
+ * ids, logprobs within 1e-4, rewards and end reasons; one request open at
+ * a time, and four (the server then batches the episodes' turns). */
+START_TEST(test_serve_same_as_model)
+{
+    if (access(SHIPPED, R_OK) != 0) {
+        fprintf(stderr, "openai: %s not present, the comparison with grpo serve is skipped\n", SHIPPED);
+        return;
+    }
+    char dir[] = "/tmp/rl-oai-XXXXXX", cmd[2048], want[400], got[400], err[RL_ERR_MAX];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    chmod(dir, 0755);
+    int port;
+    pid_t srv = serve_start(&port, dir, SHIPPED, "shipped");
+    static const char common[] = "--tasks leapyear --seeds 1-3 --workers 1 --max-turns 6";
+    snprintf(cmd, sizeof cmd,
+             "RL_WS_ROOT=%s/ws timeout 600 %s/harness batch %s --policy model:" SHIPPED " --out %s/model "
+             ">/dev/null 2>%s/model.err",
+             dir, bin(), common, dir, dir);
+    ck_assert_int_eq(sh(cmd), 0);
+    snprintf(want, sizeof want, "%s/model/trajectories.jsonl", dir);
+    int passed = 0;
+    for (int i = 0; i < 3; i++) {
+        cJSON *r = record(want, i);
+        passed += cJSON_GetNumberValue(cJSON_GetObjectItem(r, "reward")) > 0.5;
+        cJSON_Delete(r);
+    }
+    static const int inflight[] = {1, 4};
+    for (size_t k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd,
+                 "RL_WS_ROOT=%s/ws timeout 600 %s/harness batch %s --policy openai --api completions "
+                 "--max-inflight %d --base-url http://127.0.0.1:%d/v1 --model shipped --out %s/oai%d "
+                 ">/dev/null 2>%s/oai.err",
+                 dir, bin(), common, inflight[k], port, dir, inflight[k], dir);
+        ck_assert_int_eq(sh(cmd), 0);
+        snprintf(got, sizeof got, "%s/oai%d/trajectories.jsonl", dir, inflight[k]);
+        int turns = same_episodes(got, want, 3);
+        ck_assert_int_ge(turns, 6);
+    }
+    /* the comparison covers a pass and a failure (seed 1 fails, 2 and 3
+     * pass with the shipped checkpoint) */
+    ck_assert_int_ge(passed, 1);
+    ck_assert_int_le(passed, 2);
+    kill(srv, SIGKILL);
+    waitpid(srv, NULL, 0);
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
 Suite *openai_suite(void)
 {
     Suite *s = suite_create("openai");
@@ -351,5 +494,9 @@ Suite *openai_suite(void)
     tcase_add_test(tc, test_batch_resume_and_inflight);
     tcase_add_test(tc, test_experiment_fields);
     suite_add_tcase(s, tc);
+    TCase *ts = tcase_create("serve");
+    tcase_set_timeout(ts, 1200);
+    tcase_add_test(ts, test_serve_same_as_model);
+    suite_add_tcase(s, ts);
     return s;
 }
