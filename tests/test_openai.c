@@ -5,6 +5,7 @@
  * the key kept out of records and output, max-inflight requests open. */
 #include "common/err.h"
 #include "common/fsutil.h"
+#include "grpo/grpo.h"
 
 #include <cJSON.h>
 #include <check.h>
@@ -481,6 +482,73 @@ START_TEST(test_serve_same_as_model)
 }
 END_TEST
 
+/* ---- GRPO configs: evaluation and flywheel samples through openai ------------------ */
+
+/* eval.policy and flywheel.policy "openai" run their episodes through the
+ * config's server (the fake one, chat mode, which solves leapyear), the
+ * records say so; training's own model is untouched; a config naming
+ * openai without its server is a one-line error. */
+START_TEST(test_grpo_config_openai)
+{
+    char dir[] = "/tmp/rl-oai-XXXXXX", err[RL_ERR_MAX], path[400], json[1024];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    chmod(dir, 0755);
+    grpo_config c;
+    grpo_config_default(&c);
+    ck_assert_int_eq(grpo_config_parse(&c, "{\"eval\": {\"policy\": \"openai\"}}", "cfg.json", err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "openai.base_url"));
+    ck_assert_ptr_null(strchr(err, '\n'));
+    grpo_config_default(&c);
+    ck_assert_int_eq(grpo_config_parse(&c, "{\"flywheel\": {\"policy\": \"gpt\"}}", "cfg.json", err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "flywheel.policy"));
+    fake f;
+    fake_start(&f, dir, "ok");
+    snprintf(json, sizeof json,
+             "{\"init\": \"" SHIPPED "\", \"out\": \"%s/run\", \"ws_root\": \"%s/ws\", \"train_tasks\": \"leapyear\","
+             " \"loss\": {\"kl_coef\": 0}, \"quiet\": true, \"episode\": {\"max_turns\": 8},"
+             " \"eval\": {\"policy\": \"openai\", \"every\": 0}, \"flywheel\": {\"policy\": \"openai\"},"
+             " \"openai\": {\"base_url\": \"http://127.0.0.1:%d/v1\", \"model\": \"fake\", \"api\": \"chat\","
+             " \"max_inflight\": 2, \"retries\": 1}}",
+             dir, dir, f.port);
+    grpo_config_default(&c);
+    ck_assert_msg(grpo_config_parse(&c, json, "cfg.json", err) == 0, "%s", err);
+    ck_assert_int_eq(c.eval_policy, GRPO_POLICY_OPENAI);
+    grpo_trainer *t;
+    ck_assert_msg(grpo_open(&t, &c, NULL, NULL, err) == 0, "%s", err);
+    model *m = grpo_model(t);
+    float w0 = m->params[0], w1 = m->params[m->n_params - 1];
+    grpo_eval_result r;
+    snprintf(path, sizeof path, "%s/eval.jsonl", dir);
+    ck_assert_msg(grpo_evaluate(&r, t, NULL, "leapyear", 2, 0.7, path, err) == 0, "%s", err);
+    ck_assert_int_eq((int)r.episodes, 2);
+    ck_assert_int_eq((int)r.passed, 2);
+    for (int i = 0; i < 2; i++) {
+        cJSON *rec = record(path, i);
+        const cJSON *cf = cJSON_GetObjectItem(rec, "config");
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cf, "policy")), "openai");
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(cf, "openai"), "model")),
+                         "fake");
+        cJSON_Delete(rec);
+    }
+    grpo_episodes e;
+    ck_assert_msg(grpo_collect(&e, t, GRPO_POLICY_OPENAI, "leapyear", 3, 11, 1.0, err) == 0, "%s", err);
+    ck_assert_int_eq((int)e.n, 3);
+    for (size_t i = 0; i < e.n; i++) {
+        ck_assert_double_eq(e.reward[i], 1.0);
+        ck_assert_ptr_nonnull(strstr(e.rec[i], "\"policy\":\"openai\""));
+    }
+    grpo_episodes_dispose(&e);
+    /* the server saw the requests; the trained weights did not move */
+    char logp[400];
+    snprintf(logp, sizeof logp, "%s.log", f.portfile);
+    ck_assert_int_ge(count_lines(logp), 5);
+    ck_assert(m->params[0] == w0 && m->params[m->n_params - 1] == w1);
+    grpo_close(t);
+    fake_stop(&f);
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
 Suite *openai_suite(void)
 {
     Suite *s = suite_create("openai");
@@ -493,6 +561,7 @@ Suite *openai_suite(void)
     tcase_add_test(tc, test_faults_recorded);
     tcase_add_test(tc, test_batch_resume_and_inflight);
     tcase_add_test(tc, test_experiment_fields);
+    tcase_add_test(tc, test_grpo_config_openai);
     suite_add_tcase(s, tc);
     TCase *ts = tcase_create("serve");
     tcase_set_timeout(ts, 1200);
