@@ -2,6 +2,7 @@
  * replies read back into pol_response. */
 #include "policy/openai.h"
 
+#include "common/buf.h"
 #include "common/err.h"
 #include "common/limits.h"
 #include "common/str.h"
@@ -181,10 +182,26 @@ static int request_body(char **out, const oai *c, const pol_request *r, char *er
             }
             ids = enc;
         }
-        prompt = cJSON_CreateArray();
-        for (size_t i = 0; i < n; i++)
-            cJSON_AddItemToArray(prompt, cJSON_CreateNumber(ids[i]));
+        /* the ids as one raw JSON array: cJSON prints each number as a
+         * double and reads it back to check, which would cost more than
+         * the rest of the turn on a long context */
+        buf_t arr;
+        buf_init(&arr, n * 12 + 16); /* an int32 and its comma each */
+        int brc = buf_putc(&arr, '[');
+        for (size_t i = 0; brc == 0 && i < n; i++) {
+            char num[16];
+            int l = snprintf(num, sizeof num, i ? ",%d" : "%d", (int)ids[i]);
+            brc = buf_append(&arr, num, (size_t)l);
+        }
+        if (brc == 0)
+            brc = buf_putc(&arr, ']');
         free(enc);
+        prompt = brc == 0 ? cJSON_CreateRaw(buf_str(&arr)) : NULL;
+        buf_dispose(&arr);
+        if (!prompt) {
+            cJSON_Delete(o);
+            return rl_err(err, RL_ENOMEM, "policy openai: out of memory");
+        }
         cJSON_AddItemToObject(o, "prompt", prompt);
         cJSON_AddNumberToObject(o, "logprobs", 1);
         cJSON_AddTrueToObject(o, "return_tokens_as_token_ids");
