@@ -363,8 +363,17 @@ static int read_chat(pol_response *r, const cJSON *ch, char *err)
     r->finish = cJSON_IsString(fr) && !strcmp(fr->valuestring, "length") ? POL_FINISH_LENGTH : POL_FINISH_STOP;
     const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
     const cJSON *calls = cJSON_GetObjectItemCaseSensitive(msg, "tool_calls");
+    /* a reasoning model's thinking (vLLM and SGLang "reasoning_content",
+     * others "reasoning") becomes the reply's think block, which the
+     * episode keeps as the assistant's reasoning */
+    const cJSON *reasoning = cJSON_GetObjectItemCaseSensitive(msg, "reasoning_content");
+    if (!cJSON_IsString(reasoning))
+        reasoning = cJSON_GetObjectItemCaseSensitive(msg, "reasoning");
     buf_t out;
     buf_init(&out, RL_OAI_REPLY_MAX);
+    if (cJSON_IsString(reasoning) && reasoning->valuestring[0] &&
+        !(cJSON_IsString(content) && !strncmp(content->valuestring, "<think>", 7)))
+        buf_printf(&out, "<think>\n%s\n</think>\n\n", reasoning->valuestring);
     if (cJSON_IsString(content))
         buf_puts(&out, content->valuestring);
     size_t nc = cJSON_IsArray(calls) ? (size_t)cJSON_GetArraySize(calls) : 0;

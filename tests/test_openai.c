@@ -141,8 +141,17 @@ static void run_mode(const char *api, const char *model)
     }
     if (!strcmp(api, "chat")) {
         /* the served name; the prompt ids the server returned */
-        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(m, "model")),
-                         !strcmp(model, "fake") ? "fake-served" : "fake-intext-served");
+        char served[64];
+        snprintf(served, sizeof served, "%s-served", model);
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(m, "model")), served);
+        /* a reasoning model's thinking is the assistant's reasoning */
+        const cJSON *a1 = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "messages"), 2);
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(a1, "role")), "assistant");
+        const char *rs = cJSON_GetStringValue(cJSON_GetObjectItem(a1, "reasoning_content"));
+        if (!strcmp(model, "fake-reasoning"))
+            ck_assert_str_eq(rs ? rs : "", "Turn 0: the century rule is inverted.");
+        else
+            ck_assert_ptr_null(rs);
         ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t0, "context_ids")), 3);
     } else {
         /* the harness's ids were sent as the prompt */
@@ -184,6 +193,9 @@ START_TEST(test_run_chat) { run_mode("chat", "fake"); }
 END_TEST
 
 START_TEST(test_run_chat_calls_in_text) { run_mode("chat", "fake-intext"); }
+END_TEST
+
+START_TEST(test_run_chat_reasoning) { run_mode("chat", "fake-reasoning"); }
 END_TEST
 
 START_TEST(test_run_completions) { run_mode("completions", "fake"); }
@@ -556,6 +568,7 @@ Suite *openai_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_run_chat);
     tcase_add_test(tc, test_run_chat_calls_in_text);
+    tcase_add_test(tc, test_run_chat_reasoning);
     tcase_add_test(tc, test_run_completions);
     tcase_add_test(tc, test_run_completions_text);
     tcase_add_test(tc, test_faults_recorded);
