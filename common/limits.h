@@ -687,6 +687,12 @@
 
 /* ---- policy / model --------------------------------------------------- */
 
+/* The largest request seed (pol_request.seed): 53 bits, so that the seed
+ * survives every JSON parser an OpenAI-compatible server may use (a
+ * double holds it exactly; cJSON and JavaScript read numbers as doubles)
+ * and sits inside the signed 64-bit range vLLM and SGLang accept. */
+#define POL_SEED_MAX ((1ULL << 53) - 1)
+
 /* A trajectory file replayed by `replay:FILE`: same bound as a batch. */
 #define RL_REPLAY_FILE_MAX (2048u << 20)
 

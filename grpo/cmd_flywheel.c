@@ -86,7 +86,7 @@ static int round_run(grpo_trainer *t, const grpo_config *c, int round, char *err
     /* 1. probe */
     uint64_t seed0 = 1000000ull * (uint64_t)(round + 1) + (uint64_t)grpo_step_count(t) * 1000;
     grpo_episodes probe;
-    if ((rc = grpo_collect(&probe, t, c->train_tasks, c->fw_probe_seeds, seed0, c->temperature, err)) < 0)
+    if ((rc = grpo_collect(&probe, t, GRPO_POLICY_MODEL, c->train_tasks, c->fw_probe_seeds, seed0, c->temperature, err)) < 0)
         return rc;
     task_rate *rates;
     size_t nr;
@@ -116,7 +116,7 @@ static int round_run(grpo_trainer *t, const grpo_config *c, int round, char *err
     double loss = 0;
     grpo_episodes s = {0};
     if (picked > 0) {
-        rc = grpo_collect(&s, t, buf_str(&sel), c->fw_samples, seed0 + 500000, c->fw_temperature, err);
+        rc = grpo_collect(&s, t, (grpo_policy_kind)c->fw_policy, buf_str(&sel), c->fw_samples, seed0 + 500000, c->fw_temperature, err);
         char **good = rc == 0 ? calloc(s.n ? s.n : 1, sizeof *good) : NULL;
         if (rc == 0 && !good)
             rc = rl_err(err, RL_ENOMEM, "flywheel: out of memory");

@@ -124,6 +124,34 @@ static int policy_over(policy **out, const grpo_trainer *t, model *m, const char
     return model_policy_new(out, m, t->tok, &po, err);
 }
 
+/* The openai policy of the config sampling at temperature, and the
+ * episode config of its episodes in *ep (policy "openai" and its options,
+ * recorded; the policy's tokenizer, none in chat mode). */
+static int openai_over(policy **out, ep_config *ep, const grpo_trainer *t, double temperature, char *err)
+{
+    static const char *const api[] = {"chat", "completions"};
+    const grpo_config *c = &t->cfg;
+    *ep = t->ep;
+    ep->policy = "openai";
+    ep->temperature = temperature;
+    ep->openai = (ep_openai){.base_url = c->oai_base_url,
+                             .model = c->oai_model,
+                             .api = api[c->oai_api ? 1 : 0],
+                             .api_key_env = c->oai_api_key_env[0] ? c->oai_api_key_env : NULL,
+                             .tokenizer = c->oai_tokenizer[0] ? c->oai_tokenizer : NULL,
+                             .max_inflight = c->oai_max_inflight,
+                             .timeout_ms = c->oai_timeout_ms,
+                             .retries = c->oai_retries};
+    pol_env env;
+    ep_config_pol_env(&env, ep);
+    env.log = t->opts.log;
+    env.log_ctx = t->opts.log_ctx;
+    int rc = pol_open(out, "openai", &env, err);
+    if (rc == 0)
+        ep->tok = (*out)->tok;
+    return rc;
+}
+
 int grpo_log_event(grpo_trainer *t, cJSON *fields, char *err)
 {
     char *s = cJSON_PrintUnformatted(fields);
@@ -351,7 +379,20 @@ int grpo_evaluate(grpo_eval_result *res, grpo_trainer *t, model *m, const char *
         task_select_dispose(&sel);
         return rl_err(err, RL_EINVAL, "evaluation tasks \"%s\": selects no task", selector);
     }
-    rc = evaluate_model(res, NULL, t, m, (const task *const *)sel.v, sel.n, 1, seeds, temperature, out_jsonl, err);
+    if (!m && t->cfg.eval_policy == GRPO_POLICY_OPENAI) {
+        policy *pol;
+        ep_config ep;
+        if ((rc = openai_over(&pol, &ep, t, temperature, err)) == 0) {
+            grpo_run_env env = run_env(t);
+            env.ep = &ep;
+            rc = grpo_evaluate_tasks(res, NULL, &env, pol, temperature, (const task *const *)sel.v, sel.n, 1, seeds,
+                                     temperature, out_jsonl, err);
+            pol_free(pol);
+        }
+    } else {
+        rc = evaluate_model(res, NULL, t, m, (const task *const *)sel.v, sel.n, 1, seeds, temperature, out_jsonl,
+                            err);
+    }
     task_select_dispose(&sel);
     return rc;
 }
@@ -409,7 +450,9 @@ static int maybe_eval(grpo_trainer *t, int *evaluated, char ***recs, size_t *nre
     if (r.episodes > 0 && (rc = read_records(recs, nrec, path, err)) < 0)
         return rc;
     cJSON *e = cJSON_CreateObject();
+    int openai = t->cfg.eval_policy == GRPO_POLICY_OPENAI;
     cJSON_AddStringToObject(e, "event", "eval");
+    cJSON_AddStringToObject(e, "policy", openai ? "openai" : "model");
     cJSON_AddNumberToObject(e, "step", (double)t->step);
     cJSON_AddNumberToObject(e, "episodes", (double)r.episodes);
     cJSON_AddNumberToObject(e, "pass_rate", r.pass_rate);
@@ -421,8 +464,11 @@ static int maybe_eval(grpo_trainer *t, int *evaluated, char ***recs, size_t *nre
     cJSON_Delete(e);
     if (rc < 0)
         return rc;
-    say(t, RL_LOG_INFO, "eval step %ld: pass %.3f (%zu/%zu) tool %.2f turns %.1f (best %.3f)", t->step, r.pass_rate,
-        r.passed, r.episodes, r.tool_success, r.mean_turns, t->best_eval);
+    say(t, RL_LOG_INFO, "eval step %ld%s: pass %.3f (%zu/%zu) tool %.2f turns %.1f (best %.3f)", t->step,
+        openai ? " (openai policy)" : "", r.pass_rate, r.passed, r.episodes, r.tool_success, r.mean_turns,
+        t->best_eval);
+    if (openai)
+        return 0; /* another model's pass rate: no rollback, no best checkpoint */
     if (t->best_eval >= 0 && r.pass_rate < t->best_eval - t->cfg.rollback_drop) {
         char why[256];
         snprintf(why, sizeof why, "evaluation pass rate %.3f fell below the best %.3f by more than %.3f", r.pass_rate,
@@ -535,8 +581,8 @@ int grpo_train(grpo_trainer *t, long until, char *err)
 
 /* ---- flywheel: collection and fine-tuning ------------------------------------------------ */
 
-int grpo_collect(grpo_episodes *out, grpo_trainer *t, const char *selector, int seeds, uint64_t seed0,
-                 double temperature, char *err)
+int grpo_collect(grpo_episodes *out, grpo_trainer *t, grpo_policy_kind pk, const char *selector, int seeds,
+                 uint64_t seed0, double temperature, char *err)
 {
     memset(out, 0, sizeof *out);
     task_set sel;
@@ -544,8 +590,19 @@ int grpo_collect(grpo_episodes *out, grpo_trainer *t, const char *selector, int 
     if (rc < 0)
         return rc;
     grpo_run_env env = run_env(t);
-    rc = grpo_collect_tasks(out, &env, t->pol, t->cfg.temperature, (const task *const *)sel.v, sel.n, seeds, seed0,
-                            temperature, err);
+    if (pk == GRPO_POLICY_OPENAI) {
+        policy *pol;
+        ep_config ep;
+        if ((rc = openai_over(&pol, &ep, t, temperature, err)) == 0) {
+            env.ep = &ep;
+            rc = grpo_collect_tasks(out, &env, pol, temperature, (const task *const *)sel.v, sel.n, seeds, seed0,
+                                    temperature, err);
+            pol_free(pol);
+        }
+    } else {
+        rc = grpo_collect_tasks(out, &env, t->pol, t->cfg.temperature, (const task *const *)sel.v, sel.n, seeds,
+                                seed0, temperature, err);
+    }
     task_select_dispose(&sel);
     return rc;
 }

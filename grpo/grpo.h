@@ -50,6 +50,13 @@ typedef enum grpo_mode { GRPO_SYNC = 0, GRPO_ASYNC, GRPO_COMPARE } grpo_mode;
  * the curriculum. */
 typedef enum grpo_balance { GRPO_BALANCE_NONE = 0, GRPO_BALANCE_MUTATION, GRPO_BALANCE_REPO } grpo_balance;
 
+/* Which policy runs the episodes outside training (eval.policy,
+ * flywheel.policy): the built-in model being trained, or the openai
+ * client of the config's "openai" section (a model behind an
+ * OpenAI-compatible server, policy/openai.h). Training itself always
+ * samples and updates the built-in model. */
+typedef enum grpo_policy_kind { GRPO_POLICY_MODEL = 0, GRPO_POLICY_OPENAI } grpo_policy_kind;
+
 typedef struct grpo_final_set {
     char name[64];
     char tasks[GRPO_SEL_MAX];   /* task selector */
@@ -109,6 +116,7 @@ typedef struct grpo_config {
     int eval_seeds;
     double eval_temperature;
     double rollback_drop;            /* roll back when eval pass rate < best - this */
+    int eval_policy;                 /* grpo_policy_kind; openai: no rollback, no best */
     long ckpt_every;
     int ckpt_keep;
     /* warnings */
@@ -122,6 +130,16 @@ typedef struct grpo_config {
     int fw_probe_seeds, fw_worst_tasks, fw_samples, fw_sft_epochs, fw_rounds;
     long fw_rl_steps;
     double fw_temperature, fw_sft_lr;
+    int fw_policy;                   /* grpo_policy_kind of the samples (the probe is the model's) */
+    /* the openai policy: its server (policy/openai.h; "" / 0: its defaults) */
+    char oai_base_url[GRPO_PATH_MAX];
+    char oai_model[256];
+    int oai_api;                     /* oai_api: chat (0) or completions */
+    char oai_api_key_env[128];
+    char oai_tokenizer[GRPO_PATH_MAX];
+    int oai_max_inflight;
+    long oai_timeout_ms;
+    int oai_retries;                 /* attempts per request */
     /* final evaluation (the experiment report) */
     grpo_final_set final_sets[GRPO_FINAL_SETS_MAX];
     int n_final;
@@ -222,10 +240,11 @@ typedef struct grpo_episodes {
 
 void grpo_episodes_dispose(grpo_episodes *e);
 
-/* Runs `seeds` episodes of each task of selector with the current weights
- * at temperature, seeds starting at seed0. */
-int grpo_collect(grpo_episodes *out, grpo_trainer *t, const char *selector, int seeds, uint64_t seed0,
-                 double temperature, char *err);
+/* Runs `seeds` episodes of each task of selector at temperature, seeds
+ * starting at seed0, with the current weights (GRPO_POLICY_MODEL) or the
+ * config's openai policy (GRPO_POLICY_OPENAI). */
+int grpo_collect(grpo_episodes *out, grpo_trainer *t, grpo_policy_kind pk, const char *selector, int seeds,
+                 uint64_t seed0, double temperature, char *err);
 
 /* Supervised fine-tuning of the trainer's model on the policy tokens of
  * records (cross-entropy, token mean), epochs passes at a constant lr,

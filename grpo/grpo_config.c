@@ -115,6 +115,8 @@ static const char *const AGG[] = {"token_mean", "seq_mean", NULL};
 static const char *const BALANCE[] = {"none", "mutation", "repo", NULL};
 static const char *const MODE[] = {"sync", "async", "compare", NULL};
 static const char *const INTEGRITY[] = {"enforce", "flag", NULL};
+static const char *const POLICY[] = {"model", "openai", NULL};
+static const char *const OAI_API[] = {"chat", "completions", NULL};
 
 static const field FIELDS[] = {
     STR("init", init),
@@ -197,6 +199,7 @@ static const field FIELDS[] = {
     INT("eval.seeds", eval_seeds, 1, RL_EXP_MAX_SEEDS),
     DBL("eval.temperature", eval_temperature, 0, 2),
     DBL("eval.rollback_drop", rollback_drop, 0, 1),
+    ENUM("eval.policy", eval_policy, POLICY),
     LNG("checkpoint.every", ckpt_every, 0, RL_GRPO_STEPS_MAX),
     INT("checkpoint.keep", ckpt_keep, 1, RL_GRPO_KEEP_MAX),
     INT("warnings.window", warn_window, 1, 1000),
@@ -212,6 +215,15 @@ static const field FIELDS[] = {
     DBL("flywheel.sft_lr", fw_sft_lr, 0, 1),
     LNG("flywheel.rl_steps", fw_rl_steps, 0, RL_GRPO_STEPS_MAX),
     INT("flywheel.rounds", fw_rounds, 1, 1000),
+    ENUM("flywheel.policy", fw_policy, POLICY),
+    STR("openai.base_url", oai_base_url),
+    STR("openai.model", oai_model),
+    ENUM("openai.api", oai_api, OAI_API),
+    STR("openai.api_key_env", oai_api_key_env),
+    STR("openai.tokenizer", oai_tokenizer),
+    INT("openai.max_inflight", oai_max_inflight, 0, HTTP_MANY_INFLIGHT_MAX),
+    LNG("openai.timeout_ms", oai_timeout_ms, 0, 86400000),
+    INT("openai.retries", oai_retries, 0, 11),
     STR("final.results", results),
     STR("final.name", results_name),
     INT("final.seed", final_seed, 1, RL_GRPO_FINAL_SEED_MAX),
@@ -384,6 +396,10 @@ static int check_config(const grpo_config *c, const char *name, char *err)
     if ((long)c->tasks_per_step * c->group_size > RL_ROLLOUT_ACTIVE_MAX && c->max_active == 0)
         return rl_err(err, RL_EINVAL, "%s: tasks_per_step x group_size is %ld: set rollout.max_active (at most %d)",
                       name, (long)c->tasks_per_step * c->group_size, RL_ROLLOUT_ACTIVE_MAX);
+    if ((c->eval_policy == GRPO_POLICY_OPENAI || c->fw_policy == GRPO_POLICY_OPENAI) &&
+        (!c->oai_base_url[0] || !c->oai_model[0]))
+        return rl_err(err, RL_EINVAL, "%s: openai.base_url and openai.model: expected both when %s is \"openai\"",
+                      name, c->eval_policy == GRPO_POLICY_OPENAI ? "eval.policy" : "flywheel.policy");
     if (c->eval_every > 0 && !c->eval_tasks[0])
         return rl_err(err, RL_EINVAL, "%s: eval.tasks: expected a task selector", name);
     return 0;
@@ -525,6 +541,16 @@ void grpo_config_carry_free(grpo_config *dst, const grpo_config *src)
     dst->fw_rl_steps = src->fw_rl_steps;
     dst->fw_temperature = src->fw_temperature;
     dst->fw_sft_lr = src->fw_sft_lr;
+    dst->fw_policy = src->fw_policy;
+    /* where the openai server is and how to reach it */
+    memcpy(dst->oai_base_url, src->oai_base_url, sizeof dst->oai_base_url);
+    memcpy(dst->oai_model, src->oai_model, sizeof dst->oai_model);
+    dst->oai_api = src->oai_api;
+    memcpy(dst->oai_api_key_env, src->oai_api_key_env, sizeof dst->oai_api_key_env);
+    memcpy(dst->oai_tokenizer, src->oai_tokenizer, sizeof dst->oai_tokenizer);
+    dst->oai_max_inflight = src->oai_max_inflight;
+    dst->oai_timeout_ms = src->oai_timeout_ms;
+    dst->oai_retries = src->oai_retries;
     memcpy(dst->final_sets, src->final_sets, sizeof dst->final_sets);
     dst->n_final = src->n_final;
     memcpy(dst->results, src->results, sizeof dst->results);

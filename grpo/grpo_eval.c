@@ -55,7 +55,9 @@ int grpo_run_episodes(const grpo_run_env *env, policy *pol, double base_temperat
         return rc;
     ep_config ep = *env->ep;
     ep.temperature = temperature;
-    model_policy_set_temperature(pol, (float)temperature);
+    int own_model = !ep_config_is_openai(env->ep); /* openai: its temperature is the policy's own */
+    if (own_model)
+        model_policy_set_temperature(pol, (float)temperature);
     rollout_set_version(r, env->version);
     for (size_t k = 0; k < n_tasks && rc == 0; k++)
         for (int s = 0; s < seeds && rc == 0; s++)
@@ -64,7 +66,8 @@ int grpo_run_episodes(const grpo_run_env *env, policy *pol, double base_temperat
     if (rc == 0)
         rc = drain(r, run_done, &c, err);
     rollout_free(r);
-    model_policy_set_temperature(pol, (float)base_temperature);
+    if (own_model)
+        model_policy_set_temperature(pol, (float)base_temperature);
     return rc;
 }
 

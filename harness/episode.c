@@ -623,8 +623,9 @@ int ep_request(ep_state *e, pol_request *req)
     req->max_tokens = e->cfg.max_reply_tokens;
     /* the sampling stream of this turn: task, episode seed and turn, so the
      * same seed on two tasks does not replay the same random draws (the
-     * model policies give each request its own stream of this seed) */
-    req->seed = fnv(e->cfg.seed * 1000003ULL + (uint64_t)e->nturns, e->t->instance_id);
+     * model policies give each request its own stream of this seed); 53
+     * bits, which a server reads exactly from JSON (POL_SEED_MAX) */
+    req->seed = fnv(e->cfg.seed * 1000003ULL + (uint64_t)e->nturns, e->t->instance_id) & POL_SEED_MAX;
     return 1;
 }
 

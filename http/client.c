@@ -15,6 +15,8 @@
 
 struct http_client {
     CURL *easy;
+    CURLM *multi;       /* http_client_many's, kept so that its cached
+                           connections serve the next call (NULL until then) */
     http_client_opts o;
 };
 
@@ -144,6 +146,8 @@ void http_client_free(http_client *c)
     if (!c)
         return;
     curl_easy_cleanup(c->easy);
+    if (c->multi)
+        curl_multi_cleanup(c->multi);
     free(c);
 }
 
@@ -474,11 +478,11 @@ int http_client_many(http_client *c, http_response *resps, int *rcs, char (*errs
                       HTTP_MANY_REQUESTS_MAX);
     const http_client_opts *o = &c->o;
     xfer *x = calloc(n ? n : 1, sizeof *x);
-    CURLM *m = curl_multi_init();
+    if (x && !c->multi)
+        c->multi = curl_multi_init();
+    CURLM *m = c->multi;
     if (!x || !m) {
         free(x);
-        if (m)
-            curl_multi_cleanup(m);
         return rl_err(err, RL_ENOMEM, "http client: out of memory");
     }
     char scratch[RL_ERR_MAX];
@@ -592,7 +596,6 @@ int http_client_many(http_client *c, http_response *resps, int *rcs, char (*errs
         curl_slist_free_all(x[i].p.hl);
         buf_dispose(&x[i].body);
     }
-    curl_multi_cleanup(m);
     free(x);
     return 0;
 }

@@ -2,6 +2,7 @@
  * replies read back into pol_response. */
 #include "policy/openai.h"
 
+#include "common/buf.h"
 #include "common/err.h"
 #include "common/limits.h"
 #include "common/str.h"
@@ -165,7 +166,9 @@ static int request_body(char **out, const oai *c, const pol_request *r, char *er
     cJSON_AddNumberToObject(o, "top_p", c->o.top_p);
     if (r->max_tokens > 0)
         cJSON_AddNumberToObject(o, "max_tokens", r->max_tokens);
-    add_u64(o, "seed", r->seed);
+    /* the harness's seeds have 53 bits (POL_SEED_MAX): sent as they are,
+     * read exactly by any server */
+    add_u64(o, "seed", r->seed & POL_SEED_MAX);
     if (c->o.api == OAI_COMPLETIONS) {
         cJSON *prompt = NULL;
         int32_t *enc = NULL;
@@ -180,10 +183,26 @@ static int request_body(char **out, const oai *c, const pol_request *r, char *er
             }
             ids = enc;
         }
-        prompt = cJSON_CreateArray();
-        for (size_t i = 0; i < n; i++)
-            cJSON_AddItemToArray(prompt, cJSON_CreateNumber(ids[i]));
+        /* the ids as one raw JSON array: cJSON prints each number as a
+         * double and reads it back to check, which would cost more than
+         * the rest of the turn on a long context */
+        buf_t arr;
+        buf_init(&arr, n * 12 + 16); /* an int32 and its comma each */
+        int brc = buf_putc(&arr, '[');
+        for (size_t i = 0; brc == 0 && i < n; i++) {
+            char num[16];
+            int l = snprintf(num, sizeof num, i ? ",%d" : "%d", (int)ids[i]);
+            brc = buf_append(&arr, num, (size_t)l);
+        }
+        if (brc == 0)
+            brc = buf_putc(&arr, ']');
         free(enc);
+        prompt = brc == 0 ? cJSON_CreateRaw(buf_str(&arr)) : NULL;
+        buf_dispose(&arr);
+        if (!prompt) {
+            cJSON_Delete(o);
+            return rl_err(err, RL_ENOMEM, "policy openai: out of memory");
+        }
         cJSON_AddItemToObject(o, "prompt", prompt);
         cJSON_AddNumberToObject(o, "logprobs", 1);
         cJSON_AddTrueToObject(o, "return_tokens_as_token_ids");
@@ -345,8 +364,17 @@ static int read_chat(pol_response *r, const cJSON *ch, char *err)
     r->finish = cJSON_IsString(fr) && !strcmp(fr->valuestring, "length") ? POL_FINISH_LENGTH : POL_FINISH_STOP;
     const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
     const cJSON *calls = cJSON_GetObjectItemCaseSensitive(msg, "tool_calls");
+    /* a reasoning model's thinking (vLLM and SGLang "reasoning_content",
+     * others "reasoning") becomes the reply's think block, which the
+     * episode keeps as the assistant's reasoning */
+    const cJSON *reasoning = cJSON_GetObjectItemCaseSensitive(msg, "reasoning_content");
+    if (!cJSON_IsString(reasoning))
+        reasoning = cJSON_GetObjectItemCaseSensitive(msg, "reasoning");
     buf_t out;
     buf_init(&out, RL_OAI_REPLY_MAX);
+    if (cJSON_IsString(reasoning) && reasoning->valuestring[0] &&
+        !(cJSON_IsString(content) && !strncmp(content->valuestring, "<think>", 7)))
+        buf_printf(&out, "<think>\n%s\n</think>\n\n", reasoning->valuestring);
     if (cJSON_IsString(content))
         buf_puts(&out, content->valuestring);
     size_t nc = cJSON_IsArray(calls) ? (size_t)cJSON_GetArraySize(calls) : 0;

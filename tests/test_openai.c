@@ -5,9 +5,11 @@
  * the key kept out of records and output, max-inflight requests open. */
 #include "common/err.h"
 #include "common/fsutil.h"
+#include "grpo/grpo.h"
 
 #include <cJSON.h>
 #include <check.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,8 +141,17 @@ static void run_mode(const char *api, const char *model)
     }
     if (!strcmp(api, "chat")) {
         /* the served name; the prompt ids the server returned */
-        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(m, "model")),
-                         !strcmp(model, "fake") ? "fake-served" : "fake-intext-served");
+        char served[64];
+        snprintf(served, sizeof served, "%s-served", model);
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(m, "model")), served);
+        /* a reasoning model's thinking is the assistant's reasoning */
+        const cJSON *a1 = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "messages"), 2);
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(a1, "role")), "assistant");
+        const char *rs = cJSON_GetStringValue(cJSON_GetObjectItem(a1, "reasoning_content"));
+        if (!strcmp(model, "fake-reasoning"))
+            ck_assert_str_eq(rs ? rs : "", "Turn 0: the century rule is inverted.");
+        else
+            ck_assert_ptr_null(rs);
         ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t0, "context_ids")), 3);
     } else {
         /* the harness's ids were sent as the prompt */
@@ -182,6 +193,9 @@ START_TEST(test_run_chat) { run_mode("chat", "fake"); }
 END_TEST
 
 START_TEST(test_run_chat_calls_in_text) { run_mode("chat", "fake-intext"); }
+END_TEST
+
+START_TEST(test_run_chat_reasoning) { run_mode("chat", "fake-reasoning"); }
 END_TEST
 
 START_TEST(test_run_completions) { run_mode("completions", "fake"); }
@@ -338,6 +352,215 @@ START_TEST(test_experiment_fields)
 }
 END_TEST
 
+/* ---- against grpo serve ---------------------------------------------------- */
+
+#define SHIPPED "models/policy.safetensors"
+
+/* Records of a trajectory file by episode seed (slot seed-1, seeds 1..n). */
+static void records_by_seed(cJSON **out, int n, const char *path)
+{
+    memset(out, 0, (size_t)n * sizeof *out);
+    int lines = count_lines(path);
+    for (int i = 0; i < lines; i++) {
+        cJSON *r = record(path, i);
+        int seed = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "seed"));
+        ck_assert_msg(seed >= 1 && seed <= n && !out[seed - 1], "%s: record %d has seed %d", path, i, seed);
+        out[seed - 1] = r;
+    }
+}
+
+/* Seed for seed: the same turns, token ids, logprobs within 1e-4, reward
+ * and end reason. The number of turns compared. */
+static int same_episodes(const char *got, const char *want, int n)
+{
+    cJSON *g[8], *w[8];
+    records_by_seed(g, n, got);
+    records_by_seed(w, n, want);
+    int turns = 0;
+    for (int s = 0; s < n; s++) {
+        ck_assert_msg(g[s] && w[s], "seed %d: a record is missing (%s, %s)", s + 1, got, want);
+        const cJSON *tg = cJSON_GetObjectItem(g[s], "turns"), *tw = cJSON_GetObjectItem(w[s], "turns");
+        ck_assert_msg(cJSON_GetArraySize(tg) == cJSON_GetArraySize(tw), "seed %d: %d turns, expected %d", s + 1,
+                      cJSON_GetArraySize(tg), cJSON_GetArraySize(tw));
+        for (int t = 0; t < cJSON_GetArraySize(tw); t++) {
+            const cJSON *a = cJSON_GetArrayItem(tg, t), *b = cJSON_GetArrayItem(tw, t);
+            ck_assert_msg(cJSON_IsTrue(cJSON_GetObjectItem(a, "tokens_exact")), "seed %d turn %d: ids not exact",
+                          s + 1, t);
+            const cJSON *ia = cJSON_GetObjectItem(a, "ids"), *ib = cJSON_GetObjectItem(b, "ids");
+            const cJSON *la = cJSON_GetObjectItem(a, "logprobs"), *lb = cJSON_GetObjectItem(b, "logprobs");
+            int k = cJSON_GetArraySize(ib);
+            ck_assert_msg(k > 0 && cJSON_GetArraySize(ia) == k && cJSON_GetArraySize(la) == k &&
+                              cJSON_GetArraySize(lb) == k,
+                          "seed %d turn %d: %d ids, expected %d", s + 1, t, cJSON_GetArraySize(ia), k);
+            for (int i = 0; i < k; i++) {
+                int x = (int)cJSON_GetNumberValue(cJSON_GetArrayItem(ia, i));
+                int y = (int)cJSON_GetNumberValue(cJSON_GetArrayItem(ib, i));
+                ck_assert_msg(x == y, "seed %d turn %d token %d: id %d, expected %d", s + 1, t, i, x, y);
+                double d = fabs(cJSON_GetNumberValue(cJSON_GetArrayItem(la, i)) -
+                                cJSON_GetNumberValue(cJSON_GetArrayItem(lb, i)));
+                ck_assert_msg(d < 1e-4, "seed %d turn %d token %d: logprob differs by %g", s + 1, t, i, d);
+            }
+            turns++;
+        }
+        const cJSON *ra = cJSON_GetObjectItem(g[s], "reward"), *rb = cJSON_GetObjectItem(w[s], "reward");
+        ck_assert_msg(cJSON_IsNumber(ra) && cJSON_IsNumber(rb) && ra->valuedouble == rb->valuedouble,
+                      "seed %d: reward %g, expected %g", s + 1, cJSON_GetNumberValue(ra), cJSON_GetNumberValue(rb));
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(g[s], "end_reason")),
+                         cJSON_GetStringValue(cJSON_GetObjectItem(w[s], "end_reason")));
+        cJSON_Delete(g[s]);
+        cJSON_Delete(w[s]);
+    }
+    return turns;
+}
+
+/* `grpo serve --ckpt CKPT` on a free loopback port; the port from its
+ * start-up line. */
+static pid_t serve_start(int *port, const char *dir, const char *ckpt, const char *name)
+{
+    char logf[400];
+    snprintf(logf, sizeof logf, "%s/serve.log", dir);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (!freopen(logf, "w", stderr))
+            _exit(126);
+        char exe[300];
+        snprintf(exe, sizeof exe, "%s/grpo", bin());
+        execl(exe, "grpo", "serve", "--ckpt", ckpt, "--port", "0", "--served-model-name", name, (char *)NULL);
+        _exit(127);
+    }
+    *port = 0;
+    for (int i = 0; i < 400 && !*port; i++) {
+        usleep(50 * 1000);
+        char *txt = NULL;
+        if (fs_read_file(&txt, NULL, logf, 1 << 20, NULL) == 0) {
+            const char *p = strstr(txt, "127.0.0.1:");
+            if (p)
+                *port = atoi(p + 10);
+        }
+        free(txt);
+    }
+    ck_assert_msg(*port > 0, "grpo serve did not start (see %s)", logf);
+    return pid;
+}
+
+/* The harness against `grpo serve` in completions mode samples seed for
+ * seed what `--policy model:CKPT` samples in the harness itself: the same
+ * ids, logprobs within 1e-4, rewards and end reasons; one request open at
+ * a time, and four (the server then batches the episodes' turns). */
+START_TEST(test_serve_same_as_model)
+{
+    if (access(SHIPPED, R_OK) != 0) {
+        fprintf(stderr, "openai: %s not present, the comparison with grpo serve is skipped\n", SHIPPED);
+        return;
+    }
+    char dir[] = "/tmp/rl-oai-XXXXXX", cmd[2048], want[400], got[400], err[RL_ERR_MAX];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    chmod(dir, 0755);
+    int port;
+    pid_t srv = serve_start(&port, dir, SHIPPED, "shipped");
+    static const char common[] = "--tasks leapyear --seeds 1-3 --workers 1 --max-turns 6";
+    snprintf(cmd, sizeof cmd,
+             "RL_WS_ROOT=%s/ws timeout 600 %s/harness batch %s --policy model:" SHIPPED " --out %s/model "
+             ">/dev/null 2>%s/model.err",
+             dir, bin(), common, dir, dir);
+    ck_assert_int_eq(sh(cmd), 0);
+    snprintf(want, sizeof want, "%s/model/trajectories.jsonl", dir);
+    int passed = 0;
+    for (int i = 0; i < 3; i++) {
+        cJSON *r = record(want, i);
+        passed += cJSON_GetNumberValue(cJSON_GetObjectItem(r, "reward")) > 0.5;
+        cJSON_Delete(r);
+    }
+    static const int inflight[] = {1, 4};
+    for (size_t k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd,
+                 "RL_WS_ROOT=%s/ws timeout 600 %s/harness batch %s --policy openai --api completions "
+                 "--max-inflight %d --base-url http://127.0.0.1:%d/v1 --model shipped --out %s/oai%d "
+                 ">/dev/null 2>%s/oai.err",
+                 dir, bin(), common, inflight[k], port, dir, inflight[k], dir);
+        ck_assert_int_eq(sh(cmd), 0);
+        snprintf(got, sizeof got, "%s/oai%d/trajectories.jsonl", dir, inflight[k]);
+        int turns = same_episodes(got, want, 3);
+        ck_assert_int_ge(turns, 6);
+    }
+    /* the comparison covers a pass and a failure (seed 1 fails, 2 and 3
+     * pass with the shipped checkpoint) */
+    ck_assert_int_ge(passed, 1);
+    ck_assert_int_le(passed, 2);
+    kill(srv, SIGKILL);
+    waitpid(srv, NULL, 0);
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
+/* ---- GRPO configs: evaluation and flywheel samples through openai ------------------ */
+
+/* eval.policy and flywheel.policy "openai" run their episodes through the
+ * config's server (the fake one, chat mode, which solves leapyear), the
+ * records say so; training's own model is untouched; a config naming
+ * openai without its server is a one-line error. */
+START_TEST(test_grpo_config_openai)
+{
+    char dir[] = "/tmp/rl-oai-XXXXXX", err[RL_ERR_MAX], path[400], json[1024];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    chmod(dir, 0755);
+    grpo_config c;
+    grpo_config_default(&c);
+    ck_assert_int_eq(grpo_config_parse(&c, "{\"eval\": {\"policy\": \"openai\"}}", "cfg.json", err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "openai.base_url"));
+    ck_assert_ptr_null(strchr(err, '\n'));
+    grpo_config_default(&c);
+    ck_assert_int_eq(grpo_config_parse(&c, "{\"flywheel\": {\"policy\": \"gpt\"}}", "cfg.json", err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "flywheel.policy"));
+    fake f;
+    fake_start(&f, dir, "ok");
+    snprintf(json, sizeof json,
+             "{\"init\": \"" SHIPPED "\", \"out\": \"%s/run\", \"ws_root\": \"%s/ws\", \"train_tasks\": \"leapyear\","
+             " \"loss\": {\"kl_coef\": 0}, \"quiet\": true, \"episode\": {\"max_turns\": 8},"
+             " \"eval\": {\"policy\": \"openai\", \"every\": 0}, \"flywheel\": {\"policy\": \"openai\"},"
+             " \"openai\": {\"base_url\": \"http://127.0.0.1:%d/v1\", \"model\": \"fake\", \"api\": \"chat\","
+             " \"max_inflight\": 2, \"retries\": 1}}",
+             dir, dir, f.port);
+    grpo_config_default(&c);
+    ck_assert_msg(grpo_config_parse(&c, json, "cfg.json", err) == 0, "%s", err);
+    ck_assert_int_eq(c.eval_policy, GRPO_POLICY_OPENAI);
+    grpo_trainer *t;
+    ck_assert_msg(grpo_open(&t, &c, NULL, NULL, err) == 0, "%s", err);
+    model *m = grpo_model(t);
+    float w0 = m->params[0], w1 = m->params[m->n_params - 1];
+    grpo_eval_result r;
+    snprintf(path, sizeof path, "%s/eval.jsonl", dir);
+    ck_assert_msg(grpo_evaluate(&r, t, NULL, "leapyear", 2, 0.7, path, err) == 0, "%s", err);
+    ck_assert_int_eq((int)r.episodes, 2);
+    ck_assert_int_eq((int)r.passed, 2);
+    for (int i = 0; i < 2; i++) {
+        cJSON *rec = record(path, i);
+        const cJSON *cf = cJSON_GetObjectItem(rec, "config");
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cf, "policy")), "openai");
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(cf, "openai"), "model")),
+                         "fake");
+        cJSON_Delete(rec);
+    }
+    grpo_episodes e;
+    ck_assert_msg(grpo_collect(&e, t, GRPO_POLICY_OPENAI, "leapyear", 3, 11, 1.0, err) == 0, "%s", err);
+    ck_assert_int_eq((int)e.n, 3);
+    for (size_t i = 0; i < e.n; i++) {
+        ck_assert_double_eq(e.reward[i], 1.0);
+        ck_assert_ptr_nonnull(strstr(e.rec[i], "\"policy\":\"openai\""));
+    }
+    grpo_episodes_dispose(&e);
+    /* the server saw the requests; the trained weights did not move */
+    char logp[400];
+    snprintf(logp, sizeof logp, "%s.log", f.portfile);
+    ck_assert_int_ge(count_lines(logp), 5);
+    ck_assert(m->params[0] == w0 && m->params[m->n_params - 1] == w1);
+    grpo_close(t);
+    fake_stop(&f);
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
 Suite *openai_suite(void)
 {
     Suite *s = suite_create("openai");
@@ -345,11 +568,17 @@ Suite *openai_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_run_chat);
     tcase_add_test(tc, test_run_chat_calls_in_text);
+    tcase_add_test(tc, test_run_chat_reasoning);
     tcase_add_test(tc, test_run_completions);
     tcase_add_test(tc, test_run_completions_text);
     tcase_add_test(tc, test_faults_recorded);
     tcase_add_test(tc, test_batch_resume_and_inflight);
     tcase_add_test(tc, test_experiment_fields);
+    tcase_add_test(tc, test_grpo_config_openai);
     suite_add_tcase(s, tc);
+    TCase *ts = tcase_create("serve");
+    tcase_set_timeout(ts, 1200);
+    tcase_add_test(ts, test_serve_same_as_model);
+    suite_add_tcase(s, ts);
     return s;
 }

@@ -8,7 +8,7 @@ MODE picks the behaviour of every request:
             the same calls written as text, with their token ids as
             "token_id:N" strings and logprobs (model "fake-text": text
             only; chat with model "fake-intext": the calls left in the
-            content as text)
+            content as text; "fake-reasoning": reasoning_content too)
   500       answer 500 with an OpenAI error body
   stall     never answer (the client's timeout ends the request)
   drop      close the connection without answering
@@ -118,6 +118,9 @@ class H(BaseHTTPRequestHandler):
             if req["model"] == "fake-intext":
                 # a server without a tool parser: the call stays in the text
                 msg = {"role": "assistant", "content": "Fixing it.\n\n" + xml_call(*call)}
+            if req["model"] == "fake-reasoning":
+                # a reasoning model: its thinking beside the content
+                msg["reasoning_content"] = "Turn %d: the century rule is inverted." % t
             return self.send_json(200, {"id": "chatcmpl-%d" % t, "object": "chat.completion",
                                         "model": req["model"] + "-served",
                                         "prompt_token_ids": [1, 2, 3],
