@@ -331,11 +331,14 @@ static sep *take(envsrv *s, const char *id, int *status)
     return found;
 }
 
-static void give_back(envsrv *s, sep *ep)
+/* Clears the busy mark; active: the request counts as activity (a reset
+ * or a step; reading the state does not keep an episode open). */
+static void give_back(envsrv *s, sep *ep, int active)
 {
     pthread_mutex_lock(&s->mu);
     ep->busy = 0;
-    ep->last_ms = clk_ms();
+    if (active)
+        ep->last_ms = clk_ms();
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -733,7 +736,7 @@ static int do_step(envsrv *s, const cJSON *body, http_server_resp *resp)
     size_t len = 0;
     char *text = step_text(ep, jm, &len, resp);
     if (!text) {
-        give_back(s, ep);
+        give_back(s, ep, 1);
         return 0;
     }
     pol_response pr;
@@ -764,7 +767,7 @@ static int do_step(envsrv *s, const cJSON *body, http_server_resp *resp)
         cJSON_AddFalseToObject(o, "done");
         cJSON_AddNullToObject(o, "reward");
         cJSON_AddItemToObject(o, "info", info_json(ep, NULL));
-        give_back(s, ep);
+        give_back(s, ep, 1);
     } else {
         cJSON_AddTrueToObject(o, "done");
         finish(s, ep, NULL, NULL, o, &ms_tests);
@@ -806,7 +809,7 @@ static int do_state(envsrv *s, const http_server_req *req, http_server_resp *res
                                            "finished episodes are in the records file)", id);
     char *rec = NULL, err[RL_ERR_MAX];
     int rc = ep_snapshot(&rec, ep->e, err);
-    give_back(s, ep);
+    give_back(s, ep, 0);
     if (rc < 0)
         return reply_error(resp, 500, NULL, "state: %s", err);
     rc = http_reply(resp, 200, "application/json", rec, strlen(rec));
