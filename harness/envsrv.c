@@ -613,11 +613,8 @@ static int do_reset(envsrv *s, const cJSON *body, http_server_resp *resp)
         reply_error(resp, strstr(err, "prompt") ? 400 : 500, strstr(err, "prompt") ? "config.prompt" : NULL,
                     "reset: %s", err);
     if (rc == 0 && !next_turn(ep)) {
-        char *rec = NULL;
-        ep_snapshot(&rec, ep->e, err);
         rc = -1;
         reply_error(resp, 400, "config", "reset: the episode ended before its first turn (context over the limits?)");
-        free(rec);
     }
     if (rc == 0 && (rc = journal_open(s, ep, err)) < 0)
         reply_error(resp, 500, NULL, "reset: %s", err);
