@@ -99,7 +99,7 @@ BENCHES   := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 BINS := $(BIN)/harness $(BIN)/harness-core $(BIN)/grpo $(BIN)/sbx
 
-.PHONY: all deps check-libs test run bench clean layers layer-cflags
+.PHONY: all deps check-libs test run bench clean layers layer-cflags loadtest
 all: check-libs $(BINS) $(BIN)/check_all $(PROGS)
 
 deps:
@@ -206,6 +206,12 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 test: deps
 	@$(MAKE) --no-print-directory all layers
 	@RL_BIN=$(BIN) RL_BUILD=$(BUILD) $(BIN)/check_all
+
+# The environment server under load (scripts/loadtest-env.sh): 1,000
+# episodes, 64 open at once, on loopback; stops by itself.
+loadtest: deps
+	@$(MAKE) --no-print-directory all
+	@sh scripts/loadtest-env.sh $(BIN) 1000 64
 
 run: deps
 	@$(MAKE) --no-print-directory all

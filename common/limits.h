@@ -685,6 +685,52 @@
  * caller's list of more is a mistake. */
 #define INTEG_SYSDIRS_MAX 64
 
+/* ---- harness: environment server (harness/envsrv.h) ------------------ */
+
+/* Episodes open at once by default: one trainer's rollout batch (the
+ * reference ran 64 workers). Each holds a work tree (a few hundred KB
+ * on the corpus's repositories) and its conversation in memory. */
+#define ENVSRV_EPISODES_DEFAULT 64
+/* The most a server may be told to hold: each open episode is one work
+ * tree slot and a few hundred KB; 4096 is several GB of trees, past what
+ * one machine of this size runs (spread the rest over servers). */
+#define ENVSRV_EPISODES_HARD 4096
+
+/* A request body: one assistant message is at most a few thousand tokens
+ * (RL_EP_REPLY_TOKENS), a few tens of KB; 1 MB leaves room for a long
+ * write_file and refuses anything that is not one message. */
+#define ENVSRV_BODY_MAX (1u << 20)
+
+/* An episode no request touched this long is closed and recorded: a
+ * client that died must not hold its work tree for ever, while a
+ * trainer's slowest generation (minutes on a CPU model) stays open. */
+#define ENVSRV_IDLE_S_DEFAULT 600
+#define ENVSRV_IDLE_S_HARD 86400
+
+/* Test runs (run_tests calls and scoring) in the sandbox at once; more
+ * wait in a queue. 0: the online CPUs (a test run is CPU-bound). */
+#define ENVSRV_TEST_RUNS_HARD 256
+
+/* Step latencies kept for the /metrics percentiles: the last few
+ * thousand steps, a few seconds to minutes of a busy server. */
+#define ENVSRV_LATENCY_WINDOW 4096
+
+/* An episode id: server id (ENVSRV_SERVER_ID_MAX), a boot stamp and a
+ * sequence number. */
+#define ENVSRV_SERVER_ID_MAX 32
+#define ENVSRV_ID_MAX 64
+
+/* The open-episode journal read at start: two short lines per episode of
+ * the last run (ENVSRV_EPISODES_HARD open, thousands closed). */
+#define ENVSRV_JOURNAL_MAX (64u << 20)
+
+/* One line of the records file scanned at restart for the episodes it
+ * already holds (a record is ~100 KB; RL_REPORT_FILE_MAX bounds the file). */
+#define ENVSRV_RECORD_LINE_MAX (64u << 20)
+
+/* The bearer token: long enough for any generated secret. */
+#define ENVSRV_TOKEN_MAX 512
+
 /* ---- policy / model --------------------------------------------------- */
 
 /* The largest request seed (pol_request.seed): 53 bits, so that the seed

@@ -13,6 +13,7 @@ int cmd_gen(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_env_serve(int argc, char **argv);
 
 /* Shared by the subcommands (harness/cmd_common.c). */
 #include <stddef.h>

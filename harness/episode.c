@@ -951,13 +951,14 @@ static cJSON *integrity_json(const ep_state *e)
     return o;
 }
 
+static int record_json(char **record, ep_state *e, int unscored, size_t nturns, char *err);
+
 int ep_finish(char **record, ep_state *e, char *err)
 {
     *record = NULL;
     if (!e->end_reason)
         end(e, "no_tool_call");
     double t0 = clk_ms();
-    char derr[RL_ERR_MAX];
     /* an episode the policy could not answer has no outcome to score: it
      * is recorded as an error, without a reward */
     int unscored = !strcmp(e->end_reason, "policy_error");
@@ -985,6 +986,14 @@ int ep_finish(char **record, ep_state *e, char *err)
             e->shaped += s->over_turn * (double)(e->nturns - (size_t)s->turn_limit);
     }
 
+    return record_json(record, e, unscored, e->nturns, err);
+}
+
+/* The record of e with its first nturns turns; unscored: no reward or
+ * integrity (an unscored end, or an episode still open). */
+static int record_json(char **record, ep_state *e, int unscored, size_t nturns, char *err)
+{
+    char derr[RL_ERR_MAX];
     cJSON *o = cJSON_CreateObject();
     char key[512];
     if (e->cfg.run)
@@ -1004,7 +1013,7 @@ int ep_finish(char **record, ep_state *e, char *err)
     if (chat_to_json(&msgs, e->chat, derr) == 0)
         cJSON_AddItemToObject(o, "messages", msgs);
     cJSON *turns = cJSON_AddArrayToObject(o, "turns");
-    for (size_t i = 0; i < e->nturns; i++)
+    for (size_t i = 0; i < nturns; i++)
         cJSON_AddItemToArray(turns, turn_json(e, i));
     cJSON *tests = cJSON_AddArrayToObject(o, "tests");
     for (size_t i = 0; e->scored && i < e->sc.n_tests; i++) {
@@ -1033,7 +1042,10 @@ int ep_finish(char **record, ep_state *e, char *err)
         cJSON_AddNumberToObject(o, "shaped_reward", e->shaped);
     else
         cJSON_AddNullToObject(o, "shaped_reward");
-    cJSON_AddStringToObject(o, "end_reason", e->end_reason);
+    if (e->end_reason)
+        cJSON_AddStringToObject(o, "end_reason", e->end_reason);
+    else
+        cJSON_AddNullToObject(o, "end_reason");
     if (e->error[0])
         cJSON_AddStringToObject(o, "error", e->error);
     else
@@ -1056,6 +1068,19 @@ int ep_finish(char **record, ep_state *e, char *err)
         return rl_err(err, RL_ENOMEM, "episode: out of memory writing the record");
     return 0;
 }
+
+int ep_snapshot(char **record, ep_state *e, char *err)
+{
+    *record = NULL;
+    if (e->finished)
+        return record_json(record, e, !e->scored, e->nturns, err);
+    size_t n = e->nturns;
+    if (n && !e->turns[n - 1].generated) /* the pending turn: not answered yet */
+        n--;
+    return record_json(record, e, 1, n, err);
+}
+
+const struct chat *ep_chat(const ep_state *e) { return e->chat; }
 
 double ep_reward(const ep_state *e) { return e->reward; }
 

@@ -110,6 +110,15 @@ int ep_feed(ep_state *e, pol_response *resp, char *err);
  * caller frees). */
 int ep_finish(char **record, ep_state *e, char *err);
 
+/* The record of the episode so far (ep_finish's schema; before the end
+ * without the pending turn, "reward" and "end_reason" null). Caller frees. */
+int ep_snapshot(char **record, ep_state *e, char *err);
+
+/* The conversation so far (system, user, then assistant and tool
+ * messages); it lives as long as e. */
+struct chat;
+const struct chat *ep_chat(const ep_state *e);
+
 /* Ends the episode before its pending request is answered (the policy
  * failed): end_reason goes into the record with msg as its error. */
 void ep_abort(ep_state *e, const char *end_reason, const char *msg);

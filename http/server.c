@@ -223,8 +223,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (st->too_large) {
             st->dropped += *upload_data_size;
             /* libmicrohttpd cannot answer in the middle of an upload:
-             * past the drain bound the connection is closed. */
-            if (st->dropped > HTTP_SERVER_DRAIN_MAX) {
+             * past the drain bound the connection is closed. The bound
+             * counts from the cap: a body refused by its Content-Length
+             * alone has nothing buffered, all of it is dropped. */
+            size_t allow = HTTP_SERVER_DRAIN_MAX + (st->body.len ? 0 : s->o.body_max);
+            if (st->dropped > allow) {
                 rl_logf(s->o.log, s->o.log_ctx, RL_LOG_WARN, "%s %s: request body over %zu bytes, connection closed",
                         method, url, s->o.body_max + HTTP_SERVER_DRAIN_MAX);
                 return MHD_NO;

@@ -69,40 +69,6 @@ static void oai_free(policy *p)
 
 /* ---- requests ------------------------------------------------------------ */
 
-static const char *json_type(tc_type t)
-{
-    return t == TC_INT ? "integer" : t == TC_STRINGS ? "array" : "string";
-}
-
-/* The tools as OpenAI function schemas. */
-static cJSON *tools_json(const tc_spec *specs, size_t n)
-{
-    cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; i < n; i++) {
-        cJSON *t = cJSON_CreateObject(), *f = cJSON_AddObjectToObject(t, "function");
-        cJSON_AddStringToObject(t, "type", "function");
-        cJSON_AddStringToObject(f, "name", specs[i].name);
-        cJSON_AddStringToObject(f, "description", specs[i].desc ? specs[i].desc : "");
-        cJSON *ps = cJSON_AddObjectToObject(f, "parameters");
-        cJSON_AddStringToObject(ps, "type", "object");
-        cJSON *props = cJSON_AddObjectToObject(ps, "properties");
-        cJSON *req = cJSON_AddArrayToObject(ps, "required");
-        for (size_t k = 0; k < specs[i].nparams; k++) {
-            const tc_param *pp = &specs[i].params[k];
-            cJSON *q = cJSON_AddObjectToObject(props, pp->name);
-            cJSON_AddStringToObject(q, "type", json_type(pp->type));
-            if (pp->type == TC_STRINGS)
-                cJSON_AddStringToObject(cJSON_AddObjectToObject(q, "items"), "type", "string");
-            if (pp->desc)
-                cJSON_AddStringToObject(q, "description", pp->desc);
-            if (pp->required)
-                cJSON_AddItemToArray(req, cJSON_CreateString(pp->name));
-        }
-        cJSON_AddItemToArray(a, t);
-    }
-    return a;
-}
-
 /* The conversation as OpenAI messages. An assistant message goes as its
  * content and calls (its thinking stays here); a format-error observation
  * (a tool message answering no call) goes as a user message. */
@@ -213,7 +179,7 @@ static int request_body(char **out, const oai *c, const pol_request *r, char *er
         }
         cJSON_AddItemToObject(o, "messages", messages_json(r->chat));
         if (r->ntools)
-            cJSON_AddItemToObject(o, "tools", tools_json(r->tools, r->ntools));
+            cJSON_AddItemToObject(o, "tools", tc_specs_json(r->tools, r->ntools));
         cJSON_AddTrueToObject(o, "logprobs");
     }
     *out = cJSON_PrintUnformatted(o);

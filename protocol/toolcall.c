@@ -648,3 +648,38 @@ char *tc_args_json(const tc_call *c)
 {
     return c->args ? cJSON_PrintUnformatted(c->args) : strdup("{}");
 }
+
+/* ---- OpenAI tool schemas ------------------------------------------------ */
+
+static const char *json_type(tc_type t)
+{
+    return t == TC_INT ? "integer" : t == TC_STRINGS ? "array" : "string";
+}
+
+cJSON *tc_specs_json(const tc_spec *specs, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++) {
+        cJSON *t = cJSON_CreateObject(), *f = cJSON_AddObjectToObject(t, "function");
+        cJSON_AddStringToObject(t, "type", "function");
+        cJSON_AddStringToObject(f, "name", specs[i].name);
+        cJSON_AddStringToObject(f, "description", specs[i].desc ? specs[i].desc : "");
+        cJSON *ps = cJSON_AddObjectToObject(f, "parameters");
+        cJSON_AddStringToObject(ps, "type", "object");
+        cJSON *props = cJSON_AddObjectToObject(ps, "properties");
+        cJSON *req = cJSON_AddArrayToObject(ps, "required");
+        for (size_t k = 0; k < specs[i].nparams; k++) {
+            const tc_param *pp = &specs[i].params[k];
+            cJSON *q = cJSON_AddObjectToObject(props, pp->name);
+            cJSON_AddStringToObject(q, "type", json_type(pp->type));
+            if (pp->type == TC_STRINGS)
+                cJSON_AddStringToObject(cJSON_AddObjectToObject(q, "items"), "type", "string");
+            if (pp->desc)
+                cJSON_AddStringToObject(q, "description", pp->desc);
+            if (pp->required)
+                cJSON_AddItemToArray(req, cJSON_CreateString(pp->name));
+        }
+        cJSON_AddItemToArray(a, t);
+    }
+    return a;
+}

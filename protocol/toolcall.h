@@ -87,6 +87,11 @@ int tc_call_init(tc_call *c, const char *id, const char *name, const char *argum
                  const tc_spec *specs, size_t nspecs, char *err);
 void tc_call_dispose(tc_call *c);
 
+/* The specs as OpenAI tool schemas: [{"type": "function", "function":
+ * {"name", "description", "parameters": {JSON Schema}}}]. NULL on
+ * allocation failure. */
+cJSON *tc_specs_json(const tc_spec *specs, size_t n);
+
 const tc_spec *tc_find_spec(const tc_spec *specs, size_t n, const char *name);
 const char *tc_type_name(tc_type t);
 
