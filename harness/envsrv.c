@@ -18,6 +18,7 @@
 #include "harness/tools.h"
 #include "harness/workspace.h"
 #include "protocol/chat.h"
+#include "protocol/template.h"
 #include "protocol/toolcall.h"
 
 #include <cJSON.h>
@@ -676,7 +677,7 @@ static char *step_text(const sep *ep, const cJSON *m, size_t *len, http_server_r
         reply_error(resp, 400, "message", "message: %s", err);
         return NULL;
     }
-    char *text = c->n == 1 ? chat_assistant_text(&c->msgs[0], ep->cfg.think, len) : NULL;
+    char *text = c->n == 1 ? tpl_assistant_text(&c->msgs[0], ep->cfg.think, len) : NULL;
     chat_free(c);
     if (!text)
         reply_error(resp, 400, "message", "message: expected one assistant message");
