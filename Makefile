@@ -32,6 +32,15 @@ BIN     := $(if $(filter 1,$(SAN)),$(BUILD)/bin,bin)
 pkg_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
 pkg_libs   = $(shell pkg-config --libs $(1) 2>/dev/null)
 
+# MPI is optional (data-parallel `grpo train` under mpirun, grpo/grpo_dp.c):
+# found through OpenMPI's compiler wrapper, else pkg-config's ompi; without
+# it the build still works and grpo_dp.c says the feature is absent.
+MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null || pkg-config --cflags ompi 2>/dev/null)
+MPI_LIBS   := $(shell mpicc --showme:link 2>/dev/null || pkg-config --libs ompi 2>/dev/null)
+ifneq ($(strip $(MPI_LIBS)),)
+MPI_CFLAGS += -DRL_HAVE_MPI
+endif
+
 CFLAGS  ?= -O2 -g
 # -Wno-psabi: gcc notes that passing 64-byte vectors changed ABI in 4.6; the
 # AVX-512 helpers of model/model_simd.h are static inline, never passed across one.
@@ -68,7 +77,7 @@ SYS_http     := $(call pkg_libs,libcurl libmicrohttpd)
 SYS_model    := $(call pkg_libs,openblas libcjson) -lm -lpthread
 SYS_policy   := $(call pkg_libs,libcjson)
 SYS_harness  := $(call pkg_libs,libgit2 libcjson) -lpthread
-SYS_grpo     := $(call pkg_libs,libcjson) -lpthread
+SYS_grpo     := $(call pkg_libs,libcjson) -lpthread $(MPI_LIBS)
 
 # Program sources (main.c, main_*.c, the subcommands cmd_*.c and common/cmd_subcmd.c)
 # stay out of the libraries.
@@ -133,6 +142,8 @@ $(call layer_lib,$(1)): $(patsubst %.c,$(BUILD)/%.o,$(call layer_srcs,$(1)))
 	rm -f $$@ && ar rcs $$@ $$^
 endef
 $(foreach l,$(LAYERS),$(eval $(call layer_rules,$(l))))
+
+$(BUILD)/grpo/grpo_dp.o: CFLAGS += $(MPI_CFLAGS)
 
 # The flags a layer's sources compile with (tests/test_layers.c plants an
 # upward include and compiles it with these).

@@ -1117,5 +1117,13 @@
  * few thousand; the cap stops a corrupt record set from growing without
  * bound. */
 #define RL_GRPO_SEQS_MAX (1u << 20)
+/* Data-parallel training (grpo/grpo_dp): bytes of records one rank sends
+ * in one exchange (MPI counts are ints, so under 2 GiB over all ranks): a
+ * step's episodes on one rank are a few dozen records of well under 1 MB. */
+#define RL_GRPO_DP_GATHER_MAX (512u << 20)
+/* Steps between two comparisons of the parameters' hash across ranks: a
+ * hash is one pass over the weights, far cheaper than a step; a mismatch
+ * (a rank that diverged) stops the run. */
+#define RL_GRPO_DP_HASH_EVERY 1
 
 #endif

@@ -26,6 +26,16 @@
  *   grpo_metrics, grpo_report, grpo_group -> nothing in grpo/
  * The trainer below is private to this file: stages get its parts as
  * arguments.
+ *
+ * Data-parallel (grpo_dp.h, started by mpirun with N ranks; sync mode):
+ * every rank opens the same run and draws the same groups; the rollout
+ * splits the groups over the ranks and hands every record to every rank,
+ * the update splits the micro-batches and sums the gradient over the
+ * ranks, so all ranks take the same steps on the same weights (their hash
+ * is compared every RL_GRPO_DP_HASH_EVERY steps and at each checkpoint).
+ * Rank 0 alone writes: config, metrics, records, checkpoints, evaluations
+ * (a rollback it decides is broadcast with the restored weights and
+ * optimizer moments).
  */
 #include "grpo/grpo_int.h"
 
@@ -35,6 +45,7 @@
 #include "common/fsutil.h"
 #include "common/limits.h"
 #include "common/vec.h"
+#include "grpo/grpo_dp.h"
 #include "policy/model_policy.h"
 
 #include <stdarg.h>
@@ -48,6 +59,7 @@ struct grpo_trainer {
     grpo_opts opts;
     char run_dir[GRPO_PATH_MAX];
     char metrics_path[GRPO_PATH_MAX + 32];
+    char records_path[GRPO_PATH_MAX + 32];
     grpo_data data;       /* the tasks, and where the run is in the train order */
     tok_t *tok;
     char tok_path[GRPO_PATH_MAX];
@@ -70,6 +82,8 @@ struct grpo_trainer {
     long cmp_steps[2];
     grpo_durs durs;       /* every episode's duration, for the utilization model */
     double t_open;
+    int root;             /* rank 0 (or the only process): writes the run's files */
+    long rollbacks_done;  /* rollbacks so far (rank 0 tells the others about its own) */
 };
 
 void grpo_opts_default(grpo_opts *o)
@@ -94,7 +108,7 @@ char *const *grpo_last_records(const grpo_trainer *t, size_t *n)
 static void say(const grpo_trainer *t, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void say(const grpo_trainer *t, int level, const char *fmt, ...)
 {
-    if (t->cfg.quiet || !t->opts.log)
+    if (t->cfg.quiet || !t->opts.log || !t->root)
         return;
     char msg[2048];
     va_list ap;
@@ -154,6 +168,8 @@ static int openai_over(policy **out, ep_config *ep, const grpo_trainer *t, doubl
 
 int grpo_log_event(grpo_trainer *t, cJSON *fields, char *err)
 {
+    if (!t->root)
+        return 0;
     char *s = cJSON_PrintUnformatted(fields);
     if (!s)
         return rl_err(err, RL_ENOMEM, "grpo: out of memory");
@@ -167,6 +183,10 @@ int grpo_log_event(grpo_trainer *t, cJSON *fields, char *err)
 /* Writes the checkpoint of this step, with the profile of recs (if any). */
 static int checkpoint(grpo_trainer *t, char *const *recs, size_t n, char *err)
 {
+    if (!t->root) {
+        t->last_ckpt = t->step;
+        return 0;
+    }
     grpo_ckpt_state st = {t->step,      t->data.data_pos, t->data.groups_drawn, t->cfg.seed,
                           t->best_eval, t->best_step,     clk_s() - t->t_open};
     cJSON *profile = NULL;
@@ -197,10 +217,11 @@ static void weights_changed(grpo_trainer *t)
 /* Back to the best checkpoint (else the latest); the schedule goes on. */
 static int rollback(grpo_trainer *t, const char *why, char *err)
 {
-    char name[64];
-    int rc = grpo_ckpt_restore(name, sizeof name, t->m, t->opt, t->run_dir, err);
+    char name[64] = "";
+    int rc = t->root ? grpo_ckpt_restore(name, sizeof name, t->m, t->opt, t->run_dir, err) : 0;
     if (rc < 0)
         return rc;
+    t->rollbacks_done++;
     t->opt->step = t->step;
     weights_changed(t);
     say(t, RL_LOG_WARN, "rollback at step %ld to %s: %s", t->step, name, why);
@@ -212,6 +233,56 @@ static int rollback(grpo_trainer *t, const char *why, char *err)
     rc = grpo_log_event(t, e, err);
     cJSON_Delete(e);
     return rc;
+}
+
+/* ---- data-parallel ------------------------------------------------------------------------ */
+
+/* Rank 0's weights and optimizer moments to every rank (after a rollback
+ * rank 0 restored). */
+static int sync_from_root(grpo_trainer *t, char *err)
+{
+    int rc = dp_bcast(t->m->params, t->m->n_params * sizeof(float), 0, err);
+    if (rc == 0)
+        rc = dp_bcast(t->opt->m, t->opt->n * sizeof(float), 0, err);
+    if (rc == 0)
+        rc = dp_bcast(t->opt->v, t->opt->n * sizeof(float), 0, err);
+    return rc;
+}
+
+/* Every rank's parameter hash against rank 0's: a mismatch on any rank is
+ * an error on every rank. */
+static int check_same_weights(grpo_trainer *t, char *err)
+{
+    if (dp_size() <= 1)
+        return 0;
+    uint64_t h = dp_hash(t->m->params, t->m->n_params * sizeof(float)), h0 = h;
+    int rc = dp_bcast(&h0, sizeof h0, 0, err);
+    double bad[2] = {h != h0 ? 1.0 : 0.0, h != h0 ? (double)dp_rank() : -1.0};
+    if (rc == 0)
+        rc = dp_allreduce_max_d(bad, 2, err);
+    if (rc < 0)
+        return rc;
+    if (bad[0] > 0)
+        return rl_err(err, RL_EINVAL,
+                      "data-parallel: after step %ld the weights of rank %d differ from rank 0's (expected identical "
+                      "weights on every rank; resume from the last checkpoint)",
+                      t->step, (int)bad[1]);
+    return 0;
+}
+
+/* Rank 0 appends every record of the step's groups to records.jsonl. */
+static int write_records(const grpo_trainer *t, grpo_group *const *gs, size_t ng, char *err)
+{
+    if (!t->root)
+        return 0;
+    for (size_t k = 0; k < ng; k++)
+        for (int i = 0; i < gs[k]->n; i++) {
+            const char *r = gs[k]->tr[i].rec;
+            int rc = r ? fs_append_record(t->records_path, r, strlen(r), err) : 0;
+            if (rc < 0)
+                return rc;
+        }
+    return 0;
 }
 
 /* ---- one step --------------------------------------------------------------------------- */
@@ -260,9 +331,16 @@ static int step_sync(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, cha
         return rc;
     sm->rollout_s = clk_s() - t0;
     model_policy_counters(t->pol, &gen1, &pre1, &gs1);
-    sm->gen_tokens = gen1 - gen0;
-    sm->prefill_tokens = pre1 - pre0;
-    sm->gen_s = gs1 - gs0;
+    /* at N ranks: the counters of all ranks, busy slots of all ranks */
+    double cnt[4] = {(double)(gen1 - gen0), (double)(pre1 - pre0), gs1 - gs0, busy};
+    if ((rc = dp_allreduce_sum_d(cnt, 4, err)) < 0) {
+        free_groups(gs, ng);
+        return rc;
+    }
+    sm->gen_tokens = (long)cnt[0];
+    sm->prefill_tokens = (long)cnt[1];
+    sm->gen_s = cnt[2];
+    busy = cnt[3];
     grpo_metrics_from_groups(sm, gs, ng);
     /* train on the groups not dropped */
     grpo_group **batch = calloc(ng ? ng : 1, sizeof *batch);
@@ -276,8 +354,10 @@ static int step_sync(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, cha
             batch[nb++] = gs[k];
     rc = grpo_update(t->m, t->ref, t->opt, t->step, &t->cfg, batch, nb, sm, nonfinite, err);
     free(batch);
+    if (rc == 0)
+        rc = write_records(t, gs, ng, err);
     sm->step_s = clk_s() - t0;
-    sm->util = sm->step_s > 0 ? busy / ((double)t->max_active * sm->step_s) : 0;
+    sm->util = sm->step_s > 0 ? busy / ((double)t->max_active * dp_size() * sm->step_s) : 0;
     keep_last_records(t, gs, ng);
     free_groups(gs, ng);
     return rc;
@@ -330,7 +410,7 @@ static int use_async(const grpo_trainer *t)
 static int log_step(grpo_trainer *t, const grpo_step_metrics *sm, char *err)
 {
     int rc = grpo_history_push(&t->hist, sm, err);
-    if (rc < 0)
+    if (rc < 0 || !t->root)
         return rc;
     cJSON *o = grpo_metrics_json(sm);
     cJSON *warn = cJSON_AddArrayToObject(o, "warnings");
@@ -547,7 +627,7 @@ int grpo_train(grpo_trainer *t, long until, char *err)
                 return rc; /* the same step keeps failing: stop, the error says why */
             char why[RL_ERR_MAX];
             snprintf(why, sizeof why, "%s", err);
-            if ((rc = rollback(t, why, err)) < 0)
+            if ((rc = rollback(t, why, err)) < 0 || (dp_size() > 1 && (rc = sync_from_root(t, err)) < 0))
                 return rc;
             continue; /* the step is redone from the restored weights */
         }
@@ -564,9 +644,20 @@ int grpo_train(grpo_trainer *t, long until, char *err)
         int evaluated = 0;
         char **erecs = NULL;
         size_t nerec = 0;
-        if ((rc = maybe_eval(t, &evaluated, &erecs, &nerec, err)) < 0) {
+        long rb = t->rollbacks_done;
+        if (t->root && (rc = maybe_eval(t, &evaluated, &erecs, &nerec, err)) < 0) {
             free_records(erecs, nerec);
             return rc;
+        }
+        if (dp_size() > 1) {
+            /* rank 0 evaluates; a rollback it took reaches every rank */
+            long rolled = t->rollbacks_done - rb;
+            if ((rc = dp_bcast(&rolled, sizeof rolled, 0, err)) < 0 ||
+                (rolled && (rc = sync_from_root(t, err)) < 0) ||
+                ((t->step % RL_GRPO_DP_HASH_EVERY == 0 || t->step == until) && (rc = check_same_weights(t, err)) < 0)) {
+                free_records(erecs, nerec);
+                return rc;
+            }
         }
         if (evaluated || (t->cfg.ckpt_every > 0 && t->step % t->cfg.ckpt_every == 0) || t->step == until)
             rc = evaluated ? checkpoint(t, erecs, nerec, err) : checkpoint(t, t->last_recs, t->n_last, err);
@@ -793,7 +884,24 @@ int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir
     t->best_step = -1;
     t->last_ckpt = -1;
     t->t_open = clk_s();
+    t->root = dp_rank() == 0;
     t->max_active = cfg->max_active > 0 ? cfg->max_active : cfg->tasks_per_step * cfg->group_size;
+    int ranks = dp_size();
+    if (ranks > 1) {
+        if (cfg->mode != GRPO_SYNC) {
+            free(t);
+            return rl_err(err, RL_EINVAL,
+                          "rollout.mode: data-parallel training (%d ranks) runs the \"sync\" mode only", ranks);
+        }
+        /* each rank runs its share of the slots on its share of the machine */
+        t->max_active = (t->max_active + ranks - 1) / ranks;
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        int per = (int)(ncpu > 0 ? ncpu : 1) / dp_local_size();
+        if (t->cfg.threads == 0)
+            t->cfg.threads = per > 0 ? per : 1;
+        if (t->cfg.tool_threads == 0)
+            t->cfg.tool_threads = per > 0 ? per : 1;
+    }
     if (t->max_active > RL_ROLLOUT_ACTIVE_MAX)
         t->max_active = RL_ROLLOUT_ACTIVE_MAX;
     int rc;
@@ -816,6 +924,8 @@ int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir
                         what);
             goto fail;
         }
+    } else if (!t->root) {
+        snprintf(t->run_dir, sizeof t->run_dir, "%s", cfg->out); /* rank 0 writes the run's files */
     } else {
         snprintf(t->run_dir, sizeof t->run_dir, "%s", cfg->out);
         char path[GRPO_PATH_MAX + 32];
@@ -838,6 +948,7 @@ int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir
             goto fail;
     }
     snprintf(t->metrics_path, sizeof t->metrics_path, "%s/metrics.jsonl", t->run_dir);
+    snprintf(t->records_path, sizeof t->records_path, "%s/records.jsonl", t->run_dir);
     if ((rc = grpo_data_init(&t->data, &t->cfg, err)) < 0)
         goto fail;
     char wpath[GRPO_PATH_MAX + 96];
@@ -865,7 +976,8 @@ int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir
     rollout_opts_default(&ro);
     ro.ws_root = cfg->ws_root[0] ? cfg->ws_root : NULL;
     ro.max_active = t->max_active;
-    ro.threads = cfg->tool_threads;
+    ro.slot_base = dp_rank() * 2 * t->max_active; /* each rank's own work trees (evaluation: the next ones) */
+    ro.threads = t->cfg.tool_threads;
     ro.log = cfg->quiet ? NULL : t->opts.log; /* episodes that could not start */
     ro.log_ctx = t->opts.log_ctx;
     if ((rc = rollout_new(&t->ro, t->pol, &ro, err)) < 0)
@@ -881,6 +993,8 @@ int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir
     if (rc < 0)
         goto fail;
     if (!resume_dir && (rc = checkpoint(t, NULL, 0, err)) < 0) /* step 0: what rollback can return to */
+        goto fail;
+    if ((rc = check_same_weights(t, err)) < 0)
         goto fail;
     *out = t;
     return 0;

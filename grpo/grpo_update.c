@@ -7,12 +7,20 @@
  * Positions that are not trained (context, tool output, stale tokens,
  * padding) get target -1, so the output head skips them and their
  * coefficient is exactly 0.
+ *
+ * Data-parallel (grpo_dp.h, N ranks): every rank holds every record of the
+ * step (grpo_rollout.c), builds the same sequences and weights, and runs
+ * forward and backward on every N-th micro-batch that trains a token; one
+ * sum over the ranks of the gradient buffer and of the loss sums then
+ * gives each rank the gradient of one process over the whole batch, and
+ * the same AdamW step keeps the weights identical.
  */
 #include "grpo/grpo_int.h"
 
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/limits.h"
+#include "grpo/grpo_dp.h"
 #include "grpo/sample.h"
 
 #include <math.h>
@@ -99,6 +107,63 @@ static void fill_batch(train_buf *b, const grpo_seqs *S, const size_t *order, co
             }
         }
     }
+}
+
+/* Adds the sums of src into dst (minima and maxima kept). */
+static void stats_merge(grpo_loss_stats *dst, const grpo_loss_stats *src)
+{
+    dst->loss += src->loss;
+    dst->pg += src->pg;
+    dst->kl_term += src->kl_term;
+    dst->kl_sum += src->kl_sum;
+    dst->ent_sum += src->ent_sum;
+    dst->ratio_sum += src->ratio_sum;
+    dst->ratio_min = src->ratio_min < dst->ratio_min ? src->ratio_min : dst->ratio_min;
+    dst->ratio_max = src->ratio_max > dst->ratio_max ? src->ratio_max : dst->ratio_max;
+    dst->abs_logp_diff_max = src->abs_logp_diff_max > dst->abs_logp_diff_max ? src->abs_logp_diff_max
+                                                                             : dst->abs_logp_diff_max;
+    dst->tokens += src->tokens;
+    dst->clipped += src->clipped;
+    dst->has_kl |= src->has_kl;
+    dst->has_ent |= src->has_ent;
+}
+
+/* Data-parallel: one pass's gradient, loss sums and counters summed over
+ * the ranks (no-op at one rank). */
+static int reduce_pass(model *m, grpo_loss_stats *ps, double *loss, int *any, size_t *fwd, char *err)
+{
+    if (dp_size() <= 1)
+        return 0;
+    int rc = dp_allreduce_sum_f(m->grads, m->n_params, err);
+    double sum[9] = {*loss,        ps->loss,          ps->pg,          ps->kl_term,     ps->kl_sum,
+                     ps->ent_sum,  ps->ratio_sum,     (double)ps->tokens, (double)ps->clipped};
+    double sum2[1] = {(double)*fwd};
+    double mx[6] = {ps->ratio_max, -ps->ratio_min, ps->abs_logp_diff_max, ps->has_kl, ps->has_ent, *any};
+    if (rc == 0)
+        rc = dp_allreduce_sum_d(sum, 9, err);
+    if (rc == 0)
+        rc = dp_allreduce_sum_d(sum2, 1, err);
+    if (rc == 0)
+        rc = dp_allreduce_max_d(mx, 6, err);
+    if (rc < 0)
+        return rc;
+    *loss = sum[0];
+    ps->loss = sum[1];
+    ps->pg = sum[2];
+    ps->kl_term = sum[3];
+    ps->kl_sum = sum[4];
+    ps->ent_sum = sum[5];
+    ps->ratio_sum = sum[6];
+    ps->tokens = (long)sum[7];
+    ps->clipped = (long)sum[8];
+    *fwd = (size_t)sum2[0];
+    ps->ratio_max = mx[0];
+    ps->ratio_min = -mx[1];
+    ps->abs_logp_diff_max = mx[2];
+    ps->has_kl = mx[3] > 0;
+    ps->has_ent = mx[4] > 0;
+    *any = mx[5] > 0;
+    return 0;
 }
 
 int grpo_update(model *m, const model *ref, adamw *opt, long step, const grpo_config *c, grpo_group **gs, size_t ng,
@@ -211,35 +276,44 @@ int grpo_update(model *m, const model *ref, adamw *opt, long step, const grpo_co
     double t0 = clk_s();
     int use_ref = ref && c->loss.kl_coef > 0;
     grpo_loss_stats_init(&sm->loss);
-    int any = 0;
+    int any = 0, R = dp_size(), me = dp_rank();
     for (int pass = 0; pass < c->updates_per_step; pass++) {
         sm->passes = pass + 1;
         if ((rc = model_zero_grad(m, err)) < 0)
             goto done;
         double loss = 0;
+        grpo_loss_stats ps;
+        grpo_loss_stats_init(&ps);
+        size_t fwd = 0, trained_mb = 0;
         for (size_t k = 0; k < nmb; k++) {
             const mbatch *mb = &mbs[k];
             size_t N = mb->count * (size_t)mb->T;
-            fill_batch(&b, &S, order, mb, seq_adv, seq_w, current, c->loss.max_staleness);
             int has = 0;
-            for (size_t i = 0; i < N && !has; i++)
-                has = b.w[i] > 0.0f;
+            for (size_t r = 0; r < mb->count && !has; r++)
+                has = kept[order[mb->first + r]] > 0 && seq_w[order[mb->first + r]] > 0.0f;
             if (!has)
                 continue; /* nothing trained here: no forward needed */
+            if ((int)(trained_mb++ % (size_t)R) != me)
+                continue; /* another rank's micro-batch */
+            fill_batch(&b, &S, order, mb, seq_adv, seq_w, current, c->loss.max_staleness);
             if (use_ref && (rc = model_forward((model *)ref, b.tok, b.tgt, (int)mb->count, mb->T, (float)c->temperature,
                                                b.ref, NULL, err)) < 0)
                 goto done;
             if ((rc = model_forward(m, b.tok, b.tgt, (int)mb->count, mb->T, (float)c->temperature, b.logp, b.ent,
                                     err)) < 0)
                 goto done;
-            sm->forward_tokens += N;
-            loss += grpo_loss_tokens(b.coef, &sm->loss, &c->loss, b.logp, b.behav, use_ref ? b.ref : NULL, b.ent,
+            fwd += N;
+            loss += grpo_loss_tokens(b.coef, &ps, &c->loss, b.logp, b.behav, use_ref ? b.ref : NULL, b.ent,
                                      b.adv, b.w, N);
             for (size_t i = 0; i < N && !any; i++)
                 any = b.coef[i] != 0.0f;
             if ((rc = model_backward(m, b.coef, err)) < 0)
                 goto done;
         }
+        if ((rc = reduce_pass(m, &ps, &loss, &any, &fwd, err)) < 0)
+            goto done;
+        sm->forward_tokens += fwd;
+        stats_merge(&sm->loss, &ps);
         if (!isfinite(loss)) {
             *nonfinite = 1;
             rc = rl_err(err, RL_EINVAL, "grpo: loss is not finite at step %ld", step + 1);

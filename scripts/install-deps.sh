@@ -2,7 +2,7 @@
 # Installs the Debian packages the build and the test suite need.
 # Idempotent: does nothing (and needs no network) when everything is present.
 set -eu
-PKGS="build-essential pkg-config git libgit2-dev libseccomp-dev libopenblas-dev check libcjson-dev libcurl4-openssl-dev libmicrohttpd-dev python3 python3-pytest"
+PKGS="build-essential pkg-config git libgit2-dev libseccomp-dev libopenblas-dev check libcjson-dev libcurl4-openssl-dev libmicrohttpd-dev python3 python3-pytest openmpi-bin libopenmpi-dev"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

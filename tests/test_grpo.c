@@ -12,6 +12,7 @@
  * variance; the real 0/1 reward is still computed and recorded. */
 #include "grpo/grpo.h"
 #include "grpo/grpo_int.h"
+#include "grpo/grpo_dp.h"
 #include "policy/model_policy.h"
 #include "grpo/loss.h"
 #include "grpo/sample.h"
@@ -1337,6 +1338,165 @@ START_TEST(test_dynamic_sampling_filters_zero_variance)
     fs_remove_tree(g_tmp, err);
 }
 END_TEST
+
+/* ---- data-parallel training (grpo/grpo_dp) ------------------------------------------------ */
+
+/* The run both the one-process and the two-rank runs make: two steps of
+ * two groups of three episodes (tasks_per_step 2, so each rank runs one
+ * group), checkpoints every step. */
+static void dp_config(grpo_config *c, const char *tok_path, int vocab, const char *out)
+{
+    run_config(c, tok_path, vocab, out);
+    c->steps = 2;
+    c->tasks_per_step = 2;
+    c->micro_batch_tokens = 2048; /* several micro-batches: the ranks split them */
+    c->optim.lr = 1e-3f;
+}
+
+/* The keys of a run's records.jsonl; asserts every one is there once. */
+static int record_keys(char keys[][200], int max, const char *run)
+{
+    char path[256], *text, err[RL_ERR_MAX];
+    snprintf(path, sizeof path, "%s/records.jsonl", run);
+    ck_assert_msg(fs_read_file(&text, NULL, path, 1 << 28, err) == 0, "%s", err);
+    int n = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        cJSON *o = cJSON_Parse(line);
+        ck_assert_ptr_nonnull(o);
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "key");
+        ck_assert(cJSON_IsString(k));
+        ck_assert_int_lt(n, max);
+        for (int i = 0; i < n; i++)
+            ck_assert_msg(strcmp(keys[i], k->valuestring) != 0, "%s: record %s twice", path, k->valuestring);
+        snprintf(keys[n++], 200, "%s", k->valuestring);
+        cJSON_Delete(o);
+    }
+    free(text);
+    return n;
+}
+
+/* One rank of the two-rank run: started by test_dp_two_ranks through
+ * mpirun (RL_DP_TEST_DIR names its directory); does nothing otherwise. */
+START_TEST(test_dp_worker)
+{
+    const char *dir = getenv("RL_DP_TEST_DIR");
+    if (!dir)
+        return;
+    char err[RL_ERR_MAX], tok_path[128], out[128];
+    snprintf(g_tmp, sizeof g_tmp, "%s", dir);
+    snprintf(tok_path, sizeof tok_path, "%s/tok.json", dir);
+    snprintf(out, sizeof out, "%s/two", dir);
+    ck_assert_msg(dp_init(1, err) == 0, "%s", err);
+    tok_t *tok;
+    ck_assert_msg(tok_load(&tok, tok_path, err) == 0, "%s", err);
+    int vocab = tok_vocab_size(tok);
+    tok_free(tok);
+    grpo_config c;
+    dp_config(&c, tok_path, vocab, out);
+    hook_ctx h = {0, 0, 0};
+    grpo_opts hooks = {.reward = parity_reward, .user = &h};
+    grpo_trainer *t;
+    ck_assert_msg(grpo_open(&t, &c, NULL, &hooks, err) == 0, "%s", err);
+    ck_assert_msg(grpo_train(t, 0, err) == 0, "%s", err);
+    grpo_close(t);
+    dp_finalize();
+}
+END_TEST
+
+/* Two ranks under mpirun against one process, same config and global
+ * batch: the same episodes (records.jsonl: every key once, the same keys)
+ * and, after two steps, the same weights within float tolerance. */
+START_TEST(test_dp_two_ranks)
+{
+    if (!dp_available() || system("command -v mpirun >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "grpo_dp: skipped: this build has no MPI (install openmpi-bin and libopenmpi-dev)\n");
+        return;
+    }
+    char err[RL_ERR_MAX], tok_path[128], one[128], two[128], cmd[1024], path[256];
+    make_tmp();
+    tok_t *tok = tiny_tokenizer(tok_path, sizeof tok_path);
+    int vocab = tok_vocab_size(tok);
+    tok_free(tok);
+    snprintf(one, sizeof one, "%s/one", g_tmp);
+    snprintf(two, sizeof two, "%s/two", g_tmp);
+
+    /* one process */
+    grpo_config c;
+    dp_config(&c, tok_path, vocab, one);
+    hook_ctx h = {0, 0, 0};
+    grpo_opts hooks = {.reward = parity_reward, .user = &h};
+    grpo_trainer *t;
+    ck_assert_msg(grpo_open(&t, &c, NULL, &hooks, err) == 0, "%s", err);
+    size_t np = grpo_model(t)->n_params;
+    float *w0 = malloc(np * sizeof *w0), *w1 = malloc(np * sizeof *w1);
+    memcpy(w0, grpo_model(t)->params, np * sizeof *w0);
+    ck_assert_msg(grpo_train(t, 0, err) == 0, "%s", err);
+    memcpy(w1, grpo_model(t)->params, np * sizeof *w1);
+    model_config mc = grpo_model(t)->cfg;
+    grpo_close(t);
+
+    /* two ranks: this program's worker case under mpirun (root needs the
+     * two OMPI_ALLOW variables) */
+    const char *bin = getenv("RL_BIN") ? getenv("RL_BIN") : "bin";
+    snprintf(cmd, sizeof cmd,
+             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
+             "RL_DP_TEST_DIR=%s CK_RUN_SUITE=grpo_dp CK_RUN_CASE=worker CK_FORK=no "
+             "timeout 150 mpirun -n 2 --oversubscribe %s/check_all > %s/mpirun.log 2>&1",
+             g_tmp, bin, g_tmp);
+    int st = system(cmd);
+    snprintf(path, sizeof path, "%s/mpirun.log", g_tmp);
+    char *log = NULL;
+    fs_read_file(&log, NULL, path, 1 << 20, err);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "mpirun -n 2 failed (status %d): %s", st, log ? log : "");
+    free(log);
+
+    /* the same weights */
+    model *m2;
+    ck_assert_int_eq(model_new(&m2, &mc, NULL, err), 0);
+    snprintf(path, sizeof path, "%s/ckpt/step-00000002/model.safetensors", two);
+    ck_assert_msg(grpo_load_weights(m2, path, err) == 0, "%s", err);
+    double dmax = 0, moved = 0;
+    for (size_t i = 0; i < np; i++) {
+        double d = fabs((double)m2->params[i] - w1[i]), mv = fabs((double)w1[i] - w0[i]);
+        dmax = d > dmax ? d : dmax;
+        moved = mv > moved ? mv : moved;
+    }
+    fprintf(stderr, "grpo_dp: 2 ranks vs 1 process after 2 steps: largest weight difference %.3g (weights moved up to %.3g)\n",
+            dmax, moved);
+    ck_assert_msg(moved > 1e-5, "the run did not train (largest change %g)", moved);
+    ck_assert_msg(dmax < 1e-5, "2 ranks end %g away from 1 process", dmax);
+    model_free(m2);
+
+    /* the same episodes, each once */
+    static char k1[64][200], k2[64][200];
+    int n1 = record_keys(k1, 64, one), n2 = record_keys(k2, 64, two);
+    ck_assert_int_ge(n1, 12);
+    ck_assert_int_eq(n1, n2);
+    for (int i = 0; i < n1; i++) {
+        int found = 0;
+        for (int j = 0; j < n2 && !found; j++)
+            found = !strcmp(k1[i], k2[j]);
+        ck_assert_msg(found, "record %s of the one-process run is missing at 2 ranks", k1[i]);
+    }
+    free(w0);
+    free(w1);
+    fs_remove_tree(g_tmp, err);
+}
+END_TEST
+
+Suite *grpo_dp_suite(void)
+{
+    Suite *s = suite_create("grpo_dp");
+    TCase *tc = tcase_create("two_ranks");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, test_dp_two_ranks);
+    suite_add_tcase(s, tc);
+    TCase *w = tcase_create("worker");
+    tcase_set_timeout(w, 200);
+    tcase_add_test(w, test_dp_worker);
+    suite_add_tcase(s, w);
+    return s;
+}
 
 Suite *grpo_suite(void)
 {
