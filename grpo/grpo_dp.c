@@ -11,7 +11,9 @@
 #include <mpi.h>
 #endif
 
+#ifdef RL_HAVE_MPI
 static int g_started; /* dp_init started MPI */
+#endif
 static int g_rank, g_size = 1;
 
 int dp_available(void)
