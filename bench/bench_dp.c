@@ -116,7 +116,7 @@ int main(int argc, char **argv)
     int n[2];
     for (int k = 0; k < 2; k++) {
         snprintf(cmd, sizeof cmd,
-                 "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 %s %s/grpo train --config "
+                 "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1 %s %s/grpo train --config "
                  "configs/grpo-dp.json --out %s/run%d --stop-after %d --no-report --quiet > %s/run%d.log 2>&1",
                  k ? "mpirun -n 2 --oversubscribe" : "", bin, dir, k, steps, dir, k);
         char run[600];
@@ -136,7 +136,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     /* the allreduce alone */
     snprintf(cmd, sizeof cmd,
-             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -n 2 --oversubscribe %s "
+             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1 mpirun -n 2 --oversubscribe %s "
              "--allreduce-worker",
              argv[0]);
     FILE *p = popen(cmd, "r");

@@ -819,6 +819,8 @@ static int open_reference(grpo_trainer *t, int resuming, char *err)
     if (resuming)
         return grpo_load_weights(t->ref, path, err);
     memcpy(t->ref->params, t->m->params, t->m->n_params * sizeof(float));
+    if (!t->root)
+        return 0; /* rank 0 writes the run's files */
     model_meta meta;
     model_meta_default(&meta);
     snprintf(meta.tokenizer, sizeof meta.tokenizer, "%s", t->tok_path);

@@ -1444,7 +1444,7 @@ START_TEST(test_dp_two_ranks)
      * two OMPI_ALLOW variables) */
     const char *bin = getenv("RL_BIN") ? getenv("RL_BIN") : "bin";
     snprintf(cmd, sizeof cmd,
-             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
+             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader OMPI_MCA_mpi_yield_when_idle=1 "
              "RL_DP_TEST_DIR=%s CK_RUN_SUITE=grpo_dp CK_RUN_CASE=worker CK_FORK=no "
              "timeout 150 mpirun -n 2 --oversubscribe %s/check_all > %s/mpirun.log 2>&1",
              g_tmp, bin, g_tmp);
