@@ -978,7 +978,8 @@ int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir
     rollout_opts_default(&ro);
     ro.ws_root = cfg->ws_root[0] ? cfg->ws_root : NULL;
     ro.max_active = t->max_active;
-    ro.slot_base = dp_rank() * 2 * t->max_active; /* each rank's own work trees (evaluation: the next ones) */
+    /* each rank of a machine its own work trees (evaluation: the next ones) */
+    ro.slot_base = dp_local_rank() * 2 * t->max_active;
     ro.threads = t->cfg.tool_threads;
     ro.log = cfg->quiet ? NULL : t->opts.log; /* episodes that could not start */
     ro.log_ctx = t->opts.log_ctx;

@@ -108,6 +108,16 @@ int dp_local_size(void)
     return n > 0 ? n : 1;
 }
 
+int dp_local_rank(void)
+{
+    if (g_size <= 1)
+        return 0;
+    int r = env_int("OMPI_COMM_WORLD_LOCAL_RANK", -1);
+    if (r < 0)
+        r = env_int("PMIX_LOCAL_RANK", g_rank);
+    return r;
+}
+
 #ifdef RL_HAVE_MPI
 /* MPI counts are ints: large buffers go in pieces of this many elements. */
 #define DP_CHUNK (1u << 28)

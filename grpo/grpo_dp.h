@@ -33,8 +33,10 @@ void dp_abort(int code) __attribute__((noreturn));
 
 int dp_rank(void);
 int dp_size(void);
-/* Ranks of this machine (OMPI_COMM_WORLD_LOCAL_SIZE; 1 without MPI). */
+/* Ranks of this machine and this rank's index among them
+ * (OMPI_COMM_WORLD_LOCAL_SIZE / _LOCAL_RANK; 1 and 0 without MPI). */
 int dp_local_size(void);
+int dp_local_rank(void);
 
 /* Element-wise sums and maxima over all ranks, in place. */
 int dp_allreduce_sum_f(float *buf, size_t n, char *err);
