@@ -9,7 +9,12 @@
  *
  * The tiny random model never fixes a bug, so these runs replace the
  * reward by a hook (parity of the first reply's ids) to get groups with
- * variance; the real 0/1 reward is still computed and recorded. */
+ * variance; the real 0/1 reward is still computed and recorded.
+ *
+ * The grpo_dp suite (data-parallel training, grpo/grpo_dp.h) runs two ranks
+ * under mpirun against one process on the same tiny config; its "worker"
+ * case is what each rank runs (it does nothing outside mpirun). Without
+ * MPI in the build it says so and passes. */
 #include "grpo/grpo.h"
 #include "grpo/grpo_int.h"
 #include "grpo/grpo_dp.h"
@@ -1496,11 +1501,41 @@ START_TEST(test_dp_two_ranks)
 }
 END_TEST
 
+/* Data-parallel training refuses the async modes: the smoke config
+ * (compare mode) at two ranks stops with one line and writes nothing. */
+START_TEST(test_dp_refuses_async)
+{
+    if (!dp_available() || system("command -v mpirun >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "grpo_dp: skipped: this build has no MPI (install openmpi-bin and libopenmpi-dev)\n");
+        return;
+    }
+    char err[RL_ERR_MAX], cmd[1024], path[256], *out = NULL;
+    make_tmp();
+    const char *bin = getenv("RL_BIN") ? getenv("RL_BIN") : "bin";
+    snprintf(cmd, sizeof cmd,
+             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1 "
+             "timeout 60 mpirun -n 2 --oversubscribe %s/grpo train --config configs/grpo-smoke.json --out %s/run "
+             "> %s/log 2>&1",
+             bin, g_tmp, g_tmp);
+    int st = system(cmd);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+    snprintf(path, sizeof path, "%s/log", g_tmp);
+    ck_assert_msg(fs_read_file(&out, NULL, path, 1 << 20, err) == 0, "%s", err);
+    ck_assert_msg(strstr(out, "rollout.mode: data-parallel training (2 ranks) runs the \"sync\" mode only"), "%s",
+                  out);
+    free(out);
+    snprintf(path, sizeof path, "%s/run", g_tmp);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    fs_remove_tree(g_tmp, err);
+}
+END_TEST
+
 Suite *grpo_dp_suite(void)
 {
     Suite *s = suite_create("grpo_dp");
     TCase *tc = tcase_create("two_ranks");
     tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, test_dp_refuses_async);
     tcase_add_test(tc, test_dp_two_ranks);
     suite_add_tcase(s, tc);
     TCase *w = tcase_create("worker");
