@@ -270,10 +270,11 @@ static int check_same_weights(grpo_trainer *t, char *err)
     return 0;
 }
 
-/* Rank 0 appends every record of the step's groups to records.jsonl. */
+/* Rank 0 appends every record of the step's groups to records.jsonl
+ * (train.records). */
 static int write_records(const grpo_trainer *t, grpo_group *const *gs, size_t ng, char *err)
 {
-    if (!t->root)
+    if (!t->root || !t->cfg.records)
         return 0;
     for (size_t k = 0; k < ng; k++)
         for (int i = 0; i < gs[k]->n; i++) {
@@ -384,6 +385,8 @@ static int step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, ch
     rc = grpo_update(t->m, t->ref, t->opt, t->step, &t->cfg, gs, nb, sm, nonfinite, err);
     if (rc == 0)
         grpo_async_publish(t->as, t->m, t->step + 2); /* the version after this step */
+    if (rc == 0)
+        rc = write_records(t, gs, nb + nd, err);
     grpo_async_counters(t->as, &gen1, &pre1, &gs1, &busy1);
     sm->gen_tokens = gen1 - gen0;
     sm->prefill_tokens = pre1 - pre0;

@@ -103,6 +103,8 @@ typedef struct grpo_config {
     opt_config optim;
     int decay_embed;                 /* weight decay on the tied embedding */
     int micro_batch_tokens;          /* B*T of one forward: 4096 */
+    int records;                     /* train.records: every training episode's
+                                        record to records.jsonl (default true) */
     int threads;                     /* model threads, 0 = online CPUs */
     /* rollout */
     grpo_mode mode;
@@ -157,7 +159,7 @@ void grpo_config_default(grpo_config *c);
  * [0, 1]"). Fields not given keep their defaults. */
 int grpo_config_parse(grpo_config *c, const char *json, const char *name, char *err);
 int grpo_config_load(grpo_config *c, const char *path, char *err);
-/* Copies the fields a resumed run may change (out, quiet, warnings,
+/* Copies the fields a resumed run may change (out, quiet, train.records, warnings,
  * flywheel, final report) from src into dst, before comparing configs. */
 void grpo_config_carry_free(grpo_config *dst, const grpo_config *src);
 /* The config as JSON (every field); caller frees. */

@@ -59,6 +59,7 @@ void grpo_config_default(grpo_config *c)
     c->optim.warmup_steps = 5;
     c->optim.min_lr_ratio = 0.1f;
     c->micro_batch_tokens = 4096;
+    c->records = 1;
     c->mode = GRPO_SYNC;
     c->lambda = 0.7;
     c->eval_every = 10;
@@ -189,6 +190,7 @@ static const field FIELDS[] = {
     BOOL("optim.decay_embed", decay_embed),
     INT("train.micro_batch_tokens", micro_batch_tokens, 16, RL_GRPO_MICRO_TOKENS_MAX),
     INT("train.threads", threads, 0, RL_MODEL_THREADS_MAX),
+    BOOL("train.records", records),
     ENUM("rollout.mode", mode, MODE),
     DBL("rollout.lambda", lambda, 0.01, 1),
     INT("rollout.max_active", max_active, 0, RL_ROLLOUT_ACTIVE_MAX),
@@ -528,6 +530,7 @@ void grpo_config_carry_free(grpo_config *dst, const grpo_config *src)
 {
     memcpy(dst->out, src->out, sizeof dst->out);
     dst->quiet = src->quiet;
+    dst->records = src->records;
     dst->warn_window = src->warn_window;
     dst->warn_kl_jump = src->warn_kl_jump;
     dst->warn_len_collapse = src->warn_len_collapse;
