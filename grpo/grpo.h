@@ -11,6 +11,7 @@
  *   config.json          the config it was started with
  *   reference.safetensors the frozen reference model (when kl_coef > 0)
  *   metrics.jsonl        one line per step (and "eval" / "event" lines)
+ *   records.jsonl        every training episode's record (train.records)
  *   ckpt/step-NNNNNNNN/  model.safetensors, optim.safetensors, state.json,
  *                        profile.json (behaviour profile), eval.jsonl
  *   ckpt/latest          name of the newest complete checkpoint
