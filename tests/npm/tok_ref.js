@@ -2,10 +2,10 @@
 // Hugging Face tokenizer tests (tests/test_tokenizer_hf.c).
 //
 //   node tok_ref.js json OUT        writes the package's tokenizer.json to OUT
-//   node tok_ref.js encode IN OUT   IN: one JSON string per line; OUT: one
-//                                   JSON array of ids per line
-//                                   (encode(text, {add_special_tokens: false}))
-//   node tok_ref.js nfc IN OUT      OUT: one JSON string per line, NFC of IN's
+//   node tok_ref.js encode IN...    IN: one JSON string per line; writes
+//                                   IN.ids, one JSON array of ids per line
+//                                   (encode(text, {add_special_tokens: false})),
+//                                   and IN.nfc, the NFC form of each string
 //   node tok_ref.js fuzz SEED N OUT writes N random strings, one JSON string a line
 //   node tok_ref.js corpus OUT DIR... writes the text of every file under the
 //                                   DIRs (sorted; files with a NUL byte or over
@@ -33,6 +33,7 @@ const POOLS = [
   "\ud83d\ude00", "\ud83d\udc4d\ud83c\udffd", "\ud83c\uddfa\ud83c\uddf8", "\u200d", "\ufe0f",
   "\u0410\u0411", "\u03b1\u03b2", "\u05d0", "\u0627\u0644", "\u0915\u093f", "\u0e01\u0e34",
   "\u2019s", "\u00ab", "\u2014", "\u20ac", "\u00bd",
+  "<|im_end|>", "<|im_start|>", "<think>", "</tool_call>", "<|endoftext|>", "<|im_", "think>",
 ];
 
 function rng(seed) {
@@ -75,10 +76,12 @@ if (cmd === "json") {
   fs.writeFileSync(a, JSON.stringify(j));
 } else if (cmd === "encode") {
   const tok = q.fromPreTrained();
-  const out = lines(a).map((t) => JSON.stringify(tok.encode(t, { add_special_tokens: false })));
-  fs.writeFileSync(b, out.join("\n") + "\n");
-} else if (cmd === "nfc") {
-  fs.writeFileSync(b, lines(a).map((t) => JSON.stringify(t.normalize("NFC"))).join("\n") + "\n");
+  for (const path of process.argv.slice(3)) {
+    const texts = lines(path);
+    const ids = texts.map((t) => JSON.stringify(tok.encode(t, { add_special_tokens: false })));
+    fs.writeFileSync(path + ".ids", ids.join("\n") + "\n");
+    fs.writeFileSync(path + ".nfc", texts.map((t) => JSON.stringify(t.normalize("NFC"))).join("\n") + "\n");
+  }
 } else if (cmd === "fuzz") {
   fs.writeFileSync(c, fuzz(Number(a), Number(b)).map((t) => JSON.stringify(t)).join("\n") + "\n");
 } else if (cmd === "corpus") {
@@ -86,6 +89,6 @@ if (cmd === "json") {
   for (const d of process.argv.slice(4)) walk(d, out);
   fs.writeFileSync(a, out.join("\n") + "\n");
 } else {
-  process.stderr.write("usage: node tok_ref.js json OUT | encode IN OUT | nfc IN OUT | fuzz SEED N OUT\n");
+  process.stderr.write("usage: node tok_ref.js json OUT | encode IN... | fuzz SEED N OUT | corpus OUT DIR...\n");
   process.exit(2);
 }
