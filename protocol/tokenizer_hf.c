@@ -371,9 +371,9 @@ static int check_parts(tok_t *t, const cJSON *root, const char *name, char *err)
         return rc;
     const cJSON *post = cJSON_GetObjectItemCaseSensitive(root, "post_processor");
     if (post && !cJSON_IsNull(post) && !is_type(post, "ByteLevel") &&
-        !is_type(post, "TemplateProcessing"))
+        !is_type(post, "TemplateProcessing") && !is_type(post, "Sequence"))
         return rl_err(err, RL_EINVAL, "%s: post_processor: expected ByteLevel, "
-                      "TemplateProcessing or null", name);
+                      "TemplateProcessing, Sequence or null", name);
     if (!is_type(cJSON_GetObjectItemCaseSensitive(root, "decoder"), "ByteLevel"))
         return rl_err(err, RL_EINVAL, "%s: decoder: expected {\"type\": \"ByteLevel\"}", name);
     return 0;
