@@ -10,6 +10,7 @@
 #include "protocol/tokenizer_int.h"
 #include "protocol/unicode.h"
 
+#include "common/buf.h"
 #include "common/err.h"
 #include "common/limits.h"
 #include "common/vec.h"
@@ -38,6 +39,10 @@ static const char PAT_GPT2[] =
 /* Class of the character at j (its length in *k). */
 static int cls_at(const unsigned char *s, size_t n, size_t j, size_t *k)
 {
+    if (s[j] < 0x80) {
+        *k = 1;
+        return uni_class(s[j]);
+    }
     return uni_class(uni_decode(s + j, n - j, k));
 }
 
@@ -164,19 +169,61 @@ static size_t hf_piece_next(int pre, const unsigned char *s, size_t n, size_t i)
  * 2. Encoding
  * ====================================================================== */
 
+/* NFC of s[0, n) into *out (NULL when it is s unchanged). NFC works
+ * segment by segment: a text may be cut before any ASCII character (a
+ * starter that never composes with what precedes it), so only segments
+ * holding a code point at or above U+0300 are normalized. */
+static int nfc_section(char **out, size_t *olen, const unsigned char *s, size_t n)
+{
+    *out = NULL;
+    if (uni_nfc_trivial((const char *)s, n))
+        return 0;
+    buf_t b;
+    buf_init(&b, RL_TOK_TEXT_MAX);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc;) {
+        size_t k = i; /* next lead byte of U+0300 or above */
+        while (k < n && s[k] < 0xcc)
+            k++;
+        if (k == n) {
+            rc = buf_append(&b, (const char *)s + i, n - i);
+            break;
+        }
+        size_t st = k, e = k + 1; /* its segment: from an ASCII byte to the next */
+        while (st > i && s[st] >= 0x80)
+            st--;
+        while (e < n && s[e] >= 0x80)
+            e++;
+        char *seg = NULL;
+        size_t sl;
+        rc = buf_append(&b, (const char *)s + i, st - i);
+        if (!rc)
+            rc = uni_nfc(&seg, &sl, (const char *)s + st, e - st, RL_TOK_TEXT_MAX);
+        if (!rc)
+            rc = buf_append(&b, seg, sl);
+        free(seg);
+        i = e;
+    }
+    if (rc) {
+        buf_dispose(&b);
+        return rc;
+    }
+    *out = buf_detach(&b, olen);
+    return 0;
+}
+
 static int encode_section(const tok_t *t, piece_cache *cache, const unsigned char *s, size_t n,
                           tok_idvec *out)
 {
     char *norm = NULL;
-    if (t->nfc && !uni_nfc_trivial((const char *)s, n)) {
-        size_t nl;
-        int rc = uni_nfc(&norm, &nl, (const char *)s, n, RL_TOK_TEXT_MAX);
-        if (rc)
-            return rc;
+    size_t nl;
+    int rc = t->nfc ? nfc_section(&norm, &nl, s, n) : 0;
+    if (rc)
+        return rc;
+    if (norm) {
         s = (const unsigned char *)norm;
         n = nl;
     }
-    int rc = 0;
     for (size_t i = 0; i < n && !rc;) {
         size_t j = hf_piece_next(t->pretok, s, n, i);
         rc = tok_encode_piece(t, cache, s + i, j - i, out);

@@ -86,30 +86,17 @@ static int is_js_space(uint32_t cp)
     }
 }
 
-static unsigned char ASCII_CLASS[128] = {0};
-static int ascii_ready;
-
-static int ascii_class(uint32_t c)
-{
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
-        return UNI_LETTER_C;
-    if (c >= '0' && c <= '9')
-        return UNI_NUMBER_C;
-    if (is_js_space(c))
-        return UNI_SPACE_C;
-    return UNI_OTHER;
-}
+/* Classes of the ASCII characters (UNI_*_C values). */
+static const char ASCII_CLASS[129] =
+    "\0\0\0\0\0\0\0\0\0\3\3\3\3\3\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+    "\3\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\2\2\2\2\2\2\2\2\2\2\0\0\0\0\0\0"
+    "\0\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\0\0\0\0\0"
+    "\0\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\1\0\0\0\0\0";
 
 int uni_class(uint32_t cp)
 {
-    if (cp < 128) {
-        if (!__atomic_load_n(&ascii_ready, __ATOMIC_ACQUIRE)) {
-            for (uint32_t c = 0; c < 128; c++)
-                ASCII_CLASS[c] = (unsigned char)ascii_class(c);
-            __atomic_store_n(&ascii_ready, 1, __ATOMIC_RELEASE);
-        }
+    if (cp < 128)
         return ASCII_CLASS[cp];
-    }
     if (cp >= INVALID_BASE)
         return UNI_OTHER;
     if (is_js_space(cp))
