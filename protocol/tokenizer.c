@@ -555,6 +555,102 @@ static size_t bpe_piece(const tok_t *t, const unsigned char *s, size_t n, int32_
     return m;
 }
 
+/* The same BPE for long pieces in O(L log L): the symbols are a linked
+ * list (a symbol is named by the index of its first byte, so index order is
+ * text order) and the candidate pairs a min-heap by (rank, index); an entry
+ * is stale once either symbol has changed, and is then skipped. */
+typedef struct bpe_cand {
+    int32_t rank;
+    uint32_t left, right;
+    int32_t a, b;
+} bpe_cand;
+
+static int cand_less(const bpe_cand *x, const bpe_cand *y)
+{
+    return x->rank < y->rank || (x->rank == y->rank && x->left < y->left);
+}
+
+static void cand_push(bpe_cand *h, size_t *n, bpe_cand c)
+{
+    size_t i = (*n)++;
+    while (i > 0 && cand_less(&c, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = c;
+}
+
+static bpe_cand cand_pop(bpe_cand *h, size_t *n)
+{
+    bpe_cand top = h[0], last = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && cand_less(&h[c + 1], &h[c]))
+            c++;
+        if (!cand_less(&h[c], &last))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n)
+        h[i] = last;
+    return top;
+}
+
+static void cand_add(const tok_t *t, bpe_cand *h, size_t *nh, const int32_t *ids, uint32_t l,
+                     uint32_t r)
+{
+    int32_t rank = rank_lookup(t, ids[l], ids[r]);
+    if (rank != NO_RANK)
+        cand_push(h, nh, (bpe_cand){rank, l, r, ids[l], ids[r]});
+}
+
+static int bpe_piece_long(const tok_t *t, const unsigned char *s, size_t n, tok_idvec *out)
+{
+    int32_t *ids = malloc(n * sizeof *ids);
+    uint32_t *next = malloc(n * sizeof *next), *prev = malloc(n * sizeof *prev);
+    bpe_cand *h = malloc(3 * n * sizeof *h); /* n - 1 first, at most 2 per merge */
+    int rc = RL_ENOMEM;
+    if (!ids || !next || !prev || !h)
+        goto done;
+    size_t nh = 0;
+    const uint32_t END = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        ids[i] = t->byte_id[s[i]];
+        next[i] = i + 1 < n ? (uint32_t)i + 1 : END;
+        prev[i] = i ? (uint32_t)i - 1 : END;
+    }
+    for (size_t i = 0; i + 1 < n; i++)
+        cand_add(t, h, &nh, ids, (uint32_t)i, (uint32_t)i + 1);
+    while (nh) {
+        bpe_cand c = cand_pop(h, &nh);
+        if (ids[c.left] != c.a || next[c.left] != c.right || ids[c.right] != c.b)
+            continue; /* stale: a symbol changed since the entry was made */
+        ids[c.left] = t->merge_out ? t->merge_out[c.rank] : 256 + c.rank;
+        ids[c.right] = -1;
+        next[c.left] = next[c.right];
+        if (next[c.left] != END)
+            prev[next[c.left]] = c.left;
+        if (prev[c.left] != END)
+            cand_add(t, h, &nh, ids, prev[c.left], c.left);
+        if (next[c.left] != END)
+            cand_add(t, h, &nh, ids, c.left, next[c.left]);
+    }
+    size_t m = 0;
+    for (uint32_t i = 0; i != END; i = next[i])
+        ids[m++] = ids[i];
+    rc = tok_idvec_push(out, ids, m);
+done:
+    free(ids);
+    free(next);
+    free(prev);
+    free(h);
+    return rc;
+}
+
 /* -- piece cache (only used while the encoder holds the cache lock) -- */
 
 typedef struct cache_entry {
@@ -621,14 +717,8 @@ int tok_encode_piece(const tok_t *t, piece_cache *cache, const unsigned char *p,
 {
     if (n == 1)
         return tok_idvec_push(out, &t->byte_id[p[0]], 1);
-    if (n > RL_TOK_PIECE_MAX) { /* only Hugging Face pieces are longer */
-        int32_t *ids = malloc(n * sizeof *ids), *ranks = malloc(n * sizeof *ranks);
-        int rc = ids && ranks ? tok_idvec_push(out, ids, bpe_piece(t, p, n, ids, ranks))
-                              : RL_ENOMEM;
-        free(ids);
-        free(ranks);
-        return rc;
-    }
+    if (n > RL_TOK_PIECE_MAX) /* only Hugging Face pieces are longer */
+        return bpe_piece_long(t, p, n, out);
     uint64_t h = 0;
     int cacheable = cache && n <= RL_TOK_CACHE_PIECE_MAX;
     if (cacheable) {

@@ -50,6 +50,12 @@ function fuzz(seed, n) {
     const len = 1 + Math.floor(r() * 24);
     let s = "";
     for (let k = 0; k < len; k++) s += POOLS[Math.floor(r() * POOLS.length)];
+    // now and then a run longer than the C side's 256-byte piece cache
+    if (r() < 0.05) {
+      const alpha = ["abcdefghijklmnopqrstuvwxyz", " ", "=-*", "\u4e00\u4e8c\u4e09"][Math.floor(r() * 4)];
+      const runLen = 200 + Math.floor(r() * 2000);
+      for (let k = 0; k < runLen; k++) s += alpha[Math.floor(r() * alpha.length)];
+    }
     out.push(s);
   }
   return out;
