@@ -390,8 +390,9 @@ int tok_rank_map(tok_t *t, const char *name, char *err)
 }
 
 /* Sets the merges (taking ownership of `merges`, 2*m ids) on a tok_t that
- * has no merges or specials yet; checks each merge refers to earlier ids,
- * is not a repeat, and makes a token of at most RL_TOK_PIECE_MAX bytes. */
+ * has no merges or specials yet; checks each merge refers to earlier ids
+ * and makes a token of at most RL_TOK_PIECE_MAX bytes, then that none is a
+ * repeat (tok_rank_map). */
 static int tok_set_merges(tok_t *t, int32_t *merges, int m, const char *name, char *err)
 {
     t->merges = merges;
@@ -399,15 +400,6 @@ static int tok_set_merges(tok_t *t, int32_t *merges, int m, const char *name, ch
     int rc = tok_grow_ids(t, 256 + m);
     if (rc)
         return tok_grow_err(err, rc, name);
-    size_t slots = 16;
-    while (slots < (size_t)m * 2 + 2)
-        slots *= 2;
-    t->rk_keys = malloc(slots * sizeof *t->rk_keys);
-    t->rk_vals = malloc(slots * sizeof *t->rk_vals);
-    if (!t->rk_keys || !t->rk_vals)
-        return rl_err(err, RL_ENOMEM, "%s: out of memory", name);
-    memset(t->rk_keys, 0xff, slots * sizeof *t->rk_keys);
-    t->rk_mask = slots - 1;
     for (int r = 0; r < m; r++) {
         int32_t a = merges[2 * r], b = merges[2 * r + 1];
         if (a < 0 || b < 0 || a >= 256 + r || b >= 256 + r)
@@ -417,15 +409,6 @@ static int tok_set_merges(tok_t *t, int32_t *merges, int m, const char *name, ch
         if (n > RL_TOK_PIECE_MAX)
             return rl_err(err, RL_EINVAL, "%s: merge %d makes a %zu-byte token, limit is %d", name,
                           r, n, RL_TOK_PIECE_MAX);
-        uint64_t k = pair_key(a, b);
-        size_t i = mix64(k) & t->rk_mask;
-        while (t->rk_keys[i] != UINT64_MAX && t->rk_keys[i] != k)
-            i = (i + 1) & t->rk_mask;
-        if (t->rk_keys[i] == k)
-            return rl_err(err, RL_EINVAL, "%s: merge %d [%d, %d]: repeats merge %d", name, r, a,
-                          b, t->rk_vals[i]);
-        t->rk_keys[i] = k;
-        t->rk_vals[i] = r;
         /* Copy the halves through a temporary: the arena may move. */
         char tmp[RL_TOK_PIECE_MAX];
         memcpy(tmp, t->bytes + t->off[a], t->len[a]);
@@ -433,6 +416,8 @@ static int tok_set_merges(tok_t *t, int32_t *merges, int m, const char *name, ch
         if ((rc = tok_push_bytes(t, 256 + r, tmp, n)))
             return tok_grow_err(err, rc, name);
     }
+    if ((rc = tok_rank_map(t, name, err)))
+        return rc;
     t->vocab = 256 + m;
     t->first_special = 256 + m;
     return 0;

@@ -98,11 +98,9 @@ static size_t scan_qwen(const unsigned char *s, size_t n, size_t i, size_t digit
     size_t k, k1;
     uint32_t c0 = uni_decode(s + i, n - i, &k);
     int cl = uni_class(c0);
-    if (c0 == '\'') {
-        size_t m = contraction(s + i + 1, n - i - 1, 1);
-        if (m)
-            return i + 1 + m;
-    }
+    size_t m = c0 == '\'' ? contraction(s + i + 1, n - i - 1, 1) : 0;
+    if (m)
+        return i + 1 + m;
     if (cl == UNI_LETTER_C)
         return run_end(s, n, i, UNI_LETTER_C, SIZE_MAX);
     if (c0 != '\r' && c0 != '\n' && cl != UNI_NUMBER_C && i + k < n &&
@@ -128,11 +126,9 @@ static size_t scan_gpt2(const unsigned char *s, size_t n, size_t i)
     size_t k;
     uint32_t c0 = uni_decode(s + i, n - i, &k);
     int cl = uni_class(c0);
-    if (c0 == '\'') {
-        size_t m = contraction(s + i + 1, n - i - 1, 0);
-        if (m)
-            return i + 1 + m;
-    }
+    size_t m = c0 == '\'' ? contraction(s + i + 1, n - i - 1, 0) : 0;
+    if (m)
+        return i + 1 + m;
     size_t j = i;
     if (c0 == ' ' && i + 1 < n) {
         int c1 = cls_at(s, n, i + 1, &k);

@@ -59,19 +59,22 @@ static size_t encode_cp(unsigned char *o, uint32_t cp)
     return 4;
 }
 
-static int in_ranges(const uint32_t (*r)[2], size_t n, uint32_t cp)
+/* Row of a sorted table of rows [first, last, ...] (`width` values each)
+ * whose range holds cp, or NULL. */
+static const uint32_t *range_row(const uint32_t *rows, size_t n, size_t width, uint32_t cp)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (cp < r[mid][0])
+        const uint32_t *r = rows + mid * width;
+        if (cp < r[0])
             hi = mid;
-        else if (cp > r[mid][1])
+        else if (cp > r[1])
             lo = mid + 1;
         else
-            return 1;
+            return r;
     }
-    return 0;
+    return NULL;
 }
 
 /* ECMAScript's WhiteSpace and LineTerminator: what \s matches in JS. */
@@ -101,9 +104,9 @@ int uni_class(uint32_t cp)
         return UNI_OTHER;
     if (is_js_space(cp))
         return UNI_SPACE_C;
-    if (in_ranges(UNI_LETTER, UNI_LETTER_N, cp))
+    if (range_row(UNI_LETTER[0], UNI_LETTER_N, 2, cp))
         return UNI_LETTER_C;
-    if (in_ranges(UNI_NUMBER, UNI_NUMBER_N, cp))
+    if (range_row(UNI_NUMBER[0], UNI_NUMBER_N, 2, cp))
         return UNI_NUMBER_C;
     return UNI_OTHER;
 }
@@ -112,17 +115,8 @@ int uni_ccc(uint32_t cp)
 {
     if (cp < 0x300 || cp >= INVALID_BASE)
         return 0;
-    size_t lo = 0, hi = UNI_CCC_N;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (cp < UNI_CCC[mid][0])
-            hi = mid;
-        else if (cp > UNI_CCC[mid][1])
-            lo = mid + 1;
-        else
-            return (int)UNI_CCC[mid][2];
-    }
-    return 0;
+    const uint32_t *r = range_row(UNI_CCC[0], UNI_CCC_N, 3, cp);
+    return r ? (int)r[2] : 0;
 }
 
 /* ---- NFC ---------------------------------------------------------------- */
@@ -132,15 +126,17 @@ enum { LCOUNT = 19, VCOUNT = 21, TCOUNT = 28, NCOUNT = VCOUNT * TCOUNT, SCOUNT =
 
 static const uint32_t *decomp_of(uint32_t cp)
 {
+    /* rows [cp, first, second]: cp's range is [cp, first] only when
+     * first >= cp, so compare the key alone */
     size_t lo = 0, hi = UNI_DECOMP_N;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
+        if (cp == UNI_DECOMP[mid][0])
+            return UNI_DECOMP[mid];
         if (cp < UNI_DECOMP[mid][0])
             hi = mid;
-        else if (cp > UNI_DECOMP[mid][0])
-            lo = mid + 1;
         else
-            return UNI_DECOMP[mid];
+            lo = mid + 1;
     }
     return NULL;
 }
