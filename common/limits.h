@@ -879,7 +879,8 @@
 #define RL_TOK_SPECIAL_MAX 256
 #define RL_TOK_SPECIAL_LEN_MAX 64
 
-/* Largest tokenizer JSON file: 2^18 merges at ~16 bytes each is 4 MB. */
+/* Largest tokenizer JSON file: 2^18 merges at ~16 bytes each is 4 MB; a
+ * Hugging Face tokenizer.json holds its vocabulary too (Qwen3: 11 MB). */
 #define RL_TOK_FILE_MAX (16u << 20)
 
 /* Largest text one tok_encode / tok_decode call handles: the same as any

@@ -499,10 +499,12 @@ static int load_vocab(tok_t *t, const cJSON *vocab, const cJSON *added, const in
                         name, k);
             break;
         }
-        char what[96];
+        char what[96], e2[RL_ERR_MAX];
         snprintf(what, sizeof what, "added_tokens[%d]", k);
-        if ((rc = tok_specset_add_raw(&t->spec, content, n, what, err)))
+        if ((rc = tok_specset_add_raw(&t->spec, content, n, what, e2))) {
+            rl_err(err, rc, "%s: %s", name, e2);
             break;
+        }
         size_t si = t->spec.n - 1;
         rc = VEC_GROW(t->spec_id, t->spec_cap_id, si + 1, RL_TOK_SPECIAL_MAX);
         if (!rc)
