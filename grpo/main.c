@@ -6,6 +6,8 @@
 
 static const subcmd COMMANDS[] = {
     {"tokenizer", cmd_tokenizer, "train the BPE tokenizer (--vocab N --out FILE)"},
+    {"tokenize", cmd_tokenize, "print the token ids of a text as JSON (--tokenizer FILE)"},
+    {"detokenize", cmd_detokenize, "decode a JSON array of token ids (--tokenizer FILE)"},
     {"generate", cmd_generate, "sample text from a model checkpoint"},
     {"sft", cmd_sft, "supervised fine-tuning on trajectories (--data F --config C --out CKPT)"},
     {"score", cmd_score, "logprobs of recorded policy tokens, copy tokens apart (--ckpt C --data F)"},

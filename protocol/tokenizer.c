@@ -11,6 +11,7 @@
  *      lazy max-heap of pairs)
  */
 #include "protocol/tokenizer.h"
+#include "protocol/tokenizer_int.h"
 
 #include "common/buf.h"
 #include "common/err.h"
@@ -157,46 +158,6 @@ static uint64_t pair_key(int32_t a, int32_t b) { return (uint64_t)(uint32_t)a <<
  * 3. The tokenizer object
  * ====================================================================== */
 
-/* Special-token texts and a first-byte filter, shared by encode and the
- * trainer (both cut special text out before pre-tokenizing). */
-typedef struct specset {
-    char **text;
-    size_t *len;
-    size_t n, text_alloc, len_alloc;
-    unsigned char first[256]; /* 1 if some special starts with this byte */
-} specset;
-
-/* Cache of piece -> ids for short pieces. Entries live in one arena:
- * [u32 hash][u16 klen][u16 nids][key, padded to 4][int32 ids...]. */
-typedef struct piece_cache {
-    pthread_mutex_t mu;
-    uint32_t *slots; /* arena offset + 1, 0 = empty */
-    size_t mask;
-    size_t used;
-    unsigned char *arena;
-    size_t arena_len;
-} piece_cache;
-
-#define CACHE_SLOTS (1u << 17)
-
-struct tok {
-    int nmerges;
-    int32_t *merges; /* 2 * nmerges */
-    specset spec;
-    int32_t first_special; /* = 256 + nmerges */
-    /* bytes of every id: id i is bytes[off[i] .. off[i] + len[i]) */
-    uint32_t *off;
-    uint16_t *len;
-    size_t off_alloc, len_alloc;
-    char *bytes;
-    size_t bytes_len, bytes_cap;
-    int vocab; /* 256 + nmerges + nspecials */
-    /* merge rank map: pair_key(a, b) -> rank, open addressing */
-    uint64_t *rk_keys;
-    int32_t *rk_vals;
-    size_t rk_mask;
-    piece_cache *cache;
-};
 
 static void specset_free(specset *s)
 {
@@ -244,23 +205,22 @@ static long specset_find(const specset *s, const char *name, size_t n)
     return -1;
 }
 
-static int specset_add(specset *s, const char *name, char *err)
+int tok_specset_add_raw(specset *s, const char *name, size_t n, const char *shown_name,
+                        char *err)
 {
-    int rc = special_valid(name, err);
-    if (rc)
-        return rc;
-    size_t n = strlen(name);
     if (specset_find(s, name, n) >= 0)
-        return rl_err(err, RL_EINVAL, "special token '%s': listed twice", name);
+        return rl_err(err, RL_EINVAL, "special token '%s': listed twice", shown_name);
     if (s->n >= RL_TOK_SPECIAL_MAX)
-        return rl_err(err, RL_ELIMIT, "special token '%s': more than %d special tokens", name,
-                      RL_TOK_SPECIAL_MAX);
-    rc = VEC_GROW(s->text, s->text_alloc, s->n + 1, RL_TOK_SPECIAL_MAX);
+        return rl_err(err, RL_ELIMIT, "special token '%s': more than %d special tokens",
+                      shown_name, RL_TOK_SPECIAL_MAX);
+    int rc = VEC_GROW(s->text, s->text_alloc, s->n + 1, RL_TOK_SPECIAL_MAX);
     if (!rc)
         rc = VEC_GROW(s->len, s->len_alloc, s->n + 1, RL_TOK_SPECIAL_MAX);
-    char *copy = rc ? NULL : strdup(name); /* rc is not RL_ELIMIT: checked above */
+    char *copy = rc ? NULL : malloc(n + 1); /* rc is not RL_ELIMIT: checked above */
     if (!copy)
-        return rl_err(err, RL_ENOMEM, "special token '%s': out of memory", name);
+        return rl_err(err, RL_ENOMEM, "special token '%s': out of memory", shown_name);
+    memcpy(copy, name, n);
+    copy[n] = '\0';
     s->text[s->n] = copy;
     s->len[s->n] = n;
     s->n++;
@@ -268,9 +228,15 @@ static int specset_add(specset *s, const char *name, char *err)
     return 0;
 }
 
+static int specset_add(specset *s, const char *name, char *err)
+{
+    int rc = special_valid(name, err);
+    return rc ? rc : tok_specset_add_raw(s, name, strlen(name), name, err);
+}
+
 /* Finds the first special token at or after pos; returns its position (n
  * if none) and its index in *which. The longest one wins at a position. */
-static size_t specset_next(const specset *s, const unsigned char *p, size_t n, size_t pos, long *which)
+size_t tok_specset_next(const specset *s, const unsigned char *p, size_t n, size_t pos, long *which)
 {
     *which = -1;
     if (s->n == 0)
@@ -292,7 +258,7 @@ static size_t specset_next(const specset *s, const unsigned char *p, size_t n, s
     return n;
 }
 
-static tok_t *tok_alloc(void)
+tok_t *tok_alloc(void)
 {
     tok_t *t = calloc(1, sizeof *t);
     if (!t)
@@ -316,6 +282,7 @@ static tok_t *tok_alloc(void)
         t->bytes[i] = (char)i;
         t->off[i] = (uint32_t)i;
         t->len[i] = 1;
+        t->byte_id[i] = i;
     }
     t->bytes_len = 256;
     t->vocab = 256;
@@ -345,12 +312,16 @@ void tok_free(tok_t *t)
     free(t->rk_keys);
     free(t->rk_vals);
     cache_free(t->cache);
+    free(t->merge_out);
+    free(t->spec_id);
+    free(t->spec_strip);
+    free(t->is_added);
     free(t);
 }
 
 /* Appends the bytes of a new id (the id tables already have room).
  * Returns 0, RL_ELIMIT (past RL_TOK_BYTES_MAX) or RL_ENOMEM. */
-static int tok_push_bytes(tok_t *t, int32_t id, const char *p, size_t n)
+int tok_push_bytes(tok_t *t, int32_t id, const char *p, size_t n)
 {
     int rc = VEC_GROW(t->bytes, t->bytes_cap, t->bytes_len + n, RL_TOK_BYTES_MAX);
     if (rc)
@@ -364,14 +335,14 @@ static int tok_push_bytes(tok_t *t, int32_t id, const char *p, size_t n)
 
 /* Room for vocab ids. Returns 0, RL_ELIMIT (past RL_TOK_VOCAB_MAX) or
  * RL_ENOMEM. */
-static int tok_grow_ids(tok_t *t, int vocab)
+int tok_grow_ids(tok_t *t, int vocab)
 {
     int rc = VEC_GROW(t->off, t->off_alloc, (size_t)vocab, RL_TOK_VOCAB_MAX);
     return rc ? rc : VEC_GROW(t->len, t->len_alloc, (size_t)vocab, RL_TOK_VOCAB_MAX);
 }
 
 /* The message of a failed tok_grow_ids or tok_push_bytes for `name`. */
-static int grow_err(char *err, int rc, const char *name)
+int tok_grow_err(char *err, int rc, const char *name)
 {
     if (rc == RL_ELIMIT)
         return rl_err(err, rc, "%s: more than %d token ids or %u bytes of tokens", name,
@@ -392,18 +363,10 @@ static int32_t rank_lookup(const tok_t *t, int32_t a, int32_t b)
     }
 }
 
-/* Sets the merges (taking ownership of `merges`, 2*m ids) on a tok_t that
- * has no merges or specials yet; checks each merge refers to earlier ids,
- * is not a repeat, and makes a token of at most RL_TOK_PIECE_MAX bytes. */
-static int tok_set_merges(tok_t *t, int32_t *merges, int m, const char *name, char *err)
+int tok_rank_map(tok_t *t, const char *name, char *err)
 {
-    t->merges = merges;
-    t->nmerges = m;
-    int rc = tok_grow_ids(t, 256 + m);
-    if (rc)
-        return grow_err(err, rc, name);
     size_t slots = 16;
-    while (slots < (size_t)m * 2 + 2)
+    while (slots < (size_t)t->nmerges * 2 + 2)
         slots *= 2;
     t->rk_keys = malloc(slots * sizeof *t->rk_keys);
     t->rk_vals = malloc(slots * sizeof *t->rk_vals);
@@ -411,15 +374,8 @@ static int tok_set_merges(tok_t *t, int32_t *merges, int m, const char *name, ch
         return rl_err(err, RL_ENOMEM, "%s: out of memory", name);
     memset(t->rk_keys, 0xff, slots * sizeof *t->rk_keys);
     t->rk_mask = slots - 1;
-    for (int r = 0; r < m; r++) {
-        int32_t a = merges[2 * r], b = merges[2 * r + 1];
-        if (a < 0 || b < 0 || a >= 256 + r || b >= 256 + r)
-            return rl_err(err, RL_EINVAL, "%s: merge %d [%d, %d]: expected ids below %d", name, r,
-                          a, b, 256 + r);
-        size_t n = (size_t)t->len[a] + t->len[b];
-        if (n > RL_TOK_PIECE_MAX)
-            return rl_err(err, RL_EINVAL, "%s: merge %d makes a %zu-byte token, limit is %d", name,
-                          r, n, RL_TOK_PIECE_MAX);
+    for (int r = 0; r < t->nmerges; r++) {
+        int32_t a = t->merges[2 * r], b = t->merges[2 * r + 1];
         uint64_t k = pair_key(a, b);
         size_t i = mix64(k) & t->rk_mask;
         while (t->rk_keys[i] != UINT64_MAX && t->rk_keys[i] != k)
@@ -429,13 +385,39 @@ static int tok_set_merges(tok_t *t, int32_t *merges, int m, const char *name, ch
                           b, t->rk_vals[i]);
         t->rk_keys[i] = k;
         t->rk_vals[i] = r;
+    }
+    return 0;
+}
+
+/* Sets the merges (taking ownership of `merges`, 2*m ids) on a tok_t that
+ * has no merges or specials yet; checks each merge refers to earlier ids
+ * and makes a token of at most RL_TOK_PIECE_MAX bytes, then that none is a
+ * repeat (tok_rank_map). */
+static int tok_set_merges(tok_t *t, int32_t *merges, int m, const char *name, char *err)
+{
+    t->merges = merges;
+    t->nmerges = m;
+    int rc = tok_grow_ids(t, 256 + m);
+    if (rc)
+        return tok_grow_err(err, rc, name);
+    for (int r = 0; r < m; r++) {
+        int32_t a = merges[2 * r], b = merges[2 * r + 1];
+        if (a < 0 || b < 0 || a >= 256 + r || b >= 256 + r)
+            return rl_err(err, RL_EINVAL, "%s: merge %d [%d, %d]: expected ids below %d", name, r,
+                          a, b, 256 + r);
+        size_t n = (size_t)t->len[a] + t->len[b];
+        if (n > RL_TOK_PIECE_MAX)
+            return rl_err(err, RL_EINVAL, "%s: merge %d makes a %zu-byte token, limit is %d", name,
+                          r, n, RL_TOK_PIECE_MAX);
         /* Copy the halves through a temporary: the arena may move. */
         char tmp[RL_TOK_PIECE_MAX];
         memcpy(tmp, t->bytes + t->off[a], t->len[a]);
         memcpy(tmp + t->len[a], t->bytes + t->off[b], t->len[b]);
         if ((rc = tok_push_bytes(t, 256 + r, tmp, n)))
-            return grow_err(err, rc, name);
+            return tok_grow_err(err, rc, name);
     }
+    if ((rc = tok_rank_map(t, name, err)))
+        return rc;
     t->vocab = 256 + m;
     t->first_special = 256 + m;
     return 0;
@@ -443,6 +425,9 @@ static int tok_set_merges(tok_t *t, int32_t *merges, int m, const char *name, ch
 
 int32_t tok_add_special(tok_t *t, const char *name, char *err)
 {
+    if (t->kind != TOK_KIND_BUILTIN)
+        return rl_err(err, RL_EINVAL, "special token '%s': a Hugging Face tokenizer takes its "
+                      "added tokens from its file", name);
     if (t->vocab >= RL_TOK_VOCAB_MAX) {
         char tmp[64];
         return rl_err(err, RL_ELIMIT, "special token '%s': vocabulary is at its limit %d",
@@ -458,7 +443,7 @@ int32_t tok_add_special(tok_t *t, const char *name, char *err)
         free(t->spec.text[t->spec.n]);
         char what[RL_TOK_SPECIAL_LEN_MAX + 32];
         snprintf(what, sizeof what, "special token '%s'", name);
-        return grow_err(err, rc, what);
+        return tok_grow_err(err, rc, what);
     }
     t->vocab++;
     return id;
@@ -480,10 +465,24 @@ int tok_merge_at(const tok_t *t, int i, int32_t *a, int32_t *b)
 int32_t tok_special_id(const tok_t *t, const char *name)
 {
     long k = specset_find(&t->spec, name, strlen(name));
-    return k < 0 ? -1 : t->first_special + (int32_t)k;
+    if (k < 0)
+        return -1;
+    return t->spec_id ? t->spec_id[k] : t->first_special + (int32_t)k;
 }
 
-int tok_is_special(const tok_t *t, int32_t id) { return id >= t->first_special && id < t->vocab; }
+int tok_is_special(const tok_t *t, int32_t id)
+{
+    if (id < 0 || id >= t->vocab)
+        return 0;
+    return t->is_added ? t->is_added[id] : id >= t->first_special;
+}
+
+tok_kind_t tok_kind(const tok_t *t) { return t->kind; }
+
+const char *tok_name(const tok_t *t)
+{
+    return t->kind == TOK_KIND_HF ? "huggingface" : TOK_MODEL;
+}
 
 const char *tok_id_to_bytes(const tok_t *t, int32_t id, size_t *len)
 {
@@ -498,15 +497,8 @@ const char *tok_id_to_bytes(const tok_t *t, int32_t id, size_t *len)
  * 4. Encode and decode
  * ====================================================================== */
 
-/* Output of the encoder: ids, or only their count. Every id covers at
- * least one byte of the text, so there are at most RL_TOK_TEXT_MAX. */
-typedef struct idvec {
-    int32_t *v;
-    size_t n, cap;
-    int count_only;
-} idvec;
 
-static int idvec_push(idvec *o, const int32_t *ids, size_t k)
+int tok_idvec_push(tok_idvec *o, const int32_t *ids, size_t k)
 {
     if (!o->count_only) {
         int rc = VEC_GROW(o->v, o->cap, o->n + k, RL_TOK_TEXT_MAX);
@@ -525,7 +517,7 @@ static size_t bpe_piece(const tok_t *t, const unsigned char *s, size_t n, int32_
                         int32_t *ranks)
 {
     for (size_t i = 0; i < n; i++)
-        ids[i] = s[i];
+        ids[i] = t->byte_id[s[i]];
     for (size_t i = 0; i + 1 < n; i++)
         ranks[i] = rank_lookup(t, ids[i], ids[i + 1]);
     size_t m = n;
@@ -536,7 +528,7 @@ static size_t bpe_piece(const tok_t *t, const unsigned char *s, size_t n, int32_
                 best = i;
         if (ranks[best] == NO_RANK)
             break;
-        ids[best] = 256 + ranks[best];
+        ids[best] = t->merge_out ? t->merge_out[ranks[best]] : 256 + ranks[best];
         memmove(ids + best + 1, ids + best + 2, (m - best - 2) * sizeof *ids);
         memmove(ranks + best + 1, ranks + best + 2, (m - best - 2) * sizeof *ranks);
         m--;
@@ -546,6 +538,102 @@ static size_t bpe_piece(const tok_t *t, const unsigned char *s, size_t n, int32_
             ranks[best - 1] = rank_lookup(t, ids[best - 1], ids[best]);
     }
     return m;
+}
+
+/* The same BPE for long pieces in O(L log L): the symbols are a linked
+ * list (a symbol is named by the index of its first byte, so index order is
+ * text order) and the candidate pairs a min-heap by (rank, index); an entry
+ * is stale once either symbol has changed, and is then skipped. */
+typedef struct bpe_cand {
+    int32_t rank;
+    uint32_t left, right;
+    int32_t a, b;
+} bpe_cand;
+
+static int cand_less(const bpe_cand *x, const bpe_cand *y)
+{
+    return x->rank < y->rank || (x->rank == y->rank && x->left < y->left);
+}
+
+static void cand_push(bpe_cand *h, size_t *n, bpe_cand c)
+{
+    size_t i = (*n)++;
+    while (i > 0 && cand_less(&c, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = c;
+}
+
+static bpe_cand cand_pop(bpe_cand *h, size_t *n)
+{
+    bpe_cand top = h[0], last = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && cand_less(&h[c + 1], &h[c]))
+            c++;
+        if (!cand_less(&h[c], &last))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n)
+        h[i] = last;
+    return top;
+}
+
+static void cand_add(const tok_t *t, bpe_cand *h, size_t *nh, const int32_t *ids, uint32_t l,
+                     uint32_t r)
+{
+    int32_t rank = rank_lookup(t, ids[l], ids[r]);
+    if (rank != NO_RANK)
+        cand_push(h, nh, (bpe_cand){rank, l, r, ids[l], ids[r]});
+}
+
+static int bpe_piece_long(const tok_t *t, const unsigned char *s, size_t n, tok_idvec *out)
+{
+    int32_t *ids = malloc(n * sizeof *ids);
+    uint32_t *next = malloc(n * sizeof *next), *prev = malloc(n * sizeof *prev);
+    bpe_cand *h = malloc(3 * n * sizeof *h); /* n - 1 first, at most 2 per merge */
+    int rc = RL_ENOMEM;
+    if (!ids || !next || !prev || !h)
+        goto done;
+    size_t nh = 0;
+    const uint32_t END = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        ids[i] = t->byte_id[s[i]];
+        next[i] = i + 1 < n ? (uint32_t)i + 1 : END;
+        prev[i] = i ? (uint32_t)i - 1 : END;
+    }
+    for (size_t i = 0; i + 1 < n; i++)
+        cand_add(t, h, &nh, ids, (uint32_t)i, (uint32_t)i + 1);
+    while (nh) {
+        bpe_cand c = cand_pop(h, &nh);
+        if (ids[c.left] != c.a || next[c.left] != c.right || ids[c.right] != c.b)
+            continue; /* stale: a symbol changed since the entry was made */
+        ids[c.left] = t->merge_out ? t->merge_out[c.rank] : 256 + c.rank;
+        ids[c.right] = -1;
+        next[c.left] = next[c.right];
+        if (next[c.left] != END)
+            prev[next[c.left]] = c.left;
+        if (prev[c.left] != END)
+            cand_add(t, h, &nh, ids, prev[c.left], c.left);
+        if (next[c.left] != END)
+            cand_add(t, h, &nh, ids, c.left, next[c.left]);
+    }
+    size_t m = 0;
+    for (uint32_t i = 0; i != END; i = next[i])
+        ids[m++] = ids[i];
+    rc = tok_idvec_push(out, ids, m);
+done:
+    free(ids);
+    free(next);
+    free(prev);
+    free(h);
+    return rc;
 }
 
 /* -- piece cache (only used while the encoder holds the cache lock) -- */
@@ -609,13 +697,13 @@ static void cache_put(piece_cache *c, const unsigned char *p, size_t n, uint64_t
     c->used++;
 }
 
-static int encode_piece(const tok_t *t, piece_cache *cache, const unsigned char *p, size_t n,
-                        idvec *out)
+int tok_encode_piece(const tok_t *t, piece_cache *cache, const unsigned char *p, size_t n,
+                     tok_idvec *out)
 {
-    if (n == 1) {
-        int32_t id = p[0];
-        return idvec_push(out, &id, 1);
-    }
+    if (n == 1)
+        return tok_idvec_push(out, &t->byte_id[p[0]], 1);
+    if (n > RL_TOK_PIECE_MAX) /* only Hugging Face pieces are longer */
+        return bpe_piece_long(t, p, n, out);
     uint64_t h = 0;
     int cacheable = cache && n <= RL_TOK_CACHE_PIECE_MAX;
     if (cacheable) {
@@ -623,21 +711,21 @@ static int encode_piece(const tok_t *t, piece_cache *cache, const unsigned char 
         size_t k;
         const int32_t *hit = cache_get(cache, p, n, h, &k);
         if (hit)
-            return idvec_push(out, hit, k);
+            return tok_idvec_push(out, hit, k);
     }
     int32_t ids[RL_TOK_PIECE_MAX], ranks[RL_TOK_PIECE_MAX];
     size_t k = bpe_piece(t, p, n, ids, ranks);
     if (cacheable)
         cache_put(cache, p, n, h, ids, k);
-    return idvec_push(out, ids, k);
+    return tok_idvec_push(out, ids, k);
 }
 
 static int encode_plain(const tok_t *t, piece_cache *cache, const unsigned char *s, size_t n,
-                        idvec *out)
+                        tok_idvec *out)
 {
     for (size_t i = 0; i < n;) {
         size_t j = tok_pretoken_next((const char *)s, n, i);
-        int rc = encode_piece(t, cache, s + i, j - i, out);
+        int rc = tok_encode_piece(t, cache, s + i, j - i, out);
         if (rc)
             return rc;
         i = j;
@@ -645,7 +733,7 @@ static int encode_plain(const tok_t *t, piece_cache *cache, const unsigned char 
     return 0;
 }
 
-static int encode_run(const tok_t *t, const char *text, size_t len, tok_mode mode, idvec *out,
+static int encode_run(const tok_t *t, const char *text, size_t len, tok_mode mode, tok_idvec *out,
                       char *err)
 {
     if (len > RL_TOK_TEXT_MAX)
@@ -657,13 +745,17 @@ static int encode_run(const tok_t *t, const char *text, size_t len, tok_mode mod
     piece_cache *cache = pthread_mutex_trylock(&t->cache->mu) == 0 ? t->cache : NULL;
     int rc = 0;
     size_t pos = 0;
+    if (t->kind == TOK_KIND_HF) {
+        rc = tok_hf_encode(t, cache, s, len, mode, out);
+        pos = len;
+    }
     while (pos < len && !rc) {
         long which = -1;
-        size_t at = mode == TOK_SPECIAL_ALLOW ? specset_next(&t->spec, s, len, pos, &which) : len;
+        size_t at = mode == TOK_SPECIAL_ALLOW ? tok_specset_next(&t->spec, s, len, pos, &which) : len;
         rc = encode_plain(t, cache, s + pos, at - pos, out);
         if (!rc && which >= 0) {
             int32_t id = t->first_special + (int32_t)which;
-            rc = idvec_push(out, &id, 1);
+            rc = tok_idvec_push(out, &id, 1);
             at += t->spec.len[which];
         }
         pos = at;
@@ -683,7 +775,7 @@ int tok_encode(int32_t **ids, size_t *n, const tok_t *t, const char *text, size_
 {
     *ids = NULL;
     *n = 0;
-    idvec out = {0};
+    tok_idvec out = {0};
     int rc = encode_run(t, text, len, mode, &out, err);
     if (rc) {
         free(out.v);
@@ -696,7 +788,7 @@ int tok_encode(int32_t **ids, size_t *n, const tok_t *t, const char *text, size_
 
 long tok_count(const tok_t *t, const char *text, size_t len, tok_mode mode, char *err)
 {
-    idvec out = {.count_only = 1};
+    tok_idvec out = {.count_only = 1};
     int rc = encode_run(t, text, len, mode, &out, err);
     return rc ? rc : (long)out.n;
 }
@@ -827,6 +919,9 @@ static int load_root(tok_t **out, const cJSON *root, const char *name, char *err
 {
     if (!cJSON_IsObject(root))
         return rl_err(err, RL_EINVAL, "%s: expected a JSON object", name);
+    /* A Hugging Face tokenizer.json describes its model as an object. */
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "model")))
+        return tok_hf_load_root(out, root, name, err);
     int rc = check_fields(root, name, err);
     if (rc)
         return rc;
@@ -894,6 +989,10 @@ int tok_load(tok_t **out, const char *path, char *err)
 
 int tok_to_json(char **out, size_t *len, const tok_t *t, char *err)
 {
+    *out = NULL;
+    if (t->kind != TOK_KIND_BUILTIN)
+        return rl_err(err, RL_EINVAL, "tokenizer: a Hugging Face tokenizer is not saved in the "
+                      "built-in format (keep its tokenizer.json)");
     buf_t b;
     buf_init(&b, RL_TOK_FILE_MAX);
     int rc = buf_printf(&b,
@@ -1108,7 +1207,7 @@ int tok_trainer_feed(tok_trainer_t *tr, const char *text, size_t len, char *err)
     const unsigned char *s = (const unsigned char *)text;
     for (size_t pos = 0; pos < len;) {
         long which;
-        size_t at = specset_next(&tr->spec, s, len, pos, &which);
+        size_t at = tok_specset_next(&tr->spec, s, len, pos, &which);
         for (size_t i = pos; i < at;) {
             size_t j = tok_pretoken_next(text, at, i);
             int rc = words_add(tr, s + i, j - i);

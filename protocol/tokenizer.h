@@ -24,6 +24,15 @@
  *   {"version": 1, "model": "byte-bpe", "pretokenizer": "code-v1",
  *    "vocab_size": N, "merges": [[a, b], ...],
  *    "special_tokens": [{"id": I, "content": "<|im_start|>"}, ...]}
+ *
+ * tok_load also reads a Hugging Face tokenizer.json of the byte-level BPE
+ * kind (Qwen2/Qwen3, GPT-2, Llama 3; protocol/tokenizer_hf.c and
+ * docs/tokenizers.md): ids are then the file's, bytes map to their
+ * single-byte tokens, text between added tokens is NFC-normalized and cut
+ * by the file's pre-tokenizer pattern, and every added token counts as
+ * special (tok_special_id finds it, TOK_SPECIAL_ALLOW matches it in text).
+ * Such a tokenizer is not saved (tok_to_json refuses) and takes no
+ * tok_add_special.
  */
 #ifndef RL_TOKENIZER_H
 #define RL_TOKENIZER_H
@@ -45,6 +54,12 @@ typedef enum tok_mode {
     TOK_SPECIAL_PLAIN = 1, /* untrusted text: everything is plain bytes */
 } tok_mode;
 
+/* Which tokenizer a tok_t is. */
+typedef enum tok_kind_t {
+    TOK_KIND_BUILTIN = 0, /* this project's byte-bpe / code-v1 file */
+    TOK_KIND_HF = 1,      /* a Hugging Face tokenizer.json */
+} tok_kind_t;
+
 /* ---- load, save, query ------------------------------------------------ */
 
 /* Loads and strictly validates a tokenizer file. */
@@ -57,10 +72,14 @@ int tok_save(const tok_t *t, const char *path, char *err);
 int tok_to_json(char **out, size_t *len, const tok_t *t, char *err);
 void tok_free(tok_t *t);
 
+tok_kind_t tok_kind(const tok_t *t);
+/* "byte-bpe" or "huggingface". */
+const char *tok_name(const tok_t *t);
 int tok_vocab_size(const tok_t *t);
 int tok_num_merges(const tok_t *t);
 int tok_num_specials(const tok_t *t);
-/* Merge i (0-based) joins ids *a and *b into id 256 + i. */
+/* Merge i (0-based) joins ids *a and *b into id 256 + i (built-in; a
+ * Hugging Face merge makes the id of the joined text). */
 int tok_merge_at(const tok_t *t, int i, int32_t *a, int32_t *b);
 /* Id of a special token by its text, or -1. */
 int32_t tok_special_id(const tok_t *t, const char *name);
