@@ -2,9 +2,13 @@
  * fails and every PASS_TO_PASS test passes; with the gold patch all pass.
  * With more than one run per stage, every run of a stage must report the
  * same outcome, the runs after the first under varied conditions
- * (MALLOC_PERTURB_, a larger environment): a bug whose tests pass now and
- * then (a read of uninitialized memory, a race, the clock) would hand out
- * reward for no fix. The generator uses the same check. */
+ * (MALLOC_PERTURB_, a larger environment), and with two runs or more a
+ * task whose tests are C under Check gets one run more built under
+ * AddressSanitizer and UndefinedBehaviorSanitizer: a bug whose tests pass
+ * now and then (a read of uninitialized memory, a race, the clock) or
+ * only while an overflow lands harmlessly would hand out reward for no
+ * fix. A disagreement is named with the variation it appeared under. The
+ * generator uses the same check. */
 #ifndef RL_VALIDATE_H
 #define RL_VALIDATE_H
 
@@ -22,8 +26,9 @@ typedef struct val_result {
 } val_result;
 
 /* Resets ws to the task's base, runs the tests `runs` times
- * (1-RL_VALIDATE_RUNS_MAX; all must agree), applies the gold patch and runs
- * them `runs` times again. base_ms and gold_ms are per run. Returns 0 with
+ * (1-RL_VALIDATE_RUNS_MAX; all must agree; plus the sanitizer run, see
+ * above), applies the gold patch and runs them so again. base_ms and
+ * gold_ms are per run. Returns 0 with
  * out->ok 0 and out->why filled when the task is not honest; < 0 (err) when
  * the check itself could not run. */
 int val_task(val_result *out, const task *t, struct ws_tree *ws, int runs, char *err);
