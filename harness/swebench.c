@@ -355,6 +355,8 @@ int swb_import(swb_instance *out, const cJSON *inst, const swb_opts *o, const ch
         return rl_err(err, RL_EPARSE, "%s: expected a JSON object (one SWE-bench instance)", where);
     const char *id, *repo, *base, *patch, *tpatch, *problem;
     cJSON *f2p = NULL, *p2p = NULL, *t = NULL;
+    char repos[4096], root[4200];
+    const char *wrote = NULL; /* the snapshot, removed again on an error */
     int rc;
     if ((rc = field_str(&id, inst, "instance_id", 0, where, err)) < 0 ||
         (rc = field_str(&repo, inst, "repo", 0, where, err)) < 0 ||
@@ -421,13 +423,15 @@ int swb_import(swb_instance *out, const cJSON *inst, const swb_opts *o, const ch
     }
 
     /* the snapshot */
-    char repos[4096], root[4200];
     if (str_fmt(repos, sizeof repos, "%s/repos", o->out_dir) < 0 || str_fmt(root, sizeof root, "%s/%s", repos, id) < 0) {
         rc = rl_err(err, RL_ELIMIT, "%s: output path too long", where);
         goto out;
     }
-    if ((rc = snapshot(r->dir, base, tpatch, root, where, err)) < 0)
+    if ((rc = snapshot(r->dir, base, tpatch, root, where, err)) < 0) {
+        fs_remove_tree(root, NULL);
         goto out;
+    }
+    wrote = root;
 
     /* protected paths: the test files, the runner's configuration */
     cJSON *prot = cJSON_CreateArray(), *gold = cJSON_CreateArray();
@@ -479,8 +483,11 @@ out:
     cJSON_Delete(t);
     cJSON_Delete(f2p);
     cJSON_Delete(p2p);
-    if (rc < 0)
+    if (rc < 0) {
+        if (wrote)
+            fs_remove_tree(wrote, NULL);
         swb_instance_dispose(out);
+    }
     return rc;
 }
 

@@ -217,6 +217,8 @@ static int run_tests(testrun *out, const task *t, const char *dir, const task_st
         o.lim.procs = lim->procs;
     if (lim && lim->disk_mb > 0)
         o.lim.disk_mb = lim->disk_mb;
+    if (lim && lim->sanitize)
+        o.lim.no_as_limit = 1;
     int rc = sb_run(&out->sb, &o, err);
     free(env_pad);
     if (rc < 0) {
@@ -237,6 +239,11 @@ static int run_tests(testrun *out, const task *t, const char *dir, const task_st
 int testrun_run(testrun *out, const task *t, const char *dir, const testrun_limits *lim, char *err)
 {
     return run_tests(out, t, dir, NULL, lim, err);
+}
+
+int testrun_can_sanitize(void)
+{
+    return (sb_layers_available() & SB_LAYER_CGROUP) != 0;
 }
 
 int testrun_perturb_byte(int variant)

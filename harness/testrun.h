@@ -63,8 +63,10 @@ typedef struct testrun_limits {
      * Makefile's `CC`): the run gets TESTRUN_SANITIZE_MAKEFLAGS, which
      * make reads as `CC=cc -fsanitize=address,undefined ...` given on its
      * command line, and ASan/UBSan options that make a finding end the
-     * process with an error (leak checking off: it needs ptrace). A build
-     * that ignores it runs as usual. */
+     * process with an error (leak checking off: it needs ptrace), and no
+     * address-space limit of its own (ASan's shadow): the memory cgroup
+     * bounds the run, so it needs a sandbox with cgroups
+     * (testrun_can_sanitize). A build that ignores it runs as usual. */
     int sanitize;
 } testrun_limits;
 
@@ -90,6 +92,8 @@ void testrun_dispose(testrun *r);
 /* The MALLOC_PERTURB_ byte of variant k > 0: nonzero, different for
  * consecutive variants (0x56, 0xab, 0x01, ...). */
 int testrun_perturb_byte(int variant);
+/* 1 when a sanitizer run can bound its memory (the sandbox has cgroups). */
+int testrun_can_sanitize(void);
 
 /* Runs the tests on ws's change (ws_change) applied to a fresh checkout
  * of the base (ws's companion, reset first); ws itself is only read.

@@ -73,10 +73,11 @@ int val_same_outcome(const tr_report *a, const tr_report *b)
 }
 
 /* 1 for a task whose tests are built from C by make (Check's format):
- * validation runs them once more under the sanitizers. */
+ * validation runs them once more under the sanitizers, where the sandbox
+ * can bound such a run's memory (cgroups). */
 static int val_sanitized(const task *t)
 {
-    return t->test_format == TASK_FMT_CHECK;
+    return t->test_format == TASK_FMT_CHECK && testrun_can_sanitize();
 }
 
 /* Runs the tests `runs` times on the work tree's change, each time in a

@@ -2,6 +2,7 @@
  * `harness show` on a recorded episode: the token table and the transcript. */
 #include "common/err.h"
 #include "common/fsutil.h"
+#include "harness/testrun.h"
 
 #include <cJSON.h>
 #include <check.h>
@@ -397,7 +398,8 @@ END_TEST
  * block: the plain build passes it (malloc's rounding hides the byte), the
  * build under ASan and UBSan does not, so with --runs 2 the task is
  * rejected, naming the sanitizers; with --runs 1 (no variations) it
- * passes. */
+ * passes, and so does --runs 2 once the overflow is gone. Where the
+ * sandbox has no cgroups there is no sanitizer run. */
 START_TEST(test_validate_sanitizer)
 {
     char dir[] = "/tmp/rl-asan-XXXXXX", err[RL_ERR_MAX], cmd[8192], *out;
@@ -444,10 +446,22 @@ START_TEST(test_validate_sanitizer)
     snprintf(cmd, sizeof cmd, base, dir, bin(), dir, dir, "--runs 1");
     ck_assert_msg(sh_out(cmd, &out) == 0, "%s", out);
     free(out);
+    if (!testrun_can_sanitize()) {
+        fs_remove_tree(dir, err);
+        return;
+    }
     snprintf(cmd, sizeof cmd, base, dir, bin(), dir, dir, "--runs 2");
     ck_assert_int_eq(sh_out(cmd, &out), 1);
     ck_assert_msg(strstr(out, "at the base: the run built under AddressSanitizer and UndefinedBehaviorSanitizer "
                               "disagrees with run 1"), "%s", out);
+    free(out);
+    /* without the overflow the sanitized build agrees: the task is valid */
+    const char *fixed = "#include <stdlib.h>\n#include <string.h>\nint value(void) { return 1; }\n"
+                        "char *dup_str(const char *s) { char *d = malloc(strlen(s) + 1); strcpy(d, s); return d; }\n";
+    snprintf(path, sizeof path, "%s/repos/ovf/src/ovf.c", dir);
+    ck_assert_int_eq(fs_write_atomic(path, fixed, strlen(fixed), err), 0);
+    snprintf(cmd, sizeof cmd, base, dir, bin(), dir, dir, "--runs 2");
+    ck_assert_msg(sh_out(cmd, &out) == 0, "%s", out);
     free(out);
     fs_remove_tree(dir, err);
 }
