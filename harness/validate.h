@@ -41,6 +41,10 @@ int val_gold(val_result *out, const task *t, struct ws_tree *ws, int runs, char 
 
 /* 1 if b reports every test of a with the same status and no other. */
 int val_same_outcome(const tr_report *a, const tr_report *b);
+/* 1 if every test passes in both reports or in neither (how the sanitized
+ * run is compared: a failing assertion that becomes a reported memory
+ * error changes no reward). */
+int val_same_passes(const tr_report *a, const tr_report *b);
 
 /* The tests a run reports as failed (anything but pass or skip) and
  * passed, as arrays of borrowed names. */
