@@ -14,11 +14,63 @@
 
 #define IMPORT_REPOS_MAX 64
 
+/* --spec FILE: {"owner/name": {"dir": GITDIR, "test_cmd": CMD, "test_format": F,
+ * "timeout_s": S}, ...}; the tree is kept in *keep (it owns the strings). */
+static int load_spec(swb_repo *repos, size_t *nrepos, char **owned, cJSON **keep, const char *path)
+{
+    char *text, err[RL_ERR_MAX];
+    size_t len;
+    if (fs_read_file(&text, &len, path, RL_TASK_FILE_MAX, err) < 0) {
+        fprintf(stderr, "harness import: --spec: %s\n", err);
+        return -1;
+    }
+    cJSON *o = cJSON_ParseWithLength(text, len);
+    free(text);
+    if (!cJSON_IsObject(o)) {
+        fprintf(stderr, "harness import: %s: expected a JSON object {\"owner/name\": {\"dir\": ..., \"test_cmd\": ...}}\n",
+                path);
+        cJSON_Delete(o);
+        return -1;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, o) {
+        const cJSON *dir = cJSON_GetObjectItemCaseSensitive(it, "dir");
+        const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(it, "test_cmd");
+        const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(it, "test_format");
+        const cJSON *to = cJSON_GetObjectItemCaseSensitive(it, "timeout_s");
+        const char *bad = !cJSON_IsObject(it) ? "expected an object"
+                          : !cJSON_IsString(dir) ? "field \"dir\": expected a string (the git repository)"
+                          : !cJSON_IsString(cmd) ? "field \"test_cmd\": expected a string"
+                          : fmt && (!cJSON_IsString(fmt) || task_format_from_name(fmt->valuestring) < 0)
+                              ? "field \"test_format\": expected check, tap or junit"
+                          : to && (!cJSON_IsNumber(to) || to->valuedouble != (int)to->valuedouble ||
+                                   to->valueint < RL_TASK_TIMEOUT_MIN || to->valueint > RL_TASK_TIMEOUT_MAX)
+                              ? "field \"timeout_s\": expected whole seconds, 1-600"
+                              : NULL;
+        if (!bad && *nrepos == IMPORT_REPOS_MAX)
+            bad = "too many repositories";
+        if (bad) {
+            fprintf(stderr, "harness import: %s: \"%.100s\": %s\n", path, it->string, bad);
+            cJSON_Delete(o);
+            return -1;
+        }
+        owned[*nrepos] = strdup(it->string);
+        repos[(*nrepos)++] = (swb_repo){.name = owned[*nrepos - 1],
+                                        .dir = dir->valuestring,
+                                        .test_cmd = cmd->valuestring,
+                                        .test_format = fmt ? fmt->valuestring : NULL,
+                                        .timeout_s = to ? to->valueint : 0};
+    }
+    *keep = o;
+    return 0;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: harness import --swebench FILE.jsonl --out DIR\n"
                "                      --repo NAME=GITDIR --test-cmd CMD [--test-format F] [--timeout S]\n"
-               "                      [--repo ...] [--split train|heldout] [--runs N] [--no-validate]\n"
+               "                      [--repo ...] [--spec FILE] [--split train|heldout] [--runs N]\n"
+               "                      [--no-validate]\n"
                "Turns SWE-bench instances (one JSON object per line: instance_id, repo,\n"
                "base_commit, patch, test_patch, FAIL_TO_PASS, PASS_TO_PASS, problem_statement;\n"
                "other fields are kept under the task's \"extra\") into tasks: DIR/repos/ID/ is\n"
@@ -28,7 +80,9 @@ static void usage(FILE *f)
                "its protected paths the files test_patch touches. Test ids are mapped to the\n"
                "names the result parsers report (tests/t.py::C::test_y -> test_y). --test-cmd,\n"
                "--test-format (check|tap|junit, default junit) and --timeout (seconds, default\n"
-               "%d) apply to the --repo before them. Each task is validated (--runs N per\n"
+               "%d) apply to the --repo before them. --spec FILE gives repositories as JSON:\n"
+               "{\"owner/name\": {\"dir\": GITDIR, \"test_cmd\": CMD, \"test_format\": F,\n"
+               "\"timeout_s\": S}, ...}. Each task is validated (--runs N per\n"
                "stage, default 1, at most %d) and written to DIR/tasks/ID.json only when valid.\n"
                "Exit 1 when an instance fails (one line each), 2 on a usage error.\n",
             SWB_TIMEOUT_DEFAULT, RL_VALIDATE_RUNS_MAX);
@@ -42,6 +96,7 @@ int cmd_import(int argc, char **argv)
     size_t nrepos = 0;
     long runs = 1;
     int validate = 1, rc = 2;
+    cJSON *spec = NULL;
     swb_opts o;
     swb_opts_default(&o);
     o.out_dir = NULL;
@@ -100,6 +155,13 @@ int cmd_import(int argc, char **argv)
                 fprintf(stderr, "harness import: --runs: expected 1-%d, got '%s'\n", RL_VALIDATE_RUNS_MAX, argv[i]);
                 goto done;
             }
+        } else if (!strcmp(a, "--spec") && has) {
+            if (spec) {
+                fprintf(stderr, "harness import: --spec: expected once\n");
+                goto done;
+            }
+            if (load_spec(repos, &nrepos, owned, &spec, argv[++i]) < 0)
+                goto done;
         } else if (!strcmp(a, "--no-validate")) {
             validate = 0;
         } else {
@@ -109,7 +171,7 @@ int cmd_import(int argc, char **argv)
     }
     if (!file || !o.out_dir || !nrepos) {
         fprintf(stderr, "harness import: expected --swebench FILE.jsonl, --out DIR and at least one --repo "
-                        "NAME=GITDIR (see --help)\n");
+                        "NAME=GITDIR or a --spec FILE (see --help)\n");
         goto done;
     }
     o.repos = repos;
@@ -174,5 +236,6 @@ int cmd_import(int argc, char **argv)
 done:
     for (size_t i = 0; i < nrepos; i++)
         free(owned[i]);
+    cJSON_Delete(spec);
     return rc;
 }

@@ -383,6 +383,39 @@ START_TEST(test_usage_errors)
 }
 END_TEST
 
+/* Repositories from a spec file instead of --repo flags. */
+START_TEST(test_import_spec)
+{
+    char *out, cmd[2048], path[512], err[RL_ERR_MAX];
+    write_instances("inst.jsonl", NULL);
+    snprintf(path, sizeof path, "%s/spec.json", dir);
+    char spec[1024];
+    snprintf(spec, sizeof spec,
+             "{\"example/calc\": {\"dir\": \"%s/up\", \"test_cmd\": \"python3 -m pytest -q tests\", "
+             "\"test_format\": \"junit\", \"timeout_s\": 90}}\n", dir);
+    ck_assert_int_eq(fs_write_atomic(path, spec, strlen(spec), err), 0);
+    snprintf(cmd, sizeof cmd, "%s/harness import --swebench %s/inst.jsonl --out %s/out --spec %s --no-validate 2>&1",
+             bin(), dir, dir, path);
+    ck_assert_msg(run(&out, cmd) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "example__calc-1: written (not validated)"), "%s", out);
+    free(out);
+    char tpath[512], repos[512];
+    snprintf(tpath, sizeof tpath, "%s/out/tasks/example__calc-1.json", dir);
+    snprintf(repos, sizeof repos, "%s/out/repos", dir);
+    task *t;
+    ck_assert_msg(task_load(&t, tpath, repos, err) == 0, "%s", err);
+    ck_assert_str_eq(t->test_cmd, "python3 -m pytest -q tests");
+    ck_assert_int_eq(t->timeout_s, 90);
+    task_free(t);
+    const char *bad = "{\"example/calc\": {\"test_cmd\": \"true\"}}";
+    ck_assert_int_eq(fs_write_atomic(path, bad, strlen(bad), err), 0);
+    ck_assert_int_eq(run(&out, cmd), 2);
+    ck_assert_msg(strstr(out, "\"example/calc\": field \"dir\": expected a string") && count_lines(out) == 1, "%s",
+                  out);
+    free(out);
+}
+END_TEST
+
 Suite *swebench_suite(void)
 {
     Suite *s = suite_create("swebench");
@@ -394,6 +427,7 @@ Suite *swebench_suite(void)
     tcase_add_test(tc, test_import_round_trip);
     tcase_add_loop_test(tc, test_import_errors, 0, (int)(sizeof BAD / sizeof BAD[0]));
     tcase_add_test(tc, test_usage_errors);
+    tcase_add_test(tc, test_import_spec);
     tcase_set_timeout(tc, 240);
     suite_add_tcase(s, tc);
     return s;
