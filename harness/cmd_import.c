@@ -82,8 +82,9 @@ static void usage(FILE *f)
                "--test-format (check|tap|junit, default junit) and --timeout (seconds, default\n"
                "%d) apply to the --repo before them. --spec FILE gives repositories as JSON:\n"
                "{\"owner/name\": {\"dir\": GITDIR, \"test_cmd\": CMD, \"test_format\": F,\n"
-               "\"timeout_s\": S}, ...}. Each task is validated (--runs N per\n"
-               "stage, default 1, at most %d) and written to DIR/tasks/ID.json only when valid.\n"
+               "\"timeout_s\": S}, ...}. Each task is validated (--runs N per stage, default 1,\n"
+               "at most %d) and written to DIR/tasks/ID.json only when valid (--no-validate:\n"
+               "written without running its tests).\n"
                "Exit 1 when an instance fails (one line each), 2 on a usage error.\n",
             SWB_TIMEOUT_DEFAULT, RL_VALIDATE_RUNS_MAX);
 }
