@@ -201,7 +201,7 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
     memset(r, 0, sizeof r);
     testrun_limits vary = {.variant = 1}; /* the second run under MALLOC_PERTURB_ and a larger environment */
     testrun_limits san = {.sanitize = 1}; /* a C repository's third: built under ASan and UBSan */
-    int nr = t->test_format == TASK_FMT_CHECK && testrun_can_sanitize() ? 3 : 2;
+    int nr = val_sanitized(t) ? 3 : 2;
     int ok = testrun_run(&r[0], t, ws_path(ws), NULL, err) == 0;
     ok = ok && testrun_run(&r[1], t, ws_path(ws), &vary, err) == 0;
     ok = ok && (nr < 3 || testrun_run(&r[2], t, ws_path(ws), &san, err) == 0);

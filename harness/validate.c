@@ -83,12 +83,19 @@ int val_same_passes(const tr_report *a, const tr_report *b)
     return 1;
 }
 
-/* 1 for a task whose tests are built from C by make (Check's format):
- * validation runs them once more under the sanitizers, where the sandbox
- * can bound such a run's memory (cgroups). */
-static int val_sanitized(const task *t)
+/* 1 for a task whose test command runs make (the C repositories, Check or
+ * TAP): validation runs it once more under the sanitizers, where the
+ * sandbox can bound such a run's memory (cgroups). */
+int val_sanitized(const task *t)
 {
-    return t->test_format == TASK_FMT_CHECK && testrun_can_sanitize();
+    if (t->test_format == TASK_FMT_JUNIT || !testrun_can_sanitize())
+        return 0;
+    for (const char *p = strstr(t->test_cmd, "make"); p; p = strstr(p + 4, "make")) {
+        int start = p == t->test_cmd || strchr(" \t;&|(", p[-1]);
+        if (start && (!p[4] || strchr(" \t;&|)", p[4])))
+            return 1;
+    }
+    return 0;
 }
 
 /* Runs the tests `runs` times on the work tree's change, each time in a

@@ -3,7 +3,7 @@
  * With more than one run per stage, every run of a stage must report the
  * same outcome, the runs after the first under varied conditions
  * (MALLOC_PERTURB_, a larger environment), and with two runs or more a
- * task whose tests are C under Check gets one run more built under
+ * C task (val_sanitized) gets one run more built under
  * AddressSanitizer and UndefinedBehaviorSanitizer: a bug whose tests pass
  * now and then (a read of uninitialized memory, a race, the clock) or
  * only while an overflow lands harmlessly would hand out reward for no
@@ -45,6 +45,10 @@ int val_same_outcome(const tr_report *a, const tr_report *b);
  * run is compared: a failing assertion that becomes a reported memory
  * error changes no reward). */
 int val_same_passes(const tr_report *a, const tr_report *b);
+/* 1 when validation (and the generator) run t once more built under ASan
+ * and UBSan: its test command runs make, its format is Check or TAP (C),
+ * and the sandbox has cgroups (testrun_can_sanitize). */
+int val_sanitized(const task *t);
 
 /* The tests a run reports as failed (anything but pass or skip) and
  * passed, as arrays of borrowed names. */
