@@ -320,6 +320,21 @@
  * repositories that are not held out entirely: 20%. */
 #define RL_GEN_HELDOUT_EVERY 5
 
+/* ---- SWE-bench import and export (harness/swebench.h) ----------------- */
+
+/* One line of an instances JSONL: two diffs of at most RL_TASK_DIFF_MAX,
+ * a problem statement and a few more fields; 8 MiB is four times that. */
+#define RL_SWB_INSTANCE_LINE_MAX (8u << 20)
+/* Files of one snapshot: Django, among SWE-bench's largest repositories,
+ * has about 7,000; the cap bounds a corrupt or enormous tree. */
+#define RL_SWB_SNAPSHOT_FILES_MAX 100000
+/* One trajectory record line read by `harness export`: a record holds
+ * every turn's context, as large as RL_GRPO_RECORD_MAX allows. */
+#define RL_SWB_RECORD_LINE_MAX (256u << 20)
+/* The predictions file held in memory before its atomic write: one patch
+ * (at most RL_TASK_DIFF_MAX-sized in practice) per record, 1 GiB in all. */
+#define RL_SWB_PREDICTIONS_MAX (1u << 30)
+
 /* ---- openai policy (policy/openai.h) ----------------------------------- */
 
 /* Requests a batch keeps open at once by default: a single inference

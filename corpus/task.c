@@ -88,6 +88,7 @@ void task_free(task *t)
     strs_free(&t->protected_paths);
     free(t->gen_mutation);
     free(t->gen_file);
+    cJSON_free(t->extra);
     free(t);
 }
 
@@ -273,9 +274,9 @@ static int looks_like_diff(const char *s)
 static const char *const FIELDS[] = {
     "instance_id", "repo", "problem_statement", "bug", "patch", "FAIL_TO_PASS", "PASS_TO_PASS",
     "test_cmd", "test_format", "test_result_file", "protected_paths", "timeout_s", "split",
-    "kind", "generator",
+    "kind", "generator", "extra",
 };
-static const char *const OPTIONAL_FIELDS[] = {"test_result_file", "generator"};
+static const char *const OPTIONAL_FIELDS[] = {"test_result_file", "generator", "extra"};
 static const char *const GEN_FIELDS[] = {"seed", "mutation", "file", "line"};
 
 /* Rejects unknown and repeated keys (cJSON keeps both copies of a key). */
@@ -424,6 +425,12 @@ static int parse_fields(task *t, vctx *c, const cJSON *o, const char *repos_dir)
     t->kind = (task_kind)e;
     if (F(o, "generator") && (rc = parse_generator(t, c, F(o, "generator"))))
         return rc;
+    if (F(o, "extra")) {
+        if (!cJSON_IsObject(F(o, "extra")))
+            return field_err(c, RL_EINVAL, "extra", "expected an object");
+        if (!(t->extra = cJSON_PrintUnformatted(F(o, "extra"))))
+            return field_err(c, RL_ENOMEM, "extra", "out of memory");
+    }
     return check_cross(t, c, repos_dir);
 }
 
@@ -541,6 +548,14 @@ char *task_to_json(const task *t)
         cJSON_AddStringToObject(g, "mutation", t->gen_mutation ? t->gen_mutation : "");
         cJSON_AddStringToObject(g, "file", t->gen_file ? t->gen_file : "");
         cJSON_AddNumberToObject(g, "line", t->gen_line);
+    }
+    if (t->extra) {
+        cJSON *x = cJSON_Parse(t->extra);
+        if (!x) {
+            cJSON_Delete(o);
+            return NULL;
+        }
+        cJSON_AddItemToObject(o, "extra", x);
     }
     char *s = cJSON_Print(o);
     cJSON_Delete(o);

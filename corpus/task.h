@@ -47,6 +47,10 @@ typedef struct task {
     char *gen_mutation;
     char *gen_file;
     int gen_line;
+    /* "extra": an object of further fields kept as they came (an imported
+     * SWE-bench instance's other fields), its JSON text, or NULL; freed
+     * with cJSON_free. */
+    char *extra;
 } task;
 
 /* Parses and validates one task file. repos_dir ("repos") is checked for

@@ -10,6 +10,8 @@ int cmd_run(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);
 int cmd_list(int argc, char **argv);

@@ -3,7 +3,8 @@
  * In the spirit of SWE-smith: every non-test source file of a repository
  * is lexed for mutation sites (corpus/mutate.h); candidates are tried in
  * the seed's order, each validated in a sandboxed work tree: the tests
- * must run, at least one must fail at the base, two base runs must agree,
+ * must run, at least one must fail at the base, two base runs must agree
+ * (three for C: the third built under ASan and UBSan),
  * and the gold patch (the reverse diff) must make every test pass.
  * Candidates whose mutated source was already seen are dropped before any
  * test runs. Test command, format and protected paths come from the
@@ -196,10 +197,14 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
         buf_printf(out, "no bug does not apply: %s", err);
         goto done;
     }
-    testrun r[2];
+    testrun r[3];
+    memset(r, 0, sizeof r);
     testrun_limits vary = {.variant = 1}; /* the second run under MALLOC_PERTURB_ and a larger environment */
+    testrun_limits san = {.sanitize = 1}; /* a C repository's third: built under ASan and UBSan */
+    int nr = val_sanitized(t) ? 3 : 2;
     int ok = testrun_run(&r[0], t, ws_path(ws), NULL, err) == 0;
     ok = ok && testrun_run(&r[1], t, ws_path(ws), &vary, err) == 0;
+    ok = ok && (nr < 3 || testrun_run(&r[2], t, ws_path(ws), &san, err) == 0);
     if (!ok) {
         buf_printf(out, "no sandbox: %s", err);
         ws_free(ws);
@@ -215,6 +220,8 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
         buf_puts(out, "no no test fails at the base");
     else if (!same)
         buf_puts(out, "no flaky: two base runs disagree");
+    else if (nr == 3 && !val_same_passes(&r[0].report, &r[2].report))
+        buf_puts(out, "no memory error: the base built under ASan and UBSan disagrees with the plain build");
     else {
         /* the gold patch must make every test pass */
         t->fail_to_pass.v = (char **)failed;
@@ -239,8 +246,8 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
     }
     free(failed);
     free(passed);
-    testrun_dispose(&r[0]);
-    testrun_dispose(&r[1]);
+    for (int i = 0; i < nr; i++)
+        testrun_dispose(&r[i]);
     ws_free(ws);
 done:
     free(t->instance_id);

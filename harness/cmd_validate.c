@@ -76,9 +76,13 @@ static void usage(FILE *f)
                "(--all is --tasks all; --task ID is --tasks ID).\n"
                "At the base every FAIL_TO_PASS test must fail and every PASS_TO_PASS test pass;\n"
                "with the gold patch all must pass. --runs N (default 1, at most %d) runs each\n"
-               "stage N times, the later runs under MALLOC_PERTURB_ and a larger environment,\n"
-               "and fails a task whose runs disagree (flaky, or reading memory contents or the\n"
-               "environment). Prints a table; exit 1 on any failure. A valid task whose test\n"
+               "stage N times, the later runs under MALLOC_PERTURB_ and a larger environment;\n"
+               "with N >= 2 a C task (check or tap, test_cmd runs make) runs once more built\n"
+               "under AddressSanitizer and UndefinedBehaviorSanitizer (make's CC, given through\n"
+               "MAKEFLAGS; where the sandbox has cgroups), and every test must pass or fail\n"
+               "as in run 1. A task whose runs disagree fails, naming the variation (flaky, or\n"
+               "reading memory contents or the environment, or a memory error the plain build\n"
+               "hides). Prints a table; exit 1 on any failure. A valid task whose test\n"
                "run leaves files that no ignore rule covers (build products, result files) is\n"
                "marked with a warning: they would show in list_files and in recorded patches.\n", RL_VALIDATE_RUNS_MAX);
 }

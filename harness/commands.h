@@ -16,6 +16,8 @@
     X("list", cmd_list, "validate and list the tasks")                                             \
     X("validate", cmd_validate, "check tasks: base fails where it should, the gold patch fixes it") \
     X("gen", cmd_gen, "synthesize validated bug tasks by mutating a repository")                   \
+    X("import", cmd_import, "turn SWE-bench instances against local git repositories into tasks")  \
+    X("export", cmd_export, "write SWE-bench predictions JSONL from trajectory records")           \
     X("serve", cmd_env_serve, "serve episodes over HTTP to an external trainer (reset/step/state)")     \
     X("exec", cmd_exec, "run a command in a directory under the sandbox")
 

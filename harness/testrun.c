@@ -165,7 +165,7 @@ static int run_tests(testrun *out, const task *t, const char *dir, const task_st
     /* A fresh private directory per run for the structured results. */
     char rdir[4096] = "", rpath[4200] = "";
     char env_file[4300], env_ck[4300], env_py[4300], env_perturb[32], *env_pad = NULL;
-    const char *env[6] = {NULL};
+    const char *env[9] = {NULL};
     const char *rw[2] = {NULL};
     {
         int rc = result_dir_make(rdir, sizeof rdir, dir, err);
@@ -182,8 +182,8 @@ static int run_tests(testrun *out, const task *t, const char *dir, const task_st
         rw[0] = rdir;
         int k = lim ? lim->variant : 0;
         if (k > 0 && k <= RL_VALIDATE_RUNS_MAX) {
-            /* a nonzero byte that differs from run to run: 0x55, 0xaa, 0xff, ... */
-            snprintf(env_perturb, sizeof env_perturb, "MALLOC_PERTURB_=%d", (0x55 * k) % 255 + 1);
+            /* a nonzero byte that differs from run to run (testrun_perturb_byte) */
+            snprintf(env_perturb, sizeof env_perturb, "MALLOC_PERTURB_=%d", testrun_perturb_byte(k));
             size_t pad = (size_t)k * 1024;
             if (!(env_pad = malloc(pad + 16))) {
                 fs_remove_tree(rdir, NULL);
@@ -194,6 +194,11 @@ static int run_tests(testrun *out, const task *t, const char *dir, const task_st
             env_pad[11 + pad] = 0;
             env[ne++] = env_perturb;
             env[ne++] = env_pad;
+        }
+        if (lim && lim->sanitize) {
+            env[ne++] = TESTRUN_SANITIZE_MAKEFLAGS;
+            env[ne++] = "ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:exitcode=86:halt_on_error=1";
+            env[ne++] = "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=86";
         }
     }
     const char *argv[] = {"/bin/sh", "-c", t->test_cmd, NULL};
@@ -212,6 +217,8 @@ static int run_tests(testrun *out, const task *t, const char *dir, const task_st
         o.lim.procs = lim->procs;
     if (lim && lim->disk_mb > 0)
         o.lim.disk_mb = lim->disk_mb;
+    if (lim && lim->sanitize)
+        o.lim.no_as_limit = 1;
     int rc = sb_run(&out->sb, &o, err);
     free(env_pad);
     if (rc < 0) {
@@ -232,6 +239,16 @@ static int run_tests(testrun *out, const task *t, const char *dir, const task_st
 int testrun_run(testrun *out, const task *t, const char *dir, const testrun_limits *lim, char *err)
 {
     return run_tests(out, t, dir, NULL, lim, err);
+}
+
+int testrun_can_sanitize(void)
+{
+    return (sb_layers_available() & SB_LAYER_CGROUP) != 0;
+}
+
+int testrun_perturb_byte(int variant)
+{
+    return (0x55 * variant) % 255 + 1;
 }
 
 void testrun_dispose(testrun *r)

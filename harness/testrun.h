@@ -58,7 +58,21 @@ typedef struct testrun_limits {
      * with a byte that depends on k) and the environment grown by k KiB
      * (moving the initial stack). An honest task's results do not change. */
     int variant;
+    /* 1: the build under AddressSanitizer and UndefinedBehaviorSanitizer,
+     * for a build that takes its compiler from make's command line (a
+     * Makefile's `CC`): the run gets TESTRUN_SANITIZE_MAKEFLAGS, which
+     * make reads as `CC=cc -fsanitize=address,undefined ...` given on its
+     * command line, and ASan/UBSan options that make a finding end the
+     * process with an error (leak checking off: it needs ptrace), and no
+     * address-space limit of its own (ASan's shadow): the memory cgroup
+     * bounds the run, so it needs a sandbox with cgroups
+     * (testrun_can_sanitize). A build that ignores it runs as usual. */
+    int sanitize;
 } testrun_limits;
+
+/* make takes variable definitions after "--" in MAKEFLAGS, blanks escaped. */
+#define TESTRUN_SANITIZE_MAKEFLAGS \
+    "MAKEFLAGS=-- CC=cc\\ -fsanitize=address,undefined\\ -fno-sanitize-recover=all\\ -fno-omit-frame-pointer"
 
 typedef struct testrun {
     tr_report report;     /* what the runner reported */
@@ -75,6 +89,11 @@ typedef struct testrun {
  * the result directory could not be made. */
 int testrun_run(testrun *out, const task *t, const char *dir, const testrun_limits *lim, char *err);
 void testrun_dispose(testrun *r);
+/* The MALLOC_PERTURB_ byte of variant k > 0: nonzero, different for
+ * consecutive variants (0x56, 0xab, 0x01, ...). */
+int testrun_perturb_byte(int variant);
+/* 1 when a sanitizer run can bound its memory (the sandbox has cgroups). */
+int testrun_can_sanitize(void);
 
 /* Runs the tests on ws's change (ws_change) applied to a fresh checkout
  * of the base (ws's companion, reset first); ws itself is only read.

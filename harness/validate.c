@@ -72,15 +72,46 @@ int val_same_outcome(const tr_report *a, const tr_report *b)
     return 1;
 }
 
+int val_same_passes(const tr_report *a, const tr_report *b)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if ((a->cases[i].status == TR_PASS) != (tr_status_of(b, a->cases[i].name) == TR_PASS))
+            return 0;
+    for (size_t i = 0; i < b->n; i++)
+        if (b->cases[i].status == TR_PASS && tr_status_of(a, b->cases[i].name) != TR_PASS)
+            return 0;
+    return 1;
+}
+
+/* 1 for a task whose test command runs make (the C repositories, Check or
+ * TAP): validation runs it once more under the sanitizers, where the
+ * sandbox can bound such a run's memory (cgroups). */
+int val_sanitized(const task *t)
+{
+    if (t->test_format == TASK_FMT_JUNIT || !testrun_can_sanitize())
+        return 0;
+    for (const char *p = strstr(t->test_cmd, "make"); p; p = strstr(p + 4, "make")) {
+        int start = p == t->test_cmd || strchr(" \t;&|(", p[-1]);
+        if (start && (!p[4] || strchr(" \t;&|)", p[4])))
+            return 1;
+    }
+    return 0;
+}
+
 /* Runs the tests `runs` times on the work tree's change, each time in a
  * fresh checkout as scoring does (testrun_fresh): the first run must
  * meet the expectation (gold or base) and every later run, each under
  * another variation of the environment (testrun_limits.variant), must
- * report the same outcome. Fills *mean_ms; returns 1 ok, 0 not (why filled), < 0 error. */
+ * report the same outcome; with runs >= 2 a C task (val_sanitized) gets
+ * one run more, built under ASan and UBSan (testrun_limits.sanitize),
+ * where every test must pass or not as in run 1.
+ * Fills *mean_ms (the mean over every run); returns 1 ok, 0 not (why
+ * filled, naming the variation), < 0 error. */
 static int run_stage(const task *t, struct ws_tree *ws, int gold, int runs, double *mean_ms, char *why, size_t n,
                      char *err)
 {
     testrun first, again;
+    const char *stage = gold ? "with the gold patch" : "at the base";
     double t0 = clk_ms();
     int rc = testrun_fresh(&first, NULL, t, ws, 1, NULL, err);
     if (rc < 0) {
@@ -88,18 +119,26 @@ static int run_stage(const task *t, struct ws_tree *ws, int gold, int runs, doub
         return rc;
     }
     int ok = expect(&first, t, gold, why, n);
+    int total = runs + (runs >= 2 && val_sanitized(t));
     int done = 1;
-    for (; ok && done < runs; done++) {
-        testrun_limits vary = {.variant = done};
+    for (; ok && done < total; done++) {
+        testrun_limits vary = {.variant = done < runs ? done : 0, .sanitize = done >= runs};
         if ((rc = testrun_fresh(&again, NULL, t, ws, 1, &vary, err)) < 0) {
             testrun_dispose(&again);
             testrun_dispose(&first);
             return rc;
         }
-        if (!val_same_outcome(&first.report, &again.report)) {
+        if (vary.sanitize ? !val_same_passes(&first.report, &again.report)
+                          : !val_same_outcome(&first.report, &again.report)) {
             ok = 0;
-            snprintf(why, n, "%s: run %d of %d (MALLOC_PERTURB_, larger environment) disagrees with run 1 (flaky)", gold ? "with the gold patch" : "at the base",
-                     done + 1, runs);
+            if (vary.sanitize)
+                snprintf(why, n, "%s: the run built under AddressSanitizer and UndefinedBehaviorSanitizer "
+                         "disagrees with run 1 (a memory or undefined-behaviour error the plain build hides)%s%.120s",
+                         stage, again.report.integrity[0] ? ": " : "", again.report.integrity);
+            else
+                snprintf(why, n, "%s: run %d of %d (MALLOC_PERTURB_=%d, environment %d KiB larger) disagrees "
+                         "with run 1 (flaky, or reading memory contents or the environment)", stage, done + 1,
+                         runs, testrun_perturb_byte(done), done);
         }
         testrun_dispose(&again);
     }

@@ -2,9 +2,13 @@
  * fails and every PASS_TO_PASS test passes; with the gold patch all pass.
  * With more than one run per stage, every run of a stage must report the
  * same outcome, the runs after the first under varied conditions
- * (MALLOC_PERTURB_, a larger environment): a bug whose tests pass now and
- * then (a read of uninitialized memory, a race, the clock) would hand out
- * reward for no fix. The generator uses the same check. */
+ * (MALLOC_PERTURB_, a larger environment), and with two runs or more a
+ * C task (val_sanitized) gets one run more built under
+ * AddressSanitizer and UndefinedBehaviorSanitizer: a bug whose tests pass
+ * now and then (a read of uninitialized memory, a race, the clock) or
+ * only while an overflow lands harmlessly would hand out reward for no
+ * fix. A disagreement is named with the variation it appeared under. The
+ * generator uses the same check. */
 #ifndef RL_VALIDATE_H
 #define RL_VALIDATE_H
 
@@ -22,8 +26,9 @@ typedef struct val_result {
 } val_result;
 
 /* Resets ws to the task's base, runs the tests `runs` times
- * (1-RL_VALIDATE_RUNS_MAX; all must agree), applies the gold patch and runs
- * them `runs` times again. base_ms and gold_ms are per run. Returns 0 with
+ * (1-RL_VALIDATE_RUNS_MAX; all must agree; plus the sanitizer run, see
+ * above), applies the gold patch and runs them so again. base_ms and
+ * gold_ms are per run. Returns 0 with
  * out->ok 0 and out->why filled when the task is not honest; < 0 (err) when
  * the check itself could not run. */
 int val_task(val_result *out, const task *t, struct ws_tree *ws, int runs, char *err);
@@ -36,6 +41,14 @@ int val_gold(val_result *out, const task *t, struct ws_tree *ws, int runs, char 
 
 /* 1 if b reports every test of a with the same status and no other. */
 int val_same_outcome(const tr_report *a, const tr_report *b);
+/* 1 if every test passes in both reports or in neither (how the sanitized
+ * run is compared: a failing assertion that becomes a reported memory
+ * error changes no reward). */
+int val_same_passes(const tr_report *a, const tr_report *b);
+/* 1 when validation (and the generator) run t once more built under ASan
+ * and UBSan: its test command runs make, its format is Check or TAP (C),
+ * and the sandbox has cgroups (testrun_can_sanitize). */
+int val_sanitized(const task *t);
 
 /* The tests a run reports as failed (anything but pass or skip) and
  * passed, as arrays of borrowed names. */

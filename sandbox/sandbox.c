@@ -521,7 +521,8 @@ static void sb_job_fill(sb_state *s, const sb_opts *o, const sb_caps *caps)
     rlim_t nproc = (rlim_t)l->procs + (!caps->root && caps->userns);
     sb_rlim_add(j, RLIMIT_NPROC, nproc, nproc);
     rlim_t as = (rlim_t)l->mem_mb << 20;
-    sb_rlim_add(j, RLIMIT_AS, as, as);
+    if (!l->no_as_limit || !(caps->layers & SB_LAYER_CGROUP))
+        sb_rlim_add(j, RLIMIT_AS, as, as);
     /* About the same figures for the whole tree, where it has cgroups. */
     j->cg_lim[0] = (long long)(l->mem_mb + SB_CG_MEM_SLACK_MB) << 20;
     j->cg_lim[1] = l->procs;

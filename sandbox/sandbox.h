@@ -117,6 +117,11 @@ typedef struct sb_limits {
                            "Memory and disk" above) */
     size_t out_max;     /* captured output cap (head + tail kept) */
     size_t flood_max;   /* stop the command once it wrote this much */
+    int no_as_limit;    /* 1: no RLIMIT_AS of its own, the memory cgroup
+                           alone bounds the tree (AddressSanitizer reserves
+                           terabytes of address space for its shadow);
+                           ignored where the sandbox has no cgroups
+                           (sb_layers_available) */
 } sb_limits;
 
 /* Fills the defaults from common/limits.h. */

@@ -2,6 +2,7 @@
  * `harness show` on a recorded episode: the token table and the transcript. */
 #include "common/err.h"
 #include "common/fsutil.h"
+#include "harness/testrun.h"
 
 #include <cJSON.h>
 #include <check.h>
@@ -382,12 +383,85 @@ START_TEST(test_validate_runs)
     free(out);
     snprintf(cmd, sizeof cmd, base, dir, bin(), "envdep", dir, dir, "--runs 2");
     ck_assert_int_eq(sh_out(cmd, &out), 1);
-    ck_assert_msg(strstr(out, "at the base: run 2 of 2 (MALLOC_PERTURB_, larger environment) disagrees with run 1"),
-                  "%s", out);
+    ck_assert_msg(strstr(out, "at the base: run 2 of 2 (MALLOC_PERTURB_=86, environment 1 KiB larger) disagrees "
+                              "with run 1"), "%s", out);
     free(out);
     snprintf(cmd, sizeof cmd, base, dir, bin(), "coin", dir, dir, "--runs 0");
     ck_assert_int_eq(sh_out(cmd, &out), 2);
     ck_assert_msg(strstr(out, "--runs: expected 1-20, got '0'"), "%s", out);
+    free(out);
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
+/* A C task (Check) whose PASS_TO_PASS test writes one byte past a heap
+ * block: the plain build passes it (malloc's rounding hides the byte), the
+ * build under ASan and UBSan does not, so with --runs 2 the task is
+ * rejected, naming the sanitizers; with --runs 1 (no variations) it
+ * passes, and so does --runs 2 once the overflow is gone. Where the
+ * sandbox has no cgroups there is no sanitizer run. */
+START_TEST(test_validate_sanitizer)
+{
+    char dir[] = "/tmp/rl-asan-XXXXXX", err[RL_ERR_MAX], cmd[8192], *out;
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    chmod(dir, 0755);
+    static const char *const FILES[][2] = {
+        {".gitignore", "build/\n"},
+        {"Makefile", "CC := cc\nCFLAGS := -std=c11 -O0 -g\ntest:\n\t@mkdir -p build\n"
+                     "\t$(CC) $(CFLAGS) -o build/t src/ovf.c tests/t.c $(shell pkg-config --cflags --libs check)\n"
+                     "\t./build/t\n"},
+        {"src/ovf.c", "#include <stdlib.h>\n#include <string.h>\nint value(void) { return 1; }\n"
+                      "char *dup_str(const char *s) { char *d = malloc(strlen(s)); strcpy(d, s); return d; }\n"},
+        {"tests/t.c", "#include <check.h>\n#include <stdlib.h>\nint value(void);\nchar *dup_str(const char *);\n"
+                      "START_TEST(t_value) { ck_assert_int_eq(value(), 1); }\nEND_TEST\n"
+                      "START_TEST(t_copy) { char *d = dup_str(\"hello\"); ck_assert_str_eq(d, \"hello\"); free(d); }\n"
+                      "END_TEST\n"
+                      "int main(void) {\n  Suite *s = suite_create(\"ovf\");\n  TCase *tc = tcase_create(\"core\");\n"
+                      "  tcase_add_test(tc, t_value);\n  tcase_add_test(tc, t_copy);\n  suite_add_tcase(s, tc);\n"
+                      "  SRunner *r = srunner_create(s);\n  srunner_run_all(r, CK_VERBOSE);\n"
+                      "  int n = srunner_ntests_failed(r);\n  srunner_free(r);\n  return n ? 1 : 0;\n}\n"},
+    };
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/tasks %s/repos/ovf/src %s/repos/ovf/tests", dir, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++) {
+        char p[512];
+        snprintf(p, sizeof p, "%s/repos/ovf/%s", dir, FILES[i][0]);
+        ck_assert_int_eq(fs_write_atomic(p, FILES[i][1], strlen(FILES[i][1]), err), 0);
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/tasks/ovf1.json", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "{\"instance_id\": \"ovf1\", \"repo\": \"ovf\", \"problem_statement\": \"value() is wrong.\",\n"
+               " \"bug\": \"diff --git a/src/ovf.c b/src/ovf.c\\n--- a/src/ovf.c\\n+++ b/src/ovf.c\\n@@ -3 +3 @@\\n"
+               "-int value(void) { return 1; }\\n+int value(void) { return 0; }\\n\",\n"
+               " \"patch\": \"diff --git a/src/ovf.c b/src/ovf.c\\n--- a/src/ovf.c\\n+++ b/src/ovf.c\\n@@ -3 +3 @@\\n"
+               "-int value(void) { return 0; }\\n+int value(void) { return 1; }\\n\",\n"
+               " \"FAIL_TO_PASS\": [\"t_value\"], \"PASS_TO_PASS\": [\"t_copy\"], \"test_cmd\": \"make test\",\n"
+               " \"test_format\": \"check\", \"protected_paths\": [\"tests/\", \"Makefile\"], \"timeout_s\": 60, "
+               "\"split\": \"train\", \"kind\": \"single_edit\"}\n");
+    fclose(f);
+    const char *base = "RL_WS_ROOT=%s/ws %s/harness validate --tasks ovf1 --tasks-dir %s/tasks --repos-dir %s/repos "
+                       "--progress plain %s 2>&1";
+    snprintf(cmd, sizeof cmd, base, dir, bin(), dir, dir, "--runs 1");
+    ck_assert_msg(sh_out(cmd, &out) == 0, "%s", out);
+    free(out);
+    if (!testrun_can_sanitize()) {
+        fs_remove_tree(dir, err);
+        return;
+    }
+    snprintf(cmd, sizeof cmd, base, dir, bin(), dir, dir, "--runs 2");
+    ck_assert_int_eq(sh_out(cmd, &out), 1);
+    ck_assert_msg(strstr(out, "at the base: the run built under AddressSanitizer and UndefinedBehaviorSanitizer "
+                              "disagrees with run 1"), "%s", out);
+    free(out);
+    /* without the overflow the sanitized build agrees: the task is valid */
+    const char *fixed = "#include <stdlib.h>\n#include <string.h>\nint value(void) { return 1; }\n"
+                        "char *dup_str(const char *s) { char *d = malloc(strlen(s) + 1); strcpy(d, s); return d; }\n";
+    snprintf(path, sizeof path, "%s/repos/ovf/src/ovf.c", dir);
+    ck_assert_int_eq(fs_write_atomic(path, fixed, strlen(fixed), err), 0);
+    snprintf(cmd, sizeof cmd, base, dir, bin(), dir, dir, "--runs 2");
+    ck_assert_msg(sh_out(cmd, &out) == 0, "%s", out);
     free(out);
     fs_remove_tree(dir, err);
 }
@@ -443,6 +517,7 @@ Suite *batch_suite(void)
     tcase_add_test(show, test_repos_dir);
     tcase_add_test(show, test_validate_runs);
     tcase_add_test(show, test_validate_leftovers);
+    tcase_add_test(show, test_validate_sanitizer);
     suite_add_tcase(s, show);
     return s;
 }

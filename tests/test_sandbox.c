@@ -1641,6 +1641,18 @@ START_TEST(test_cgroup_tree_memory)
     ck_assert(r.layers & SB_LAYER_CGROUP);
     ck_assert_ptr_nonnull(strstr(r.reason, "cgroup"));
     sb_result_dispose(&r);
+    /* no_as_limit: no address-space limit of its own, the cgroup still bounds the tree */
+    l.no_as_limit = 1;
+    run_sh(&r, &l, "ulimit -v");
+    ck_assert_str_eq(r.out, "unlimited\n");
+    sb_result_dispose(&r);
+    run_in(&r, g_work, &l, argv);
+    ck_assert_int_eq(r.stop, SB_STOP_MEMORY);
+    sb_result_dispose(&r);
+    l.no_as_limit = 0;
+    run_sh(&r, &l, "ulimit -v");
+    ck_assert_str_eq(r.out, "65536\n");
+    sb_result_dispose(&r);
     ck_assert_int_eq(stray_children(0), 0);
 }
 END_TEST

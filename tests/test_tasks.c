@@ -114,6 +114,8 @@ static const edit EDITS[] = {
      "field \"generator.file\": missing", RL_EINVAL},
     {"bug", "\"make it return false\"", "field \"bug\": expected a unified diff", RL_EINVAL},
     {"patch", "[\"diff\"]", "field \"patch\": expected a non-empty string", RL_EINVAL},
+    {"extra", "[1]", "field \"extra\": expected an object", RL_EINVAL},
+    {"extra", "\"x\"", "field \"extra\": expected an object", RL_EINVAL},
 };
 
 /* The good task with one field replaced (or removed), as JSON text. */
@@ -264,6 +266,8 @@ START_TEST(test_task_round_trip)
     task_set s;
     char err[RL_ERR_MAX];
     ck_assert_msg(task_set_load(&s, DATA "/set", REPOS, err) == 0, "%s", err);
+    ck_assert_str_eq(task_set_find(&s, "alpha-one")->extra,
+                     "{\"base_commit\":\"0123abc\",\"version\":\"1.0\",\"ids\":[\"a::b\",\"c\"]}");
     for (size_t i = 0; i < s.n; i++) {
         const task *a = s.v[i];
         char *json = task_to_json(a);
@@ -292,6 +296,9 @@ START_TEST(test_task_round_trip)
             ck_assert_str_eq(a->gen_mutation, b->gen_mutation);
             ck_assert_str_eq(a->gen_file, b->gen_file);
         }
+        ck_assert_int_eq(!a->extra, !b->extra);
+        if (a->extra)
+            ck_assert_str_eq(a->extra, b->extra);
         char *json2 = task_to_json(b);
         ck_assert_str_eq(json, json2);
         free(json);
