@@ -539,6 +539,44 @@ START_TEST(test_generated_as_template)
 }
 END_TEST
 
+/* Malformed calls in the qwen3 style are format errors with the parser's
+ * one-line messages. */
+START_TEST(test_malformed_calls)
+{
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": }}\n</tool_call>",
+         "bad JSON in <tool_call>"},
+        {"<tool_call>\n{\"name\": \"delete_file\", \"arguments\": {}}\n</tool_call>",
+         "unknown function \"delete_file\": expected one of: "},
+        {"<tool_call>\n{\"name\": \"edit_file\", \"arguments\": {\"path\": \"a\", \"old_string\": \"x\"}}\n"
+         "</tool_call>",
+         "missing required parameter new_string in the call to edit_file"},
+        {"<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n</tool_call>\nDone.",
+         "text after </tool_call>"},
+        {"<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\", \"start_line\": \"ten\"}}\n"
+         "</tool_call>",
+         "parameter start_line of read_file: expected integer"},
+        {"<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}",
+         "unclosed <tool_call>"},
+    };
+    size_t nspecs;
+    const tc_spec *specs = tool_specs(&nspecs);
+    char err[RL_ERR_MAX];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tc_parsed p;
+        ck_assert_int_eq(tc_parse(&p, cases[i].text, strlen(cases[i].text), specs, nspecs, NULL, err),
+                         RL_EPARSE);
+        ck_assert(p.format_error);
+        ck_assert_uint_eq(p.ncalls, 0);
+        ck_assert_msg(strstr(p.error, cases[i].want), "case %zu: %s", i, p.error);
+        ck_assert_ptr_null(strchr(p.error, '\n'));
+        tc_parsed_dispose(&p);
+    }
+}
+END_TEST
+
 START_TEST(test_template_names)
 {
     char err[RL_ERR_MAX];
@@ -565,6 +603,7 @@ Suite *qwen3tpl_suite(void)
     tcase_add_test(t, test_template_names);
     tcase_add_test(t, test_tojson_numbers);
     tcase_add_test(t, test_generated_as_template);
+    tcase_add_test(t, test_malformed_calls);
     tcase_add_test(t, test_jinja_handwritten);
     tcase_add_test(t, test_jinja_fuzz);
     suite_add_tcase(s, t);
