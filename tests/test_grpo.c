@@ -1188,7 +1188,9 @@ START_TEST(test_grpo_three_steps_and_resume)
     char *state;
     snprintf(path, sizeof path, "%s/ckpt/step-00000003/state.json", run_a);
     ck_assert_int_eq(fs_read_file(&state, NULL, path, 1 << 20, err), 0);
-    ck_assert_ptr_nonnull(strstr(state, "\"chat_template\": \"qwen3-xml\""));
+    cJSON *sj = cJSON_Parse(state);
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(sj, "chat_template")), "qwen3-xml");
+    cJSON_Delete(sj);
     free(state);
 
     /* B: stopped after 2 steps (as a kill after the checkpoint would), then
