@@ -188,7 +188,8 @@ static int checkpoint(grpo_trainer *t, char *const *recs, size_t n, char *err)
         return 0;
     }
     grpo_ckpt_state st = {t->step,      t->data.data_pos, t->data.groups_drawn, t->cfg.seed,
-                          t->best_eval, t->best_step,     clk_s() - t->t_open};
+                          t->best_eval, t->best_step,     clk_s() - t->t_open,
+                          t->ep.chat_template};
     cJSON *profile = NULL;
     if (recs && n && !(profile = grpo_profile(recs, n)))
         return rl_err(err, RL_ENOMEM, "grpo: out of memory");
@@ -848,7 +849,9 @@ static int open_optimizer(grpo_trainer *t, char *err)
     return rc;
 }
 
-static void episode_config(grpo_trainer *t)
+/* The episode options of the config; the template resolved once (the
+ * config's, else the one the init checkpoint records, else qwen3-xml). */
+static int episode_config(grpo_trainer *t, char *err)
 {
     const grpo_config *c = &t->cfg;
     ep_config *e = &t->ep;
@@ -872,6 +875,23 @@ static void episode_config(grpo_trainer *t)
     e->obs_budget = (size_t)c->obs_budget;
     e->shaping = c->shaping;
     e->tok = t->tok;
+    tpl_kind k = TPL_QWEN3_XML;
+    if (c->chat_template[0]) {
+        char terr[RL_ERR_MAX];
+        if (tpl_kind_parse(&k, c->chat_template, terr) < 0)
+            return rl_err(err, RL_EINVAL, "grpo: episode.template: %s", terr);
+    } else if (c->init[0]) {
+        char pol[GRPO_PATH_MAX + 8];
+        snprintf(pol, sizeof pol, "model:%s", c->init);
+        ep_config probe = *e;
+        probe.policy = pol;
+        int rc = ep_config_template(&probe, err);
+        if (rc < 0)
+            return rc;
+        k = (tpl_kind)rc;
+    }
+    e->chat_template = (int)k;
+    return 0;
 }
 
 int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir, const grpo_opts *opts, char *err)
@@ -974,7 +994,8 @@ int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir
         t->last_ckpt = t->step;
         t->opt->step = t->step;
     }
-    episode_config(t);
+    if ((rc = episode_config(t, err)) < 0)
+        goto fail;
     if ((rc = policy_over(&t->pol, t, t->m, "grpo-live", err)) < 0)
         goto fail;
     rollout_opts ro;

@@ -84,6 +84,8 @@ typedef struct grpo_config {
     /* episodes */
     char prompt[256];
     int think, history_keep, max_turns, max_context_tokens, max_reply_tokens, max_wall_s;
+    char chat_template[16];          /* episode.template: "qwen3-xml" or "qwen3"; "": the
+                                        one the init checkpoint records, else qwen3-xml */
     int edit_hints;                  /* episode.edit_hints (default true) */
     int integrity_flag_only;         /* episode.integrity: "enforce" (0, default)
                                         or "flag" (1) */

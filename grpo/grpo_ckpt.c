@@ -47,6 +47,8 @@ static cJSON *state_json(const grpo_ckpt_state *st)
     cJSON_AddNumberToObject(o, "best_eval", st->best_eval);
     cJSON_AddNumberToObject(o, "best_step", (double)st->best_step);
     cJSON_AddNumberToObject(o, "elapsed_s", st->elapsed_s);
+    /* a policy model:CKPT renders with this template unless told otherwise */
+    cJSON_AddStringToObject(o, "chat_template", tpl_kind_name((tpl_kind)st->chat_template));
     return o;
 }
 

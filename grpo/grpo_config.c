@@ -13,6 +13,7 @@
 #include "common/limits.h"
 #include "common/str.h"
 #include "corpus/task.h"
+#include "protocol/template.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -152,6 +153,7 @@ static const field FIELDS[] = {
     INT("episode.test_procs", test_procs, 0, 100000),
     LNG("episode.test_disk_mb", test_disk_mb, 0, SB_DISK_MB_HARD),
     ENUM("episode.history", history_keep, HISTORY),
+    STR("episode.template", chat_template),
     INT("episode.max_turns", max_turns, 1, RL_EP_HARD_TURNS),
     INT("episode.max_context_tokens", max_context_tokens, 16, RL_MODEL_SEQ_MAX),
     INT("episode.max_reply_tokens", max_reply_tokens, 1, RL_MODEL_SEQ_MAX),
@@ -390,6 +392,10 @@ static int check_config(const grpo_config *c, const char *name, char *err)
         if (model_config_check(&c->model, merr) < 0)
             return rl_err(err, RL_EINVAL, "%s: model: %s", name, merr);
     }
+    tpl_kind kind;
+    char terr[RL_ERR_MAX];
+    if (c->chat_template[0] && tpl_kind_parse(&kind, c->chat_template, terr) < 0)
+        return rl_err(err, RL_EINVAL, "%s: episode.template: %s", name, terr);
     if (c->max_context_tokens + c->max_reply_tokens > RL_MODEL_SEQ_MAX)
         return rl_err(err, RL_EINVAL, "%s: episode.max_context_tokens + max_reply_tokens: expected at most %d", name,
                       RL_MODEL_SEQ_MAX);

@@ -23,6 +23,7 @@
 #include "common/limits.h"
 #include "harness/rollout.h"
 #include "policy/policy.h"
+#include "protocol/template.h"
 #include "protocol/tokenizer.h"
 #include "corpus/task.h"
 
@@ -241,6 +242,7 @@ typedef struct grpo_ckpt_state {
     double best_eval;     /* < 0: none yet */
     long best_step;
     double elapsed_s;
+    int chat_template;    /* the tpl_kind the run's episodes render with */
 } grpo_ckpt_state;
 
 /* Writes ckpt/step-N of run_dir (profile may be NULL), names it latest

@@ -5,6 +5,7 @@
 #include "common/err.h"
 #include "common/limits.h"
 #include "harness/episode.h"
+#include "protocol/template.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,6 +31,8 @@ const char *cliopt_config_help(void)
            "  --think on|off        off renders an empty think block\n"
            "  --edit-hints on|off   edit_file answers a failed old_string with the file's lines (default on)\n"
            "  --history keep|drop   keep or drop earlier turns' thinking\n"
+           "  --template qwen3-xml|qwen3  the chat template (default: the one a model:CKPT\n"
+           "                        checkpoint was trained with, else qwen3-xml)\n"
            "  --seed S\n"
            "  --temperature T       sampling temperature (model policies)\n"
            "  --top-p P\n"
@@ -53,7 +56,7 @@ static int bad(char *err, const char *cmd, const char *flag, const char *want, c
 int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd, char *err)
 {
     const char *f = argv[*i];
-    static const char *flags[] = {"--policy", "--prompt", "--max-turns", "--think", "--history", "--seed",
+    static const char *flags[] = {"--policy", "--prompt", "--max-turns", "--think", "--history", "--template", "--seed",
                                   "--temperature", "--top-p", "--max-context-tokens", "--max-wall",
                                   "--obs-budget", "--reward-config", "--edit-hints", "--integrity", "--test-mem", "--test-procs",
                                   "--test-disk", "--base-url", "--model", "--api", "--api-key-env", "--max-inflight",
@@ -132,6 +135,11 @@ int cliopt_config(ep_config *c, int *i, int argc, char **argv, const char *cmd, 
         if (strcmp(v, "keep") && strcmp(v, "drop"))
             return bad(err, cmd, f, "keep or drop", v);
         c->history_keep = !strcmp(v, "keep");
+    } else if (!strcmp(f, "--template")) {
+        tpl_kind k;
+        if (tpl_kind_parse(&k, v, NULL) < 0)
+            return bad(err, cmd, f, "qwen3-xml or qwen3", v);
+        c->chat_template = (int)k;
     } else if (!strcmp(f, "--seed")) {
         if (arg_long(&l, f, v, 0, 0x7fffffffL, NULL) < 0)
             return bad(err, cmd, f, "a seed 0-2147483647", v);

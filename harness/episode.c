@@ -101,6 +101,7 @@ void ep_config_default(ep_config *c)
     c->think = 1;
     c->edit_hints = 1;
     c->history_keep = 1;
+    c->chat_template = -1;
     c->max_turns = RL_EP_DEFAULT_TURNS;
     c->max_context_tokens = 0;
     c->max_wall_s = RL_EP_DEFAULT_WALL_S;
@@ -131,6 +132,35 @@ void ep_config_pol_env(pol_env *env, const ep_config *c)
 
 int ep_config_is_openai(const ep_config *c) { return c->policy && !strcmp(c->policy, "openai"); }
 
+int ep_config_template(const ep_config *c, char *err)
+{
+    if (c->chat_template >= 0)
+        return c->chat_template;
+    if (!c->policy || strncmp(c->policy, "model:", 6) || !c->policy[6])
+        return TPL_QWEN3_XML;
+    const char *ckpt = c->policy + 6, *slash = strrchr(ckpt, '/');
+    char path[4096];
+    if (fs_is_dir(ckpt))
+        snprintf(path, sizeof path, "%s/state.json", ckpt);
+    else
+        snprintf(path, sizeof path, "%.*s%sstate.json", slash ? (int)(slash - ckpt + 1) : 0, ckpt,
+                 slash ? "" : "./");
+    char *text = NULL;
+    size_t len;
+    if (fs_read_file(&text, &len, path, RL_GRPO_STATE_MAX, NULL) < 0)
+        return TPL_QWEN3_XML;
+    cJSON *st = cJSON_Parse(text);
+    free(text);
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "chat_template"));
+    tpl_kind k = TPL_QWEN3_XML;
+    char e[RL_ERR_MAX];
+    int rc = name ? tpl_kind_parse(&k, name, e) : 0;
+    cJSON_Delete(st);
+    if (rc < 0)
+        return rl_err(err, rc, "%s: chat_template: %s", path, e);
+    return (int)k;
+}
+
 static uint64_t fnv(uint64_t h, const char *s)
 {
     for (; s && *s; s++)
@@ -150,6 +180,10 @@ static void config_json(cJSON *o, const ep_config *c, int with_seed)
     cJSON_AddStringToObject(o, "prompt", c->prompt ? c->prompt : "");
     cJSON_AddStringToObject(o, "think", c->think ? "on" : "off");
     cJSON_AddStringToObject(o, "history", c->history_keep ? "keep" : "drop");
+    /* the default stays out of the digest, so keys of earlier runs hold */
+    int kind = ep_config_template(c, NULL);
+    if (with_seed || kind != TPL_QWEN3_XML)
+        cJSON_AddStringToObject(o, "template", kind < 0 ? "?" : tpl_kind_name((tpl_kind)kind));
     if (c->max_turns)
         cJSON_AddNumberToObject(o, "max_turns", c->max_turns);
     else
@@ -334,8 +368,14 @@ int ep_new(ep_state **out, const task *t, const ep_config *cfg, struct ws_tree *
     e->tpl.think = cfg->think;
     e->tpl.keep_history = cfg->history_keep;
     e->tpl.gen_prompt = 1;
+    int rc = ep_config_template(cfg, err);
+    if (rc < 0) {
+        free(e);
+        return rc;
+    }
+    e->tpl.kind = (tpl_kind)rc;
+    e->cfg.chat_template = rc;
     e->specs = tool_specs(&e->nspecs);
-    int rc;
     double t0 = clk_ms();
     if ((rc = ws_reset(ws, err)) < 0)
         goto fail;

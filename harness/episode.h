@@ -54,6 +54,9 @@ typedef struct ep_config {
     int edit_hints;          /* 1: edit_file shows where a failed old_string's text is
                                 (tool_ctx.edit_hints); recorded only when 0 */
     int history_keep;        /* 1: keep earlier thinking; 0: drop */
+    int chat_template;       /* a tpl_kind (protocol/template.h); -1: the one
+                                recorded with a model:CKPT checkpoint, else
+                                qwen3-xml (ep_config_template) */
     testrun_limits test_limits; /* limits of each test run (0: the sandbox's
                                    defaults); recorded when set */
     int integrity_flag_only; /* 0 (default): a diff the integrity check flags
@@ -87,6 +90,13 @@ void ep_config_pol_env(pol_env *env, const ep_config *c);
 /* 1 when c's policy is the openai client (its episodes are stepped
  * together in one process, so its requests go out together). */
 int ep_config_is_openai(const ep_config *c);
+
+/* The template (a tpl_kind) episodes of c render with: c->chat_template
+ * when set; else, for a policy model:CKPT, the "chat_template" of the
+ * state.json in CKPT's directory (or in CKPT when it is a directory), as
+ * GRPO checkpoints record it; else qwen3-xml. RL_EINVAL when that file
+ * names an unknown template. */
+int ep_config_template(const ep_config *c, char *err);
 
 /* FNV-1a digest of every recorded config field except the seed: episodes
  * of one config share it (a GRPO group is one task under one digest). */

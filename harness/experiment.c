@@ -6,13 +6,14 @@
 #include "common/limits.h"
 #include "common/vec.h"
 #include "harness/cliopt.h"
+#include "protocol/template.h"
 
 #include <cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *RUN_FIELDS[] = {"name", "tasks", "seeds", "policy", "prompt", "max_turns", "think",
-                                   "history", "temperature", "top_p", "obs_budget", "max_wall_s",
+                                   "history", "template", "temperature", "top_p", "obs_budget", "max_wall_s",
                                    "max_context_tokens", "integrity", "test_mem_mb", "test_procs",
                                    "test_disk_mb", "base_url", "model", "api", "api_key_env", "max_inflight",
                                    NULL};
@@ -107,6 +108,15 @@ static int parse_run(exp_run *r, const cJSON *o, const char *path, size_t idx, c
             return rl_err(err, RL_EINVAL, "%s: run '%s': field \"history\": expected \"keep\" or \"drop\"",
                           path, name);
         r->cfg.history_keep = !strcmp(s, "keep");
+    }
+    if ((rc = want_str(&s, o, "template", 0, path, name, err)) < 0)
+        return rc;
+    if (s) {
+        tpl_kind k;
+        char e[RL_ERR_MAX];
+        if (tpl_kind_parse(&k, s, e) < 0)
+            return rl_err(err, RL_EINVAL, "%s: run '%s': field \"template\": %s", path, name, e);
+        r->cfg.chat_template = (int)k;
     }
     if ((rc = want_str(&s, o, "integrity", 0, path, name, err)) < 0)
         return rc;

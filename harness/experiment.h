@@ -8,7 +8,7 @@
  *
  * Run fields: name, tasks (a selector), seeds, and any of policy, prompt,
  * max_turns (number or "unlimited"), think ("on"/"off"), history
- * ("keep"/"drop"), temperature, top_p, obs_budget, max_wall_s,
+ * ("keep"/"drop"), template ("qwen3-xml"/"qwen3"), temperature, top_p, obs_budget, max_wall_s,
  * max_context_tokens, integrity ("enforce"/"flag": whether a diff the
  * integrity check flags scores 0), and for the openai policy base_url,
  * model, api ("chat"/"completions"), api_key_env and max_inflight.

@@ -11,6 +11,7 @@
 #include "protocol/template.h"
 #include "protocol/tokenizer.h"
 #include "protocol/toolcall.h"
+#include "policy/scripted.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -320,8 +321,9 @@ static int read_completion(pol_response *r, const oai *c, const cJSON *ch, int *
     return 0;
 }
 
-/* Fills a chat response: the message in the harness's tool-call format. */
-static int read_chat(pol_response *r, const cJSON *ch, char *err)
+/* Fills a chat response: the message in the tool-call format of the
+ * template kind the context was rendered with. */
+static int read_chat(pol_response *r, const cJSON *ch, tpl_kind kind, char *err)
 {
     const cJSON *fr = cJSON_GetObjectItemCaseSensitive(ch, "finish_reason");
     const cJSON *msg = cJSON_GetObjectItemCaseSensitive(ch, "message");
@@ -359,10 +361,10 @@ static int read_chat(pol_response *r, const cJSON *ch, char *err)
             chat_call cc = {.id = "", .name = (char *)name, .arguments = atext};
             chat_msg m = {.role = CHAT_ASSISTANT, .content = "", .calls = &cc, .ncalls = 1};
             size_t l = 0;
-            char *t = tpl_assistant_text(&m, 0, &l);
+            char *t = tpl_assistant_text_as(&m, kind, 0, &l);
             if (t) {
                 if (out.len)
-                    buf_puts(&out, "\n\n");
+                    buf_puts(&out, kind == TPL_QWEN3 ? "\n" : "\n\n");
                 /* the canonical text of a message with only this call */
                 const char *s = t;
                 while (*s == '\n')
@@ -387,7 +389,8 @@ static int read_chat(pol_response *r, const cJSON *ch, char *err)
 }
 
 /* Reads one HTTP answer into r (error set on failure) and its meta. */
-static void read_response(pol_response *r, const oai *c, const http_response *hr, int hrc, const char *herr)
+static void read_response(pol_response *r, const oai *c, const pol_request *req, const http_response *hr, int hrc,
+                          const char *herr)
 {
     char err[RL_ERR_MAX];
     const char *path = c->o.api == OAI_COMPLETIONS ? "completions" : "chat/completions";
@@ -417,7 +420,7 @@ static void read_response(pol_response *r, const oai *c, const http_response *hr
     else if (c->o.api == OAI_COMPLETIONS)
         rc = read_completion(r, c, ch, &exact, err);
     else
-        rc = read_chat(r, ch, err);
+        rc = read_chat(r, ch, (tpl_kind)scripted_template(req->context, req->context_len), err);
     if (rc < 0) {
         free(r->text);
         free(r->ids);
@@ -501,7 +504,7 @@ static int oai_generate(policy *p, pol_response *resp, const pol_request *req, s
     if (rc == 0 && ns)
         rc = http_client_many(c->http, hr, rcs, errs, hq, ns, c->o.max_inflight, err);
     for (size_t k = 0; rc == 0 && k < ns; k++) {
-        read_response(&resp[which[k]], c, &hr[k], rcs[k], errs[k]);
+        read_response(&resp[which[k]], c, &req[which[k]], &hr[k], rcs[k], errs[k]);
         http_response_dispose(&hr[k]);
     }
     for (size_t i = 0; rc == 0 && i < n; i++)

@@ -40,6 +40,14 @@ int scripted_think_off(const char *ctx, size_t len)
     return len >= tl && !memcmp(ctx + len - tl, tail, tl);
 }
 
+int scripted_template(const char *ctx, size_t len)
+{
+    static const char mark[] = "</tools>\n\nFor each function call, return a json object";
+    const char *end = memmem(ctx, len, "<|im_end|>", 10);
+    size_t sys = end ? (size_t)(end - ctx) : len;
+    return memmem(ctx, sys, mark, sizeof mark - 1) ? TPL_QWEN3 : TPL_QWEN3_XML;
+}
+
 char *scripted_last_response(const char *ctx, size_t len)
 {
     const char *open = find_last(ctx, len, "<tool_response>\n");
@@ -75,7 +83,7 @@ int scripted_reply(pol_response *resp, const char *ctx, size_t len, const char *
     m.calls = tool ? &call : NULL;
     m.ncalls = tool ? 1 : 0;
     size_t n;
-    char *text = tpl_assistant_text(&m, think_on, &n);
+    char *text = tpl_assistant_text_as(&m, (tpl_kind)scripted_template(ctx, len), think_on, &n);
     if (!text)
         return rl_err(err, RL_ENOMEM, "scripted policy: out of memory");
     resp->text = text;

@@ -14,6 +14,10 @@ size_t scripted_turn(const char *ctx, size_t len);
 
 /* 1 when the context ends inside an empty think block (thinking off). */
 int scripted_think_off(const char *ctx, size_t len);
+/* The template (a tpl_kind) the context was rendered with: qwen3 when its
+ * system turn lists the tools in <tools></tools>, else qwen3-xml. A
+ * scripted reply follows it. */
+int scripted_template(const char *ctx, size_t len);
 
 /* The text of the last <tool_response> of the context (a copy; "" when
  * none). Caller frees. */

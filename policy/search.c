@@ -1631,7 +1631,7 @@ static int build_reply(pol_response *resp, const char *ctx, size_t len, reply *r
     m.calls = r->n ? r->calls : NULL;
     m.ncalls = (size_t)r->n;
     size_t n;
-    char *text = tpl_assistant_text(&m, think_on, &n);
+    char *text = tpl_assistant_text_as(&m, (tpl_kind)scripted_template(ctx, len), think_on, &n);
     if (!text)
         return rl_err(err, RL_ENOMEM, "policy search: out of memory");
     resp->text = text;

@@ -1,6 +1,8 @@
-/* template.c - the Qwen3-style rendering of chat messages into a context.
+/* template.c - the rendering of chat messages into a context.
  *
- * Rendering is a plain append of fixed markup and message text into one
+ * Two templates (template.h): qwen3-xml and qwen3, the Qwen3 chat template
+ * (its Jinja source is tokenizer_config.json's chat_template; the rules
+ * below follow it statement by statement). Rendering is a plain append of fixed markup and message text into one
  * capped buffer, recording a segment per piece, so the output is byte-exact
  * and deterministic: no locale, no formatting choices, no reordering.
  */
@@ -17,6 +19,195 @@
 #include <string.h>
 
 static const char EMPTY_THINK[] = "<think>\n\n</think>\n\n";
+
+/* ---- templates ---------------------------------------------------------- */
+
+static const char *const KIND_NAMES[TPL_NKINDS] = {"qwen3-xml", "qwen3"};
+
+const char *tpl_kind_name(tpl_kind k)
+{
+    return (unsigned)k < TPL_NKINDS ? KIND_NAMES[k] : "?";
+}
+
+int tpl_kind_parse(tpl_kind *out, const char *name, char *err)
+{
+    for (int k = 0; k < TPL_NKINDS; k++)
+        if (name && !strcmp(name, KIND_NAMES[k])) {
+            *out = (tpl_kind)k;
+            return 0;
+        }
+    return rl_err(err, RL_EINVAL, "unknown template \"%s\": expected one of: qwen3-xml, qwen3",
+                  name ? name : "");
+}
+
+/* ---- tojson ------------------------------------------------------------- */
+
+/* A number as JavaScript's Number#toString writes it: the shortest digits
+ * that read back as the same double, positional from 1e-6 to below 1e21,
+ * else d[.ddd]e+N / e-N; -0 is "0"; NaN and infinities are null. */
+static int put_js_number(buf_t *b, double d)
+{
+    if (!isfinite(d))
+        return buf_puts(b, "null");
+    if (d == 0)
+        return buf_putc(b, '0');
+    char tmp[48];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*e", prec - 1, d);
+        if (strtod(tmp, NULL) == d)
+            break;
+    }
+    const char *p = tmp;
+    int neg = *p == '-';
+    p += neg;
+    char dig[24];
+    int k = 0;
+    for (; *p && *p != 'e'; p++)
+        if (*p != '.')
+            dig[k++] = *p;
+    while (k > 1 && dig[k - 1] == '0')
+        k--;
+    int n = atoi(p + 1) + 1; /* value = 0.DIG * 10^n */
+    char out[64];
+    size_t o = 0;
+    if (neg)
+        out[o++] = '-';
+    if (k <= n && n <= 21) {
+        memcpy(out + o, dig, (size_t)k), o += (size_t)k;
+        for (int i = k; i < n; i++)
+            out[o++] = '0';
+    } else if (0 < n && n <= 21) {
+        memcpy(out + o, dig, (size_t)n), o += (size_t)n;
+        out[o++] = '.';
+        memcpy(out + o, dig + n, (size_t)(k - n)), o += (size_t)(k - n);
+    } else if (-6 < n && n <= 0) {
+        out[o++] = '0', out[o++] = '.';
+        for (int i = 0; i < -n; i++)
+            out[o++] = '0';
+        memcpy(out + o, dig, (size_t)k), o += (size_t)k;
+    } else {
+        out[o++] = dig[0];
+        if (k > 1) {
+            out[o++] = '.';
+            memcpy(out + o, dig + 1, (size_t)(k - 1)), o += (size_t)(k - 1);
+        }
+        o += (size_t)snprintf(out + o, sizeof out - o, "e%c%d", n - 1 >= 0 ? '+' : '-',
+                              abs(n - 1));
+    }
+    return buf_append(b, out, o);
+}
+
+/* A string as JSON.stringify writes it: ", \ and control characters
+ * escaped, everything else (UTF-8 included) verbatim. */
+static int put_js_string(buf_t *b, const char *s)
+{
+    int rc = buf_putc(b, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p && !rc; p++) {
+        switch (*p) {
+        case '"': rc = buf_puts(b, "\\\""); break;
+        case '\\': rc = buf_puts(b, "\\\\"); break;
+        case '\b': rc = buf_puts(b, "\\b"); break;
+        case '\f': rc = buf_puts(b, "\\f"); break;
+        case '\n': rc = buf_puts(b, "\\n"); break;
+        case '\r': rc = buf_puts(b, "\\r"); break;
+        case '\t': rc = buf_puts(b, "\\t"); break;
+        default:
+            rc = *p < 0x20 ? buf_printf(b, "\\u%04x", *p) : buf_putc(b, (char)*p);
+        }
+    }
+    return rc ? rc : buf_putc(b, '"');
+}
+
+/* An array index key ("0", "1", ...; below 2^32 - 1): JavaScript objects
+ * list these first, in ascending order. Returns its value or -1. */
+static long long index_key(const char *s)
+{
+    if (!s || !*s || (s[0] == '0' && s[1]) || strlen(s) > 10)
+        return -1;
+    long long v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        v = v * 10 + (*s - '0');
+    }
+    return v < 4294967295LL ? v : -1;
+}
+
+typedef struct jmember {
+    const cJSON *first, *value;
+    long long index;
+} jmember;
+
+static int jmember_cmp(const void *a, const void *b)
+{
+    const jmember *x = a, *y = b;
+    if ((x->index >= 0) != (y->index >= 0))
+        return x->index >= 0 ? -1 : 1;
+    if (x->index >= 0)
+        return x->index < y->index ? -1 : x->index > y->index;
+    return 0;
+}
+
+static int put_js_object(buf_t *b, const cJSON *v)
+{
+    size_t n = 0, u = 0;
+    for (const cJSON *m = v->child; m; m = m->next)
+        n++;
+    jmember *ms = n ? malloc(n * sizeof *ms) : NULL;
+    if (n && !ms)
+        return RL_ENOMEM;
+    for (const cJSON *m = v->child; m; m = m->next) {
+        size_t j = 0;
+        while (j < u && strcmp(ms[j].first->string, m->string))
+            j++;
+        if (j < u) {
+            ms[j].value = m;
+            continue;
+        }
+        ms[u++] = (jmember){m, m, index_key(m->string)};
+    }
+    /* qsort is not stable: the place in the object breaks ties */
+    for (size_t i = 1; i < u; i++)
+        for (size_t j = i; j > 0 && jmember_cmp(&ms[j - 1], &ms[j]) > 0; j--) {
+            jmember t = ms[j];
+            ms[j] = ms[j - 1];
+            ms[j - 1] = t;
+        }
+    int rc = buf_putc(b, '{');
+    for (size_t i = 0; i < u && !rc; i++) {
+        rc = i ? buf_puts(b, ", ") : 0;
+        rc = rc ? rc : put_js_string(b, ms[i].first->string);
+        rc = rc ? rc : buf_puts(b, ": ");
+        rc = rc ? rc : tpl_tojson(b, ms[i].value);
+    }
+    free(ms);
+    return rc ? rc : buf_putc(b, '}');
+}
+
+int tpl_tojson(buf_t *b, const cJSON *v)
+{
+    if (!v || cJSON_IsNull(v))
+        return buf_puts(b, "null");
+    if (cJSON_IsTrue(v))
+        return buf_puts(b, "true");
+    if (cJSON_IsFalse(v))
+        return buf_puts(b, "false");
+    if (cJSON_IsNumber(v))
+        return put_js_number(b, v->valuedouble);
+    if (cJSON_IsString(v))
+        return put_js_string(b, v->valuestring);
+    if (cJSON_IsArray(v)) {
+        int rc = buf_putc(b, '[');
+        for (const cJSON *m = v->child; m && !rc; m = m->next) {
+            rc = m != v->child ? buf_puts(b, ", ") : 0;
+            rc = rc ? rc : tpl_tojson(b, m);
+        }
+        return rc ? rc : buf_putc(b, ']');
+    }
+    if (cJSON_IsObject(v))
+        return put_js_object(b, v);
+    return buf_puts(b, "null");
+}
 
 /* ---- canonical assistant text ------------------------------------------ */
 
@@ -89,6 +280,141 @@ static int put_call(buf_t *b, const chat_call *c)
     return rc;
 }
 
+/* The JSON-style call of the qwen3 template: the arguments text read as
+ * JSON is written back by tojson; text that is not JSON goes in verbatim. */
+static int put_call_qwen3(buf_t *b, const chat_call *c)
+{
+    const char *a = c->arguments ? c->arguments : "{}";
+    int rc = buf_printf(b, "<tool_call>\n{\"name\": \"%s\", \"arguments\": ", c->name ? c->name : "");
+    cJSON *args = rc ? NULL : cJSON_ParseWithOpts(a, NULL, 1);
+    if (!rc)
+        rc = args ? tpl_tojson(b, args) : buf_puts(b, a);
+    cJSON_Delete(args);
+    return rc ? rc : buf_puts(b, "}\n</tool_call>");
+}
+
+/* The calls of the qwen3 template: "\n" before each but a first one that
+ * follows empty content. */
+static int put_calls_qwen3(buf_t *b, const chat_msg *m, int content_empty)
+{
+    int rc = 0;
+    for (size_t i = 0; i < m->ncalls && !rc; i++) {
+        if (i || !content_empty)
+            rc = buf_putc(b, '\n');
+        rc = rc ? rc : put_call_qwen3(b, &m->calls[i]);
+    }
+    return rc;
+}
+
+typedef struct span {
+    const char *p;
+    size_t n;
+} span;
+
+/* Bytes of the JavaScript white-space or line-terminator code point at
+ * p (n bytes available), 0 if none: the set String#trim removes, which is
+ * what strip, lstrip and rstrip do in @huggingface/jinja whatever their
+ * argument. */
+static size_t js_space(const unsigned char *p, size_t n)
+{
+    if (n >= 1 && (*p == ' ' || (*p >= '\t' && *p <= '\r')))
+        return 1;
+    if (n >= 2 && p[0] == 0xc2 && p[1] == 0xa0)
+        return 2;
+    if (n < 3)
+        return 0;
+    unsigned c = ((p[0] & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6) | (p[2] & 0x3fu);
+    if ((p[0] & 0xf0) != 0xe0 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
+        return 0;
+    return c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 ||
+                   c == 0x202f || c == 0x205f || c == 0x3000 || c == 0xfeff
+               ? 3
+               : 0;
+}
+
+static span lstrip_ws(span s)
+{
+    size_t k;
+    while (s.n && (k = js_space((const unsigned char *)s.p, s.n)))
+        s.p += k, s.n -= k;
+    return s;
+}
+
+static span rstrip_ws(span s)
+{
+    for (;;) {
+        size_t k = 0;
+        for (size_t w = 1; w <= 3 && w <= s.n && !k; w++)
+            if (js_space((const unsigned char *)s.p + s.n - w, w) == w)
+                k = w;
+        if (!k)
+            return s;
+        s.n -= k;
+    }
+}
+
+static const char *last_of(span s, const char *needle)
+{
+    size_t k = strlen(needle);
+    for (size_t i = s.n >= k ? s.n - k + 1 : 0; i-- > 0;)
+        if (!memcmp(s.p + i, needle, k))
+            return s.p + i;
+    return NULL;
+}
+
+/* Reasoning and content of an assistant message as the qwen3 template
+ * takes them: reasoning_content when the message has one (and with_reasoning),
+ * else, when the content holds "</think>", the reasoning is the text before
+ * the first "</think>" (trailing white space removed) after its last
+ * "<think>" (leading white space removed) and the content what follows the
+ * last "</think>" (leading white space removed). */
+static void qwen3_parts(const chat_msg *m, int with_reasoning, span *reason, span *content)
+{
+    *content = (span){m->content, strlen(m->content)};
+    *reason = (span){"", 0};
+    if (with_reasoning && m->reasoning) {
+        *reason = (span){m->reasoning, strlen(m->reasoning)};
+        return;
+    }
+    const char *first = strstr(m->content, "</think>");
+    if (!first)
+        return;
+    const char *last = last_of(*content, "</think>");
+    span before = rstrip_ws((span){m->content, (size_t)(first - m->content)});
+    const char *open = last_of(before, "<think>");
+    if (open)
+        before = (span){open + 7, before.n - (size_t)(open + 7 - before.p)};
+    *reason = lstrip_ws(before);
+    *content = lstrip_ws((span){last + 8, strlen(last + 8)});
+}
+
+char *tpl_assistant_text_as(const chat_msg *m, tpl_kind kind, int think, size_t *len)
+{
+    if (kind != TPL_QWEN3 || m->raw)
+        return tpl_assistant_text(m, think, len);
+    buf_t b;
+    buf_init(&b, RL_TC_TEXT_MAX);
+    span content = {m->content ? m->content : "", strlen(m->content ? m->content : "")};
+    int rc = 0;
+    if (think) {
+        span r = m->reasoning ? rstrip_ws(lstrip_ws((span){m->reasoning, strlen(m->reasoning)}))
+                              : (span){"", 0};
+        span c = lstrip_ws(content);
+        rc = buf_puts(&b, "<think>\n");
+        rc = rc ? rc : buf_append(&b, r.p, r.n);
+        rc = rc ? rc : buf_puts(&b, "\n</think>\n\n");
+        rc = rc ? rc : buf_append(&b, c.p, c.n);
+    } else {
+        rc = buf_append(&b, content.p, content.n);
+    }
+    rc = rc ? rc : put_calls_qwen3(&b, m, content.n == 0);
+    if (rc) {
+        buf_dispose(&b);
+        return NULL;
+    }
+    return buf_detach(&b, len);
+}
+
 char *tpl_assistant_text(const chat_msg *m, int think, size_t *len)
 {
     if (m->raw) {
@@ -149,6 +475,35 @@ int tpl_render_tools(buf_t *b, const tc_spec *tools, size_t ntools)
     return rc;
 }
 
+/* The tools part of the qwen3 system turn: one tojson schema a line
+ * inside <tools></tools>, then the calling format. */
+static int render_tools_qwen3(buf_t *b, const tc_spec *tools, size_t ntools)
+{
+    cJSON *a = tc_specs_json(tools, ntools);
+    if (!a)
+        return RL_ENOMEM;
+    int rc = buf_puts(b, "# Tools\n\nYou may call one or more functions to assist with the user "
+                         "query.\n\nYou are provided with function signatures within "
+                         "<tools></tools> XML tags:\n<tools>");
+    for (const cJSON *t = a->child; t && !rc; t = t->next) {
+        rc = buf_putc(b, '\n');
+        rc = rc ? rc : tpl_tojson(b, t);
+    }
+    if (!rc)
+        rc = buf_puts(b, "\n</tools>\n\nFor each function call, return a json object with "
+                         "function name and arguments within <tool_call></tool_call> XML "
+                         "tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": "
+                         "<args-json-object>}\n</tool_call>");
+    cJSON_Delete(a);
+    return rc;
+}
+
+int tpl_render_tools_as(buf_t *b, tpl_kind kind, const tc_spec *tools, size_t ntools)
+{
+    return kind == TPL_QWEN3 ? render_tools_qwen3(b, tools, ntools)
+                             : tpl_render_tools(b, tools, ntools);
+}
+
 /* ---- rendering ---------------------------------------------------------- */
 
 typedef struct rend {
@@ -198,17 +553,19 @@ static const char *strip_think(const char *s, size_t *len)
     return p;
 }
 
-static void render_system(rend *r, const tc_spec *tools, size_t ntools, const chat_msg *sys)
+static void render_system(rend *r, tpl_kind kind, const tc_spec *tools, size_t ntools,
+                          const chat_msg *sys)
 {
     emits(r, TPL_TEMPLATE, sys ? 0 : -1, "<|im_start|>system\n");
     if (sys)
         emits(r, TPL_SYSTEM, 0, sys->content);
     if (ntools && !r->rc) {
-        if (sys && *sys->content)
+        /* qwen3 writes the blank line after any system message, empty too */
+        if (sys && (*sys->content || kind == TPL_QWEN3))
             emits(r, TPL_TOOLS, -1, "\n\n");
         buf_t t;
         buf_init(&t, RL_TPL_TEXT_MAX);
-        if (!(r->rc = tpl_render_tools(&t, tools, ntools)))
+        if (!(r->rc = tpl_render_tools_as(&t, kind, tools, ntools)))
             emit(r, TPL_TOOLS, -1, buf_str(&t), t.len);
         buf_dispose(&t);
     }
@@ -237,6 +594,57 @@ static void render_assistant(rend *r, const tpl_opts *o, const chat_msg *m, int 
     free(text);
 }
 
+/* An assistant turn of qwen3. Text the policy generated is rendered as
+ * generated (keep) or without its leading think block (drop), as in
+ * qwen3-xml. A message without it follows the template: a think block
+ * (reasoning stripped of white space) only after the last user query and only
+ * for the last message or one with reasoning; drop leaves reasoning_content
+ * out, as a chat client sends messages back. */
+static void render_assistant_qwen3(rend *r, const tpl_opts *o, const chat_msg *m, int i,
+                                   long last_query, int is_last)
+{
+    if (m->raw) {
+        render_assistant(r, o, m, i);
+        return;
+    }
+    span reason, content;
+    qwen3_parts(m, o->keep_history, &reason, &content);
+    emits(r, TPL_TEMPLATE, i, "<|im_start|>assistant\n");
+    if (i > last_query && (is_last || reason.n)) {
+        span rs = rstrip_ws(lstrip_ws(reason)), cs = lstrip_ws(content);
+        emits(r, TPL_ASSISTANT, i, "<think>\n");
+        emit(r, TPL_ASSISTANT, i, rs.p, rs.n);
+        emits(r, TPL_ASSISTANT, i, "\n</think>\n\n");
+        emit(r, TPL_ASSISTANT, i, cs.p, cs.n);
+    } else {
+        emit(r, TPL_ASSISTANT, i, content.p, content.n);
+    }
+    if (m->ncalls && !r->rc) {
+        buf_t b;
+        buf_init(&b, RL_TPL_TEXT_MAX);
+        if (!(r->rc = put_calls_qwen3(&b, m, content.n == 0)))
+            emit(r, TPL_ASSISTANT, i, buf_str(&b), b.len);
+        buf_dispose(&b);
+    }
+    emits(r, m->truncated ? TPL_TEMPLATE : TPL_ASSISTANT, i, "<|im_end|>");
+    emits(r, TPL_TEMPLATE, i, "\n");
+}
+
+/* The qwen3 template's last user query: the last user message that is not
+ * a whole <tool_response> block; n - 1 when there is none. */
+static long last_query(const chat_msg *msgs, size_t n)
+{
+    for (size_t i = n; i-- > 0;) {
+        const char *c = msgs[i].content;
+        size_t len = strlen(c);
+        if (msgs[i].role == CHAT_USER &&
+            !(len >= 15 && !memcmp(c, "<tool_response>", 15) && len >= 16 &&
+              !memcmp(c + len - 16, "</tool_response>", 16)))
+            return (long)i;
+    }
+    return (long)n - 1;
+}
+
 static void render_tool(rend *r, const chat_msg *msgs, size_t n, size_t i)
 {
     int mi = (int)i;
@@ -251,6 +659,7 @@ static void render_tool(rend *r, const chat_msg *msgs, size_t n, size_t i)
 
 void tpl_opts_default(tpl_opts *o)
 {
+    o->kind = TPL_QWEN3_XML;
     o->think = 1;
     o->keep_history = 1;
     o->gen_prompt = 1;
@@ -270,7 +679,8 @@ int tpl_render(tpl_text *out, const tpl_opts *o, const tc_spec *tools, size_t nt
     size_t i = 0;
     const chat_msg *sys = n && msgs[0].role == CHAT_SYSTEM ? &msgs[0] : NULL;
     if (sys || ntools)
-        render_system(&r, tools, ntools, sys);
+        render_system(&r, o->kind, tools, ntools, sys);
+    long lq = o->kind == TPL_QWEN3 ? last_query(msgs, n) : -1;
     i = sys ? 1 : 0;
     for (; i < n && !r.rc; i++) {
         const chat_msg *m = &msgs[i];
@@ -285,7 +695,12 @@ int tpl_render(tpl_text *out, const tpl_opts *o, const tc_spec *tools, size_t nt
             emits(&r, TPL_USER, (int)i, m->content);
             emits(&r, TPL_TEMPLATE, (int)i, "<|im_end|>\n");
             break;
-        case CHAT_ASSISTANT: render_assistant(&r, o, m, (int)i); break;
+        case CHAT_ASSISTANT:
+            if (o->kind == TPL_QWEN3)
+                render_assistant_qwen3(&r, o, m, (int)i, lq, i + 1 == n);
+            else
+                render_assistant(&r, o, m, (int)i);
+            break;
         case CHAT_TOOL: render_tool(&r, msgs, n, i); break;
         }
     }

@@ -1,7 +1,11 @@
-/* template.h - the Qwen3-style rendering of chat messages into a context.
+/* template.h - the rendering of chat messages into a context.
  *
- * The template renders a message list (protocol/chat.h) into the exact text
- * a policy sees:
+ * Two templates share the Qwen3 turn markup (tpl_kind): "qwen3-xml", whose
+ * tool list is prose and whose tool calls are the XML blocks of the coder
+ * models, and "qwen3", the Qwen3 chat template itself (tool JSON schemas in
+ * <tools></tools>, JSON tool calls), byte-identical to that Jinja template
+ * for messages without raw text. A message list (protocol/chat.h) renders
+ * into the exact text a policy sees:
  *
  *   <|im_start|>system\n PROMPT \n\n# Tools ... <|im_end|>\n
  *   <|im_start|>user\n PROBLEM <|im_end|>\n
@@ -27,6 +31,20 @@
 
 #include <stddef.h>
 
+/* ---- templates --------------------------------------------------------- */
+
+typedef enum {
+    TPL_QWEN3_XML, /* "qwen3-xml": prose tool list, XML tool calls */
+    TPL_QWEN3,     /* "qwen3": the Qwen3 chat template, JSON schemas and calls */
+    TPL_NKINDS
+} tpl_kind;
+
+/* "qwen3-xml", "qwen3"; "?" out of range. */
+const char *tpl_kind_name(tpl_kind k);
+/* The template called name. Unknown: RL_EINVAL, one line listing the
+ * known names. */
+int tpl_kind_parse(tpl_kind *out, const char *name, char *err);
+
 /* ---- assistant text ---------------------------------------------------- */
 
 /* The text a policy produced (or would produce) for an assistant message:
@@ -36,6 +54,21 @@
  * XML style, or in the JSON style when a string value contains
  * "</parameter>". Caller frees. */
 char *tpl_assistant_text(const chat_msg *m, int think, size_t *len);
+/* The same for template kind: qwen3-xml as above; qwen3 as that template
+ * writes an assistant turn after the last user query: think on
+ * "<think>\nR\n</think>\n\n" (R stripped of white space) then the content
+ * (leading white space removed); then each call as <tool_call>\n{"name": "N",
+ * "arguments": ARGS}\n</tool_call>, after "\n" unless it is the first and the
+ * content is empty, ARGS the arguments object in the template's tojson form
+ * (", " and ": " separators). Caller frees. */
+char *tpl_assistant_text_as(const chat_msg *m, tpl_kind kind, int think, size_t *len);
+
+/* Appends v as the Jinja tojson filter of the chat templates writes it
+ * (JavaScript JSON.stringify with ", " and ": " separators: shortest
+ * round-trip numbers, non-ASCII kept, object keys that are array indices
+ * first in ascending order, a repeated key at its first place with its
+ * last value). */
+int tpl_tojson(buf_t *b, const cJSON *v);
 
 /* ---- rendering --------------------------------------------------------- */
 
@@ -56,14 +89,17 @@ typedef struct tpl_seg {
 } tpl_seg;
 
 typedef struct tpl_opts {
+    tpl_kind kind;    /* the template; default TPL_QWEN3_XML */
     int think;        /* 1: generation prompt is "<|im_start|>assistant\n"; 0: plus an
                          empty "<think>\n\n</think>\n\n" the policy continues after */
     int keep_history; /* 1: earlier think blocks stay (contexts are prefixes of each
-                         other); 0: they are removed from earlier assistant turns */
+                         other); 0: they are removed from earlier assistant turns
+                         (qwen3, messages without raw text: reasoning_content
+                         left out) */
     int gen_prompt;   /* 1: end with the generation prompt */
 } tpl_opts;
 
-/* think on, keep history, generation prompt on. */
+/* qwen3-xml, think on, keep history, generation prompt on. */
 void tpl_opts_default(tpl_opts *o);
 
 typedef struct tpl_text {
@@ -91,8 +127,10 @@ int tpl_check_prefix(const char *prev, size_t plen, const char *gen, size_t glen
 /* The invariant over a whole episode: every context a prefix of the next. */
 int tpl_check_contexts(const tpl_text *ctx, size_t n, char *err);
 
-/* The "# Tools" section of the system turn (no leading blank line). */
+/* The "# Tools" section of the system turn (no leading blank line) of
+ * qwen3-xml; tpl_render_tools_as for either template. */
 int tpl_render_tools(buf_t *out, const tc_spec *tools, size_t ntools);
+int tpl_render_tools_as(buf_t *out, tpl_kind kind, const tc_spec *tools, size_t ntools);
 
 const char *tpl_origin_name(tpl_origin o);
 /* Bytes per origin, summed over the segments. */

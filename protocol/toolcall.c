@@ -660,8 +660,9 @@ cJSON *tc_specs_json(const tc_spec *specs, size_t n)
 {
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < n; i++) {
-        cJSON *t = cJSON_CreateObject(), *f = cJSON_AddObjectToObject(t, "function");
+        cJSON *t = cJSON_CreateObject();
         cJSON_AddStringToObject(t, "type", "function");
+        cJSON *f = cJSON_AddObjectToObject(t, "function");
         cJSON_AddStringToObject(f, "name", specs[i].name);
         cJSON_AddStringToObject(f, "description", specs[i].desc ? specs[i].desc : "");
         cJSON *ps = cJSON_AddObjectToObject(f, "parameters");

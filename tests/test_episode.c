@@ -7,6 +7,7 @@
 #include "harness/record.h"
 #include "harness/workspace.h"
 #include "policy/policy.h"
+#include "protocol/template.h"
 #include "protocol/tokenizer.h"
 #include "corpus/task.h"
 
@@ -531,6 +532,61 @@ START_TEST(test_think_off_history_drop)
 }
 END_TEST
 
+/* The qwen3 template: the record names it, the contexts carry its tool
+ * schemas and JSON calls, the oracle's calls run; a model:CKPT policy takes
+ * the template its checkpoint's state.json names unless the config sets
+ * one, and an unknown name there is refused in one line. */
+START_TEST(test_qwen3_template)
+{
+    char err[RL_ERR_MAX];
+    for (int keep = 0; keep < 2; keep++) {
+        ep_config cfg;
+        ep_config_default(&cfg);
+        cfg.chat_template = TPL_QWEN3;
+        cfg.history_keep = keep;
+        cfg.think = keep;
+        cJSON *r = episode("leapyear", "oracle", &cfg);
+        ck_assert_double_eq(num(r, "reward"), 1);
+        ck_assert_str_eq(str(cJSON_GetObjectItem(r, "config"), "template"), "qwen3");
+        const cJSON *turns = cJSON_GetObjectItem(r, "turns");
+        ck_assert_int_ge(cJSON_GetArraySize(turns), 4);
+        const char *ctx0 = str(cJSON_GetObjectItem(cJSON_GetArrayItem(turns, 0), "context"), "text");
+        ck_assert_ptr_nonnull(strstr(ctx0, "<tools>\n{\"type\": \"function\", \"function\": {\"name\": "));
+        const char *gen = str(cJSON_GetArrayItem(turns, 1), "generated");
+        ck_assert_ptr_nonnull(strstr(gen, "<tool_call>\n{\"name\": \""));
+        cJSON_Delete(r);
+    }
+
+    char dir[256], path[300];
+    snprintf(dir, sizeof dir, "%s/ckpt-q3", g_root);
+    ck_assert_int_eq(fs_mkdirs(dir, err), 0);
+    snprintf(path, sizeof path, "%s/state.json", dir);
+    const char *st = "{\"step\": 3, \"chat_template\": \"qwen3\"}";
+    ck_assert_int_eq(fs_write_atomic(path, st, strlen(st), err), 0);
+    char pol[320];
+    ep_config cfg;
+    ep_config_default(&cfg);
+    snprintf(pol, sizeof pol, "model:%s/model.safetensors", dir);
+    cfg.policy = pol;
+    ck_assert_int_eq(ep_config_template(&cfg, err), TPL_QWEN3);
+    snprintf(pol, sizeof pol, "model:%s", dir);
+    ck_assert_int_eq(ep_config_template(&cfg, err), TPL_QWEN3);
+    cfg.chat_template = TPL_QWEN3_XML; /* told otherwise */
+    ck_assert_int_eq(ep_config_template(&cfg, err), TPL_QWEN3_XML);
+    cfg.chat_template = -1;
+    cfg.policy = "model:/nonexistent/model.safetensors";
+    ck_assert_int_eq(ep_config_template(&cfg, err), TPL_QWEN3_XML);
+    cfg.policy = "oracle";
+    ck_assert_int_eq(ep_config_template(&cfg, err), TPL_QWEN3_XML);
+    st = "{\"chat_template\": \"llama\"}";
+    ck_assert_int_eq(fs_write_atomic(path, st, strlen(st), err), 0);
+    cfg.policy = pol;
+    ck_assert_int_eq(ep_config_template(&cfg, err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "state.json: chat_template: unknown template \"llama\": expected one of: "
+                                      "qwen3-xml, qwen3"));
+}
+END_TEST
+
 START_TEST(test_max_turns_and_format_error)
 {
     /* a reply that is not a well-formed call, then silence */
@@ -694,6 +750,7 @@ START_TEST(test_record_is_what_policy_saw)
     char err[RL_ERR_MAX];
     tok_t *tok;
     ck_assert_msg(tok_load(&tok, "models/tokenizer.json", err) == 0, "%s", err);
+    for (int kind = 0; kind < TPL_NKINDS; kind++)
     for (int keep = 0; keep < 2; keep++)
         for (int every = 0; every < 3; every++) {
             task *t;
@@ -707,8 +764,10 @@ START_TEST(test_record_is_what_policy_saw)
             ep_config cfg;
             ep_config_default(&cfg);
             cfg.history_keep = keep;
+            cfg.chat_template = kind;
             cfg.tok = tok;
             cJSON *r = episode_of("leapyear", &pol, NULL, &cfg);
+            ck_assert_str_eq(str(cJSON_GetObjectItem(r, "config"), "template"), tpl_kind_name((tpl_kind)kind));
             ck_assert_int_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "schema")), REC_SCHEMA);
             rec_walk w;
             ck_assert_int_eq(rec_walk_init(&w, r, "record", tok_vocab_size(tok), err), 0);
@@ -890,6 +949,7 @@ Suite *episode_suite(void)
     tcase_add_test(tc, test_same_seed_same_record);
     tcase_add_test(tc, test_editing_tests_earns_nothing);
     tcase_add_test(tc, test_think_off_history_drop);
+    tcase_add_test(tc, test_qwen3_template);
     tcase_add_test(tc, test_max_turns_and_format_error);
     tcase_add_test(tc, test_tool_error_kind);
     tcase_add_test(tc, test_shaped_reward_config);

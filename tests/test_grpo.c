@@ -501,6 +501,21 @@ START_TEST(test_config_integrity)
 }
 END_TEST
 
+/* episode.template: a known name or "" (the init checkpoint's). */
+START_TEST(test_config_template)
+{
+    char err[RL_ERR_MAX];
+    grpo_config c;
+    grpo_config_default(&c);
+    ck_assert_str_eq(c.chat_template, "");
+    ck_assert_msg(grpo_config_parse(&c, "{\"episode\": {\"template\": \"qwen3\"}}", "t.json", err) == 0, "%s", err);
+    ck_assert_str_eq(c.chat_template, "qwen3");
+    grpo_config_default(&c);
+    ck_assert_int_eq(grpo_config_parse(&c, "{\"episode\": {\"template\": \"llama\"}}", "t.json", err), RL_EINVAL);
+    ck_assert_str_eq(err, "t.json: episode.template: unknown template \"llama\": expected one of: qwen3-xml, qwen3");
+}
+END_TEST
+
 /* ---- config ------------------------------------------------------------------------- */
 
 START_TEST(test_config_strict)
@@ -1175,6 +1190,14 @@ START_TEST(test_grpo_three_steps_and_resume)
     char path[256];
     snprintf(path, sizeof path, "%s/ckpt/step-00000003/profile.json", run_a);
     ck_assert(access(path, F_OK) == 0);
+    /* the checkpoint records the template its episodes rendered with */
+    char *state;
+    snprintf(path, sizeof path, "%s/ckpt/step-00000003/state.json", run_a);
+    ck_assert_int_eq(fs_read_file(&state, NULL, path, 1 << 20, err), 0);
+    cJSON *sj = cJSON_Parse(state);
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(sj, "chat_template")), "qwen3-xml");
+    cJSON_Delete(sj);
+    free(state);
 
     /* B: stopped after 2 steps (as a kill after the checkpoint would), then
      * resumed to 3: the same weights, bit for bit */
@@ -1559,6 +1582,7 @@ Suite *grpo_suite(void)
     tcase_add_test(tc, test_compare_by_task);
     tcase_add_test(tc, test_warnings);
     tcase_add_test(tc, test_config_integrity);
+    tcase_add_test(tc, test_config_template);
     tcase_add_test(tc, test_curves_svg);
     tcase_add_test(tc, test_traj_edit_counts);
     tcase_add_test(tc, test_traj_fix_identity);
