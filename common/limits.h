@@ -720,16 +720,35 @@
 #define ENVSRV_SERVER_ID_MAX 32
 #define ENVSRV_ID_MAX 64
 
-/* The open-episode journal read at start: two short lines per episode of
- * the last run (ENVSRV_EPISODES_HARD open, thousands closed). */
-#define ENVSRV_JOURNAL_MAX (64u << 20)
-
 /* One line of the records file scanned at restart for the episodes it
  * already holds (a record is ~100 KB; RL_REPORT_FILE_MAX bounds the file). */
 #define ENVSRV_RECORD_LINE_MAX (64u << 20)
 
 /* The bearer token: long enough for any generated secret. */
 #define ENVSRV_TOKEN_MAX 512
+
+/* Finished episodes whose record GET /v1/state still answers (read back
+ * from the records file: an id and an offset each, ~90 bytes): a
+ * trainer fetches the final state right after the episode ends, and
+ * 4096 is many minutes of a busy server. */
+#define ENVSRV_FINISHED_KEEP 4096
+
+/* One open episode's journal file (its record so far, rewritten after
+ * every step so a restart records its turns): a long episode's record is
+ * a few hundred KB to a few MB; past the cap the file keeps the last
+ * snapshot that fit. */
+#define ENVSRV_STATE_MAX (8u << 20)
+
+/* Base-content cache of all work trees together (ws_opts.cache_max is
+ * this over --max-episodes, at most RL_WS_BLOB_CACHE_MAX per tree): 1,000
+ * open episodes of a large repository must not each keep 32 MB; a tree
+ * past its share reads the rest from the object store at reset. */
+#define ENVSRV_BLOB_CACHE_TOTAL ((size_t)1 << 30)
+
+/* Open files per episode a server needs: the slot's lock, the tools'
+ * directory handle, up to two connections and room for libgit2's pack
+ * files; `harness serve` raises its soft limit to fit --max-episodes. */
+#define ENVSRV_FDS_PER_EPISODE 6
 
 /* ---- policy / model --------------------------------------------------- */
 
