@@ -462,15 +462,21 @@ typedef struct proc {
     char log[160];
 } proc;
 
-static void serve_start(proc *p, const char *dir, const char *out, int n)
+/* harness serve as server id, its work trees under dir/ws (k9) or dir/ws-ID */
+static void serve_start_as(proc *p, const char *dir, const char *out, int n, const char *id)
 {
     char exe[256], ws[256];
     snprintf(p->log, sizeof p->log, "%s/serve-%d.log", dir, n);
     snprintf(exe, sizeof exe, "%s/harness", su_bin_dir());
-    snprintf(ws, sizeof ws, "RL_WS_ROOT=%s/ws", dir);
-    const char *argv[] = {exe, "serve", "--port", "0", "--out", out, "--server-id", "k9", "--max-test-runs", "2", NULL};
+    snprintf(ws, sizeof ws, "RL_WS_ROOT=%s/ws%s%s", dir, strcmp(id, "k9") ? "-" : "", strcmp(id, "k9") ? id : "");
+    const char *argv[] = {exe, "serve", "--port", "0", "--out", out, "--server-id", id, "--max-test-runs", "2", NULL};
     const char *env[] = {ws, NULL};
     p->pid = su_spawn(&p->port, p->log, argv, env);
+}
+
+static void serve_start(proc *p, const char *dir, const char *out, int n)
+{
+    serve_start_as(p, dir, out, n, "k9");
 }
 
 static void serve_stop(proc *p, int sig)
@@ -531,6 +537,14 @@ START_TEST(test_kill9_restart)
     ck_assert(fscanf(f, "%d", &trees_before) == 1);
     pclose(f);
     ck_assert_int_eq(trees_before, 3);
+    /* the journal: a file for each episode still open at the kill */
+    char jdir[300];
+    snprintf(jdir, sizeof jdir, "%s.open.d", out);
+    char **jn0 = NULL;
+    size_t njn0 = 0;
+    ck_assert_int_eq(fs_list_dir(&jn0, &njn0, jdir, NULL), 0);
+    ck_assert_int_eq((int)njn0, 2);
+    fs_names_free(jn0, njn0);
 
     serve_start(&p, dir, out, 2);
     ck_assert_int_eq(su_call(p.port, NULL, "GET", "/health", NULL, 0, &body), 200);
@@ -623,6 +637,86 @@ START_TEST(test_clients)
 }
 END_TEST
 
+/* Three servers behind scripts/env-router.py: resets go round robin, the
+ * other calls by the episode id's server part. */
+START_TEST(test_balancer)
+{
+    char *dir = tmpdir_new(), ref[256], cmd[2048];
+    snprintf(ref, sizeof ref, "%s/ref.jsonl", dir);
+    static const char *tasks[] = {"leapyear", "roman_subtractive", "strutil_ends_with"};
+    for (int k = 0; k < 3; k++) {
+        snprintf(cmd, sizeof cmd, "RL_WS_ROOT=%s/refws %s/harness run --task %s --policy oracle --out %s >/dev/null 2>&1",
+                 dir, su_bin_dir(), tasks[k], ref);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    enum { NSRV = 3, NEP = 12 };
+    proc p[NSRV];
+    char outs[NSRV][256], ids[NSRV][8], backs[NSRV][64];
+    for (int k = 0; k < NSRV; k++) {
+        snprintf(outs[k], sizeof outs[k], "%s/rec-%d.jsonl", dir, k);
+        snprintf(ids[k], sizeof ids[k], "b%d", k + 1);
+        serve_start_as(&p[k], dir, outs[k], k + 1, ids[k]);
+        snprintf(backs[k], sizeof backs[k], "%s=http://127.0.0.1:%d", ids[k], p[k].port);
+    }
+    char rlog[256];
+    snprintf(rlog, sizeof rlog, "%s/router.log", dir);
+    const char *rargv[] = {"/usr/bin/python3", "scripts/env-router.py", "--port", "0", backs[0], backs[1], backs[2], NULL};
+    int rport;
+    pid_t router = su_spawn(&rport, rlog, rargv, NULL);
+    char *body;
+    ck_assert_int_eq(su_call(rport, NULL, "GET", "/health", NULL, 0, &body), 200);
+    ck_assert_msg(strstr(body, "\"b3\"") && strstr(body, "\"status\": \"ok\""), "%s", body);
+    free(body);
+    ck_assert_int_eq(su_call(rport, NULL, "POST", "/v1/step", "{\"episode_id\":\"zz-1-1\",\"message\":\"x\"}", 0, &body),
+                     404);
+    ck_assert_ptr_nonnull(strstr(body, "names no server"));
+    free(body);
+    /* 12 episodes, 4 open at once, each checked against harness run's reward
+     * and its final state fetched through the router */
+    snprintf(cmd, sizeof cmd,
+             "timeout 600 /usr/bin/python3 examples/env_client.py --url http://127.0.0.1:%d --replay %s --episodes %d "
+             "--parallel 4 --summary %s/summary.json 2>&1",
+             rport, ref, NEP, dir);
+    FILE *f = popen(cmd, "r");
+    char text[4096] = "";
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    text[got] = '\0';
+    int st = pclose(f);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", cmd, text);
+    su_stop(router, SIGTERM, 0);
+    for (int k = 0; k < NSRV; k++)
+        serve_stop(&p[k], SIGTERM);
+    /* every episode recorded once, by the server its id names */
+    char sumpath[300], *sum = NULL;
+    snprintf(sumpath, sizeof sumpath, "%s/summary.json", dir);
+    ck_assert_int_eq(fs_read_file(&sum, NULL, sumpath, 1 << 24, NULL), 0);
+    cJSON *summary = cJSON_Parse(sum);
+    free(sum);
+    const cJSON *results = cJSON_GetObjectItem(summary, "results");
+    ck_assert_int_eq(cJSON_GetArraySize(results), NEP);
+    int total = 0;
+    for (int k = 0; k < NSRV; k++) {
+        cJSON *recs[NEP + 1];
+        int n = read_records(recs, NEP + 1, outs[k]);
+        ck_assert_msg(n == NEP / NSRV, "server %s recorded %d episodes, expected %d", ids[k], n, NEP / NSRV);
+        for (int i = 0; i < n; i++) {
+            const char *id = str_of(recs[i], "episode_id");
+            ck_assert_msg(!strncmp(id, ids[k], 2) && id[2] == '-', "%s recorded by %s", id, ids[k]);
+            const cJSON *r = cJSON_GetObjectItem(results, id);
+            ck_assert_msg(r != NULL, "%s: not an episode the client played", id);
+            ck_assert_str_eq(str_of(recs[i], "end_reason"), "submit");
+            ck_assert(cJSON_GetObjectItem(recs[i], "reward")->valuedouble == cJSON_GetObjectItem(r, "expected")->valuedouble);
+            cJSON_Delete(recs[i]);
+        }
+        total += n;
+    }
+    ck_assert_int_eq(total, NEP);
+    cJSON_Delete(summary);
+    fs_remove_tree(dir, NULL);
+    free(dir);
+}
+END_TEST
+
 Suite *envsrv_suite(void)
 {
     Suite *s = suite_create("envsrv");
@@ -635,6 +729,7 @@ Suite *envsrv_suite(void)
     tcase_set_timeout(prog, 600);
     tcase_add_test(prog, test_kill9_restart);
     tcase_add_test(prog, test_clients);
+    tcase_add_test(prog, test_balancer);
     suite_add_tcase(s, prog);
     TCase *load = tcase_create("load");
     tcase_set_timeout(load, 900);
