@@ -157,9 +157,10 @@
  * and ref names; instance ids are far shorter. */
 #define RL_WS_NAME_MAX 128
 
-/* Slots per base: one per concurrent episode of a GRPO group, which is a
- * few dozen at most; a bound keeps a typo from making 10^9 directories. */
-#define RL_WS_SLOT_MAX 1024
+/* Slots per base: one per concurrent episode of a GRPO group (a few
+ * dozen) or of an environment server (ENVSRV_EPISODES_HARD); a bound
+ * keeps a typo from making 10^9 directories. */
+#define RL_WS_SLOT_MAX 4096
 
 /* Largest patch ws_apply or a bug patch takes. An agent's edit or a bug is
  * a few KB; 8 MiB leaves room for generated files and stops a runaway
@@ -692,8 +693,10 @@
  * on the corpus's repositories) and its conversation in memory. */
 #define ENVSRV_EPISODES_DEFAULT 64
 /* The most a server may be told to hold: each open episode is one work
- * tree slot and a few hundred KB; 4096 is several GB of trees, past what
- * one machine of this size runs (spread the rest over servers). */
+ * tree slot (RL_WS_SLOT_MAX) and ~175 KB of memory and disk on the
+ * corpus's repositories (1,000 open: 81 MB of server memory, 102 MB of
+ * trees); far larger repositories and CPU for their test runs, not
+ * memory, are what bound it: spread more over servers. */
 #define ENVSRV_EPISODES_HARD 4096
 
 /* A request body: one assistant message is at most a few thousand tokens

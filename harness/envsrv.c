@@ -1113,6 +1113,9 @@ int envsrv_new(envsrv **out, const envsrv_opts *o, char *err)
         return rl_err(err, RL_EINVAL, "serve: the tasks, the base config and the records file are required");
     if (o->max_episodes < 1 || o->max_episodes > ENVSRV_EPISODES_HARD)
         return rl_err(err, RL_EINVAL, "serve: max episodes %d: expected 1..%d", o->max_episodes, ENVSRV_EPISODES_HARD);
+    if (o->slot_base < 0 || o->slot_base > RL_WS_SLOT_MAX - o->max_episodes)
+        return rl_err(err, RL_EINVAL, "serve: work-tree slots %d..%d: expected within 0..%d", o->slot_base,
+                      o->slot_base + o->max_episodes - 1, RL_WS_SLOT_MAX - 1);
     if (o->max_test_runs < 0 || o->max_test_runs > ENVSRV_TEST_RUNS_HARD)
         return rl_err(err, RL_EINVAL, "serve: max test runs %d: expected 0..%d", o->max_test_runs, ENVSRV_TEST_RUNS_HARD);
     if (o->idle_timeout_s < 0 || o->idle_timeout_s > ENVSRV_IDLE_S_HARD)
