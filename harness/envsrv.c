@@ -396,6 +396,8 @@ static int reply_finished(envsrv *s, const char *id, http_server_resp *resp, int
     ssize_t got = fd >= 0 ? pread(fd, line, len, off) : -1;
     if (fd >= 0)
         close(fd);
+    if (got == (ssize_t)len)
+        line[len] = '\0';
     str_fmt(pre, sizeof pre, "{\"episode_id\":\"%s\"", id);
     if (got != (ssize_t)len || strncmp(line, pre, strlen(pre))) { /* the file was moved or cut */
         free(line);

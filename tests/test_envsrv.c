@@ -484,6 +484,17 @@ static void serve_stop(proc *p, int sig)
     su_stop(p->pid, sig, sig == SIGTERM);
 }
 
+/* The files in the journal folder of records file out. */
+static int journal_files(const char *out)
+{
+    char dir[300], **names = NULL;
+    size_t n = 0;
+    snprintf(dir, sizeof dir, "%s.open.d", out);
+    ck_assert_int_eq(fs_list_dir(&names, &n, dir, NULL), 0);
+    fs_names_free(names, n);
+    return (int)n;
+}
+
 static char *tmpdir_new(void)
 {
     char *d = strdup("/tmp/rl-envsrv-XXXXXX");
@@ -538,13 +549,7 @@ START_TEST(test_kill9_restart)
     pclose(f);
     ck_assert_int_eq(trees_before, 3);
     /* the journal: a file for each episode still open at the kill */
-    char jdir[300];
-    snprintf(jdir, sizeof jdir, "%s.open.d", out);
-    char **jn0 = NULL;
-    size_t njn0 = 0;
-    ck_assert_int_eq(fs_list_dir(&jn0, &njn0, jdir, NULL), 0);
-    ck_assert_int_eq((int)njn0, 2);
-    fs_names_free(jn0, njn0);
+    ck_assert_int_eq(journal_files(out), 2);
 
     serve_start(&p, dir, out, 2);
     ck_assert_int_eq(su_call(p.port, NULL, "GET", "/health", NULL, 0, &body), 200);
@@ -573,12 +578,7 @@ START_TEST(test_kill9_restart)
         ck_assert_str_eq(str_of(cJSON_GetObjectItem(recs[i], "config"), "policy"), "external");
     }
     /* the journal holds no episode once they are recorded */
-    snprintf(cmd, sizeof cmd, "%s.open.d", out);
-    char **jn = NULL;
-    size_t njn = 0;
-    ck_assert_int_eq(fs_list_dir(&jn, &njn, cmd, NULL), 0);
-    ck_assert_int_eq((int)njn, 0);
-    fs_names_free(jn, njn);
+    ck_assert_int_eq(journal_files(out), 0);
     ck_assert_str_ne(str_of(recs[1], "episode_id"), str_of(recs[2], "episode_id"));
     /* the open episodes' trees are reclaimed, the finished one's kept for reuse */
     snprintf(cmd, sizeof cmd, "ls %s/ws/trees | grep -vc score", dir);
