@@ -484,6 +484,17 @@ static void serve_stop(proc *p, int sig)
     su_stop(p->pid, sig, sig == SIGTERM);
 }
 
+/* Runs a shell command that must exit 0; its output goes into the failure. */
+static void run_ok(const char *cmd)
+{
+    FILE *f = popen(cmd, "r");
+    char text[4096] = "";
+    size_t k = fread(text, 1, sizeof text - 1, f);
+    text[k] = '\0';
+    int st = pclose(f);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", cmd, text);
+}
+
 /* The files in the journal folder of records file out. */
 static int journal_files(const char *out)
 {
@@ -616,12 +627,7 @@ START_TEST(test_clients)
         snprintf(cmd, sizeof cmd,
                  "timeout 300 %s --url http://127.0.0.1:%d --replay %s --episodes 4 --parallel 2 --as-messages 2>&1",
                  clients[c], p.port, ref);
-        FILE *f = popen(cmd, "r");
-        char text[4096] = "";
-        size_t k = fread(text, 1, sizeof text - 1, f);
-        text[k] = '\0';
-        int st = pclose(f);
-        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", cmd, text);
+        run_ok(cmd);
         expected += 4;
     }
     serve_stop(&p, SIGTERM);
@@ -677,12 +683,7 @@ START_TEST(test_balancer)
              "timeout 600 /usr/bin/python3 examples/env_client.py --url http://127.0.0.1:%d --replay %s --episodes %d "
              "--parallel 4 --summary %s/summary.json 2>&1",
              rport, ref, NEP, dir);
-    FILE *f = popen(cmd, "r");
-    char text[4096] = "";
-    size_t got = fread(text, 1, sizeof text - 1, f);
-    text[got] = '\0';
-    int st = pclose(f);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", cmd, text);
+    run_ok(cmd);
     su_stop(router, SIGTERM, 0);
     for (int k = 0; k < NSRV; k++)
         serve_stop(&p[k], SIGTERM);
