@@ -219,7 +219,8 @@ test: deps
 	@RL_BIN=$(BIN) RL_BUILD=$(BUILD) $(BIN)/check_all
 
 # The environment server under load (scripts/loadtest-env.sh): 1,000
-# episodes, 64 open at once, on loopback; stops by itself.
+# episodes, 64 open at once, then 1,000 held open at once, on loopback;
+# stops by itself.
 loadtest: deps
 	@$(MAKE) --no-print-directory all
 	@sh scripts/loadtest-env.sh $(BIN) 1000 64

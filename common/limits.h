@@ -157,9 +157,10 @@
  * and ref names; instance ids are far shorter. */
 #define RL_WS_NAME_MAX 128
 
-/* Slots per base: one per concurrent episode of a GRPO group, which is a
- * few dozen at most; a bound keeps a typo from making 10^9 directories. */
-#define RL_WS_SLOT_MAX 1024
+/* Slots per base: one per concurrent episode of a GRPO group (a few
+ * dozen) or of an environment server (ENVSRV_EPISODES_HARD); a bound
+ * keeps a typo from making 10^9 directories. */
+#define RL_WS_SLOT_MAX 4096
 
 /* Largest patch ws_apply or a bug patch takes. An agent's edit or a bug is
  * a few KB; 8 MiB leaves room for generated files and stops a runaway
@@ -707,8 +708,10 @@
  * on the corpus's repositories) and its conversation in memory. */
 #define ENVSRV_EPISODES_DEFAULT 64
 /* The most a server may be told to hold: each open episode is one work
- * tree slot and a few hundred KB; 4096 is several GB of trees, past what
- * one machine of this size runs (spread the rest over servers). */
+ * tree slot (RL_WS_SLOT_MAX) and ~175 KB of memory and disk on the
+ * corpus's repositories (1,000 open: 81 MB of server memory, 102 MB of
+ * trees); far larger repositories and CPU for their test runs, not
+ * memory, are what bound it: spread more over servers. */
 #define ENVSRV_EPISODES_HARD 4096
 
 /* A request body: one assistant message is at most a few thousand tokens
@@ -735,16 +738,35 @@
 #define ENVSRV_SERVER_ID_MAX 32
 #define ENVSRV_ID_MAX 64
 
-/* The open-episode journal read at start: two short lines per episode of
- * the last run (ENVSRV_EPISODES_HARD open, thousands closed). */
-#define ENVSRV_JOURNAL_MAX (64u << 20)
-
 /* One line of the records file scanned at restart for the episodes it
  * already holds (a record is ~100 KB; RL_REPORT_FILE_MAX bounds the file). */
 #define ENVSRV_RECORD_LINE_MAX (64u << 20)
 
 /* The bearer token: long enough for any generated secret. */
 #define ENVSRV_TOKEN_MAX 512
+
+/* Finished episodes whose record GET /v1/state still answers (read back
+ * from the records file: an id and an offset each, ~90 bytes): a
+ * trainer fetches the final state right after the episode ends, and
+ * 4096 is many minutes of a busy server. */
+#define ENVSRV_FINISHED_KEEP 4096
+
+/* One open episode's journal file (its record so far, rewritten after
+ * every step so a restart records its turns): a long episode's record is
+ * a few hundred KB to a few MB; past the cap the file keeps the last
+ * snapshot that fit. */
+#define ENVSRV_STATE_MAX (8u << 20)
+
+/* Base-content cache of all work trees together (ws_opts.cache_max is
+ * this over --max-episodes, at most RL_WS_BLOB_CACHE_MAX per tree): 1,000
+ * open episodes of a large repository must not each keep 32 MB; a tree
+ * past its share reads the rest from the object store at reset. */
+#define ENVSRV_BLOB_CACHE_TOTAL ((size_t)1 << 30)
+
+/* Open files per episode a server needs: the slot's lock, the tools'
+ * directory handle, up to two connections and room for libgit2's pack
+ * files; `harness serve` raises its soft limit to fit --max-episodes. */
+#define ENVSRV_FDS_PER_EPISODE 6
 
 /* ---- policy / model --------------------------------------------------- */
 

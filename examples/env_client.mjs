@@ -111,6 +111,9 @@ async function play(env, ref, asMessages) {
     await env.close(ep.episode_id);
     return [null, ep.episode_id];
   }
+  const final = await env.state(ep.episode_id); // the finished episode's record, as the server wrote it
+  if (final.episode_id !== ep.episode_id || final.reward !== out.reward)
+    throw new Error(`${ep.episode_id}: state reward ${final.reward}, step reward ${out.reward}`);
   return [out.reward, ep.episode_id];
 }
 

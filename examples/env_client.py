@@ -119,6 +119,8 @@ def play(env, ref, as_messages):
     if out is None or not out["done"]:
         env.close(eid)
         return None, eid, len(ref["turns"])
+    final = env.state(eid)  # the finished episode's record, as the server wrote it
+    assert final["episode_id"] == eid and final["reward"] == out["reward"], (eid, final.get("reward"), out["reward"])
     return out["reward"], eid, out["info"]["turn"]
 
 

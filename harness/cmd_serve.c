@@ -10,11 +10,13 @@
 #include "protocol/tokenizer.h"
 #include "corpus/task.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static void usage(FILE *f)
 {
@@ -30,8 +32,8 @@ static void usage(FILE *f)
             "  --max-episodes K    episodes open at once, 1-%d (default %d); more resets get 429\n"
             "  --token-env VAR     every /v1 request must carry \"Authorization: Bearer $VAR\"\n"
             "  --out FILE          records of finished episodes, appended (default\n"
-            "                      runs/serve/trajectories.jsonl); FILE.open is the journal\n"
-            "                      of open episodes, read again at start\n"
+            "                      runs/serve/trajectories.jsonl); FILE.open.d/ holds a journal\n"
+            "                      file per open episode, read again at start\n"
             "  --server-id ID      prefix of the episode ids, [A-Za-z0-9_] (default env): a load\n"
             "                      balancer routes an id to the server named by its prefix\n"
             "  --idle-timeout S    close and record episodes idle S seconds (default %d; 0: never)\n"
@@ -104,6 +106,25 @@ int cmd_env_serve(int argc, char **argv)
         if (!so.token || !*so.token) {
             fprintf(stderr, "harness serve: --token-env %s: the variable is unset or empty\n", token_env);
             return 2;
+        }
+    }
+    /* open files: each episode holds a few (ENVSRV_FDS_PER_EPISODE); a
+     * soft limit of 1024 would fail resets past ~500 open episodes */
+    struct rlimit rl;
+    rlim_t need = (rlim_t)so.max_episodes * ENVSRV_FDS_PER_EPISODE + 256;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < need) {
+        if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+            fprintf(stderr,
+                    "harness serve: --max-episodes %d needs %lu open files; the hard limit is %lu (raise `ulimit -Hn` "
+                    "or lower --max-episodes)\n",
+                    so.max_episodes, (unsigned long)need, (unsigned long)rl.rlim_max);
+            return 1;
+        }
+        rl.rlim_cur = need;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+            fprintf(stderr, "harness serve: cannot raise the open-file limit to %lu: %s\n", (unsigned long)need,
+                    strerror(errno));
+            return 1;
         }
     }
     /* the signals go to sigwait below, not to the server's threads */

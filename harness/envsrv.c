@@ -5,7 +5,8 @@
  * or scores. A request that works on an episode marks it busy under the
  * lock and owns it until it clears the mark, so one episode has one user
  * at a time (another request on it gets 409). s->gmu is the test-run
- * queue, s->fmu orders the appends to the records file and the journal.
+ * queue, s->fmu orders the appends to the records file and guards the
+ * ring of finished records.
  */
 #include "harness/envsrv.h"
 
@@ -22,14 +23,23 @@
 #include "protocol/toolcall.h"
 
 #include <cJSON.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* A finished episode's record in the records file. */
+typedef struct sdone {
+    char id[ENVSRV_ID_MAX];
+    off_t off;               /* where the line starts */
+    size_t len;              /* its bytes with the newline */
+} sdone;
 
 typedef struct sep {
     int open;                /* an episode lives in this slot */
@@ -49,7 +59,7 @@ typedef struct sep {
 
 struct envsrv {
     envsrv_opts o;
-    char out[4096], journal[4100];
+    char out[4096], journal[4100]; /* records; journal folder OUT.open.d */
     char server_id[ENVSRV_SERVER_ID_MAX + 1];
     char boot[16];
     int max_runs;
@@ -64,6 +74,8 @@ struct envsrv {
     pthread_cond_t gcv;
     int running, waiting;
     pthread_mutex_t fmu;
+    sdone *done;             /* ring of the last finished_keep records (fmu) */
+    long ndone;
     pthread_t reaper;
     pthread_cond_t rcv;
     int reaper_started;
@@ -75,6 +87,7 @@ void envsrv_opts_default(envsrv_opts *o)
     o->server_id = "env";
     o->max_episodes = ENVSRV_EPISODES_DEFAULT;
     o->idle_timeout_s = ENVSRV_IDLE_S_DEFAULT;
+    o->finished_keep = ENVSRV_FINISHED_KEEP;
 }
 
 /* ---- replies ------------------------------------------------------------- */
@@ -140,47 +153,80 @@ static void gate_leave(envsrv *s)
     pthread_mutex_unlock(&s->gmu);
 }
 
-/* ---- records and journal ----------------------------------------------------- */
+/* ---- records, the finished ring and the journal ------------------------------------ */
 
-/* Appends rec with "episode_id" as its first member, then the journal's
- * closing line: a record is on disk before its episode stops counting as
- * open, so a restart never writes it a second time. */
+/* Where finished episode id's record starts in the records file, or NULL
+ * when it is not among the last finished_keep. Under fmu. */
+static const sdone *finished_find(const envsrv *s, const char *id)
+{
+    long keep = s->o.finished_keep, n = s->ndone < keep ? s->ndone : keep;
+    for (long k = 0; k < n; k++) {
+        const sdone *d = &s->done[(s->ndone - 1 - k) % keep];
+        if (!strcmp(d->id, id))
+            return d;
+    }
+    return NULL;
+}
+
+/* The journal file of episode id: OUT.open.d/ID.json. */
+static void state_path(const envsrv *s, const char *id, char *out, size_t n)
+{
+    str_fmt(out, n, "%s/%s.json", s->journal, id);
+}
+
+/* Appends rec with "episode_id" as its first member and notes where it
+ * starts, then removes the episode's journal file: a record is on disk
+ * before its episode stops counting as open, so a restart never writes it
+ * a second time. */
 static int write_record(envsrv *s, const char *id, const char *rec, char *err)
 {
     buf_t b;
     buf_init(&b, 0);
     buf_printf(&b, "{\"episode_id\":\"%s\"%s%s", id, rec[1] == '}' ? "" : ",", rec + 1);
-    char line[ENVSRV_ID_MAX + 32];
-    str_fmt(line, sizeof line, "{\"closed\":\"%s\"}", id);
+    char path[sizeof s->journal + ENVSRV_ID_MAX + 8];
+    state_path(s, id, path, sizeof path);
     pthread_mutex_lock(&s->fmu);
+    struct stat st;
+    off_t off = stat(s->out, &st) == 0 ? st.st_size : 0;
     int rc = b.data ? fs_append_record(s->out, b.data, b.len, err) : rl_err(err, RL_ENOMEM, "record: out of memory");
-    if (rc == 0)
-        rc = fs_append_record(s->journal, line, strlen(line), err);
+    if (rc == 0) {
+        sdone *d = &s->done[s->ndone++ % s->o.finished_keep];
+        str_copy(d->id, sizeof d->id, id);
+        d->off = off;
+        d->len = b.len + 1;
+        unlink(path);
+    }
     pthread_mutex_unlock(&s->fmu);
     buf_dispose(&b);
     return rc;
 }
 
-static int journal_open(envsrv *s, const sep *ep, char *err)
+/* Writes the episode's journal file: its work tree and its record so far
+ * (ep_snapshot), replaced whole (temp file, fsync, rename) at the reset
+ * and after every step. A snapshot over ENVSRV_STATE_MAX is not written:
+ * the file keeps the last one that fit. */
+static int journal_write(envsrv *s, const sep *ep, char *err)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "open", ep->id);
-    cJSON_AddStringToObject(o, "task", ep->t->instance_id);
-    cJSON_AddStringToObject(o, "repo", ep->t->repo);
-    cJSON_AddNumberToObject(o, "seed", (double)ep->cfg.seed);
-    char key[512];
-    str_fmt(key, sizeof key, "%s#cfg=%016llx#seed=%llu", ep->t->instance_id,
-            (unsigned long long)ep_config_digest(&ep->cfg), (unsigned long long)ep->cfg.seed);
-    cJSON_AddStringToObject(o, "key", key);
-    cJSON_AddStringToObject(o, "tree", ws_path(ep->ws));
-    char *txt = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (!txt)
-        return rl_err(err, RL_ENOMEM, "journal: out of memory");
-    pthread_mutex_lock(&s->fmu);
-    int rc = fs_append_record(s->journal, txt, strlen(txt), err);
-    pthread_mutex_unlock(&s->fmu);
-    free(txt);
+    char *rec = NULL;
+    int rc = ep_snapshot(&rec, ep->e, err);
+    if (rc < 0)
+        return rc;
+    buf_t b;
+    buf_init(&b, ENVSRV_STATE_MAX);
+    cJSON *tree = cJSON_CreateString(ws_path(ep->ws));
+    char *tq = tree ? cJSON_PrintUnformatted(tree) : NULL;
+    cJSON_Delete(tree);
+    int w = tq ? buf_printf(&b, "{\"tree\":%s,\"turn\":%d,\"record\":%s}\n", tq, ep->turn, rec) : RL_ENOMEM;
+    if (w == RL_ENOMEM)
+        rc = rl_err(err, RL_ENOMEM, "journal: out of memory");
+    else if (w == 0) { /* over the cap (RL_ELIMIT): the file keeps the last that fit */
+        char path[sizeof s->journal + ENVSRV_ID_MAX + 8];
+        state_path(s, ep->id, path, sizeof path);
+        rc = fs_write_atomic(path, b.data, b.len, err);
+    }
+    free(tq);
+    free(rec);
+    buf_dispose(&b);
     return rc;
 }
 
@@ -203,11 +249,11 @@ static void remove_tree(const char *path)
 
 /* The episode ids of the records file: the "episode_id" each record
  * starts with. */
-static int recorded_ids(cJSON *set, const char *path, char *err)
+static void recorded_ids(cJSON *set, const char *path)
 {
     FILE *f = fopen(path, "r");
     if (!f)
-        return 0;
+        return;
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
@@ -225,86 +271,88 @@ static int recorded_ids(cJSON *set, const char *path, char *err)
     }
     free(line);
     fclose(f);
-    (void)err;
-    return 0;
 }
 
-/* Records the episodes the journal shows open and the records file lacks,
- * removes their trees, and empties the journal. */
-static int recover(envsrv *s, char *err)
+/* The record of an episode the last run left open, from its journal file
+ * (j, NULL when unreadable): the turns journaled so far, unscored, ended
+ * by the restart. */
+static char *restart_record(const char *id, const cJSON *j)
 {
-    char *text = NULL;
-    size_t len = 0;
-    if (access(s->journal, F_OK) != 0)
-        return 0;
-    int rc = fs_read_file(&text, &len, s->journal, ENVSRV_JOURNAL_MAX, err);
-    if (rc < 0)
-        return rc;
-    cJSON *open = cJSON_CreateObject(), *done = cJSON_CreateObject();
-    for (char *p = text, *nl; p && *p; p = nl ? nl + 1 : NULL) {
-        nl = strchr(p, '\n');
-        if (nl)
-            *nl = '\0';
-        cJSON *o = cJSON_Parse(p);
-        const cJSON *op = cJSON_GetObjectItemCaseSensitive(o, "open");
-        const cJSON *cl = cJSON_GetObjectItemCaseSensitive(o, "closed");
-        if (cJSON_IsString(op)) {
-            cJSON_DeleteItemFromObjectCaseSensitive(open, op->valuestring);
-            cJSON_AddItemToObject(open, op->valuestring, cJSON_Duplicate(o, 1));
-        } else if (cJSON_IsString(cl)) {
-            cJSON_AddTrueToObject(done, cl->valuestring);
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(j, "record");
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "episode_id", id);
+    if (cJSON_IsObject(rec)) {
+        const cJSON *f;
+        cJSON_ArrayForEach(f, rec)
+        {
+            if (strcmp(f->string, "episode_id"))
+                cJSON_AddItemToObject(r, f->string, cJSON_Duplicate(f, 1));
         }
-        cJSON_Delete(o); /* a torn last line (kill -9 mid-write) parses as nothing */
-    }
-    free(text);
-    int any = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, open) any |= !cJSON_GetObjectItemCaseSensitive(done, e->string);
-    if (any)
-        recorded_ids(done, s->out, err);
-    cJSON_ArrayForEach(e, open)
-    {
-        if (cJSON_GetObjectItemCaseSensitive(done, e->string))
-            continue;
-        const cJSON *tree = cJSON_GetObjectItemCaseSensitive(e, "tree");
-        if (cJSON_IsString(tree))
-            remove_tree(tree->valuestring);
-        cJSON *r = cJSON_CreateObject();
-        cJSON_AddStringToObject(r, "episode_id", e->string);
+    } else {
         cJSON_AddNumberToObject(r, "schema", 2);
-        const char *keys[] = {"key", "task", "repo"};
-        for (int k = 0; k < 3; k++) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, keys[k]);
-            cJSON_AddStringToObject(r, keys[k], cJSON_IsString(v) ? v->valuestring : "");
-        }
-        cJSON *cfg = cJSON_AddObjectToObject(r, "config");
-        cJSON_AddStringToObject(cfg, "policy", "external");
-        const cJSON *seed = cJSON_GetObjectItemCaseSensitive(e, "seed");
-        cJSON_AddNumberToObject(cfg, "seed", cJSON_IsNumber(seed) ? seed->valuedouble : 0);
         cJSON_AddArrayToObject(r, "messages");
         cJSON_AddArrayToObject(r, "turns");
         cJSON_AddArrayToObject(r, "tests");
-        cJSON_AddNullToObject(r, "patch");
-        cJSON_AddNullToObject(r, "reward");
-        cJSON_AddNullToObject(r, "shaped_reward");
-        cJSON_AddStringToObject(r, "end_reason", "restart");
-        cJSON_AddStringToObject(r, "error", "the server stopped while the episode was open");
-        char *txt = cJSON_PrintUnformatted(r);
-        cJSON_Delete(r);
-        if (!txt) {
-            rc = rl_err(err, RL_ENOMEM, "journal: out of memory");
-            break;
-        }
-        rc = fs_append_record(s->out, txt, strlen(txt), err);
-        free(txt);
-        if (rc < 0)
-            break;
-        s->restarted++;
     }
-    cJSON_Delete(open);
-    cJSON_Delete(done);
+    static const char *const nulls[] = {"patch", "reward", "shaped_reward"};
+    for (int k = 0; k < 3; k++) {
+        cJSON_DeleteItemFromObjectCaseSensitive(r, nulls[k]);
+        cJSON_AddNullToObject(r, nulls[k]);
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(r, "end_reason");
+    cJSON_DeleteItemFromObjectCaseSensitive(r, "error");
+    cJSON_AddStringToObject(r, "end_reason", "restart");
+    cJSON_AddStringToObject(r, "error", rec ? "the server stopped while the episode was open"
+                                            : "the server stopped while the episode was open; its journal was unreadable");
+    char *txt = cJSON_PrintUnformatted(r);
+    cJSON_Delete(r);
+    return txt;
+}
+
+/* Records the episodes the journal shows open and the records file lacks
+ * (with the turns journaled so far), removes their trees and their
+ * journal files. */
+static int recover(envsrv *s, char *err)
+{
+    char **names = NULL;
+    size_t n = 0;
+    int rc = fs_mkdirs(s->journal, err);
     if (rc == 0)
-        rc = fs_write_atomic(s->journal, "", 0, err);
+        rc = fs_list_dir(&names, &n, s->journal, err);
+    cJSON *done = cJSON_CreateObject();
+    if (rc == 0 && n)
+        recorded_ids(done, s->out);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        char path[sizeof s->journal + 300], id[ENVSRV_ID_MAX];
+        str_fmt(path, sizeof path, "%s/%s", s->journal, names[i]);
+        size_t l = strlen(names[i]);
+        if (l < 6 || l - 5 >= sizeof id || strcmp(names[i] + l - 5, ".json")) {
+            unlink(path); /* a temp file of a write the kill interrupted */
+            continue;
+        }
+        memcpy(id, names[i], l - 5);
+        id[l - 5] = '\0';
+        char *text = NULL, rerr[RL_ERR_MAX];
+        cJSON *j = NULL;
+        if (fs_read_file(&text, NULL, path, ENVSRV_STATE_MAX + 1024, rerr) == 0)
+            j = cJSON_Parse(text);
+        free(text);
+        const cJSON *tree = cJSON_GetObjectItemCaseSensitive(j, "tree");
+        if (cJSON_IsString(tree))
+            remove_tree(tree->valuestring);
+        if (!cJSON_GetObjectItemCaseSensitive(done, id)) {
+            char *txt = restart_record(id, j);
+            rc = txt ? fs_append_record(s->out, txt, strlen(txt), err) : rl_err(err, RL_ENOMEM, "journal: out of memory");
+            free(txt);
+            if (rc == 0)
+                s->restarted++;
+        }
+        cJSON_Delete(j);
+        if (rc == 0)
+            unlink(path);
+    }
+    fs_names_free(names, n);
+    cJSON_Delete(done);
     if (rc == 0 && s->restarted)
         rl_logf(s->o.log, s->o.log_ctx, RL_LOG_INFO, "serve: %ld episodes open at the last stop recorded as ended by the restart",
                 s->restarted);
@@ -330,6 +378,53 @@ static sep *take(envsrv *s, const char *id, int *status)
         found->busy = 1;
     pthread_mutex_unlock(&s->mu);
     return found;
+}
+
+/* Replies with the record of finished episode id when it is among the last
+ * finished_keep; 0 when it is not (nothing replied). */
+static int reply_finished(envsrv *s, const char *id, http_server_resp *resp, int *rc)
+{
+    pthread_mutex_lock(&s->fmu);
+    const sdone *d = finished_find(s, id);
+    off_t off = d ? d->off : 0;
+    size_t len = d ? d->len : 0;
+    pthread_mutex_unlock(&s->fmu);
+    if (!d)
+        return 0;
+    char *line = malloc(len + 1), pre[ENVSRV_ID_MAX + 32];
+    int fd = line ? open(s->out, O_RDONLY | O_CLOEXEC) : -1;
+    ssize_t got = fd >= 0 ? pread(fd, line, len, off) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (got == (ssize_t)len)
+        line[len] = '\0';
+    str_fmt(pre, sizeof pre, "{\"episode_id\":\"%s\"", id);
+    if (got != (ssize_t)len || strncmp(line, pre, strlen(pre))) { /* the file was moved or cut */
+        free(line);
+        return 0;
+    }
+    *rc = http_reply(resp, 200, "application/json", line, len - 1);
+    free(line);
+    return 1;
+}
+
+/* take, or the 409 / 404 answer: NULL then, with the reply set. finished:
+ * the id of a finished episode is answered with its record (GET /v1/state). */
+static sep *take_or_reply(envsrv *s, const char *id, int finished, http_server_resp *resp)
+{
+    int status = 0, rc;
+    sep *ep = take(s, id, &status);
+    if (ep)
+        return ep;
+    if (status == 409)
+        reply_error(resp, 409, "episode_id", "episode_id: '%.80s' has a request running; send one at a time", id);
+    else if (!finished)
+        reply_error(resp, 404, "episode_id", "episode_id: no open episode '%.80s' (ended, closed or unknown)", id);
+    else if (!reply_finished(s, id, resp, &rc))
+        reply_error(resp, 404, "episode_id",
+                    "episode_id: no episode '%.80s' open or among the last %d finished (unknown, or older: its record is "
+                    "in the records file)", id, s->o.finished_keep);
+    return NULL;
 }
 
 /* Clears the busy mark; active: the request counts as activity (a reset
@@ -605,6 +700,8 @@ static int do_reset(envsrv *s, const cJSON *body, http_server_resp *resp)
         ws_opts_default(&wo);
         if (s->o.ws_root)
             wo.root = s->o.ws_root;
+        size_t share = ENVSRV_BLOB_CACHE_TOTAL / (size_t)s->o.max_episodes;
+        wo.cache_max = share < wo.cache_max ? share : wo.cache_max;
         if ((rc = ws_open_task(&ep->ws, &wo, t, s->o.slot_base + pick, err)) < 0)
             reply_error(resp, 500, NULL, "reset: %s", err);
         else
@@ -617,7 +714,7 @@ static int do_reset(envsrv *s, const cJSON *body, http_server_resp *resp)
         rc = -1;
         reply_error(resp, 400, "config", "reset: the episode ended before its first turn (context over the limits?)");
     }
-    if (rc == 0 && (rc = journal_open(s, ep, err)) < 0)
+    if (rc == 0 && (rc = journal_write(s, ep, err)) < 0)
         reply_error(resp, 500, NULL, "reset: %s", err);
     if (rc != 0) {
         ep_free(ep->e);
@@ -724,13 +821,9 @@ static int do_step(envsrv *s, const cJSON *body, http_server_resp *resp)
             return reply_error(resp, 400, "finish_reason", "finish_reason: expected \"stop\", \"tool_calls\" or \"length\"");
         length = !strcmp(f, "length");
     }
-    int status = 0;
-    sep *ep = take(s, jid->valuestring, &status);
+    sep *ep = take_or_reply(s, jid->valuestring, 0, resp);
     if (!ep)
-        return status == 409 ? reply_error(resp, 409, "episode_id", "episode_id: '%.80s' has a request running; send one at a time",
-                                           jid->valuestring)
-                             : reply_error(resp, 404, "episode_id", "episode_id: no open episode '%.80s' (ended, closed or unknown)",
-                                           jid->valuestring);
+        return 0;
     size_t len = 0;
     char *text = step_text(ep, jm, &len, resp);
     if (!text) {
@@ -761,6 +854,8 @@ static int do_step(envsrv *s, const cJSON *body, http_server_resp *resp)
     int more = rc == 0 && next_turn(ep);
     if (rc < 0)
         ep_abort(ep->e, "error", err);
+    if (more && journal_write(s, ep, err) < 0)
+        rl_logf(s->o.log, s->o.log_ctx, RL_LOG_ERROR, "serve: %s: the journal was not written: %s", ep->id, err);
     if (more) {
         cJSON_AddFalseToObject(o, "done");
         cJSON_AddNullToObject(o, "reward");
@@ -779,13 +874,9 @@ static int do_close(envsrv *s, const cJSON *body, http_server_resp *resp)
     const cJSON *jid = field(body, "episode_id");
     if (!cJSON_IsString(jid))
         return reply_error(resp, 400, "episode_id", "episode_id: expected the id /v1/reset answered");
-    int status = 0;
-    sep *ep = take(s, jid->valuestring, &status);
+    sep *ep = take_or_reply(s, jid->valuestring, 0, resp);
     if (!ep)
-        return status == 409 ? reply_error(resp, 409, "episode_id", "episode_id: '%.80s' has a request running; send one at a time",
-                                           jid->valuestring)
-                             : reply_error(resp, 404, "episode_id", "episode_id: no open episode '%.80s' (ended, closed or unknown)",
-                                           jid->valuestring);
+        return 0;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "episode_id", jid->valuestring);
     cJSON_AddTrueToObject(o, "done");
@@ -798,13 +889,9 @@ static int do_state(envsrv *s, const http_server_req *req, http_server_resp *res
     const char *id = http_server_req_query(req, "episode_id");
     if (!id || !*id)
         return reply_error(resp, 400, "episode_id", "episode_id: expected ?episode_id=ID");
-    int status = 0;
-    sep *ep = take(s, id, &status);
+    sep *ep = take_or_reply(s, id, 1, resp);
     if (!ep)
-        return status == 409 ? reply_error(resp, 409, "episode_id", "episode_id: '%.80s' has a request running; retry",
-                                           id)
-                             : reply_error(resp, 404, "episode_id", "episode_id: no open episode '%.80s' (ended, closed or unknown; "
-                                           "finished episodes are in the records file)", id);
+        return 0;
     char *rec = NULL, err[RL_ERR_MAX];
     int rc = ep_snapshot(&rec, ep->e, err);
     give_back(s, ep, 0);
@@ -1028,6 +1115,9 @@ int envsrv_new(envsrv **out, const envsrv_opts *o, char *err)
         return rl_err(err, RL_EINVAL, "serve: the tasks, the base config and the records file are required");
     if (o->max_episodes < 1 || o->max_episodes > ENVSRV_EPISODES_HARD)
         return rl_err(err, RL_EINVAL, "serve: max episodes %d: expected 1..%d", o->max_episodes, ENVSRV_EPISODES_HARD);
+    if (o->slot_base < 0 || o->slot_base > RL_WS_SLOT_MAX - o->max_episodes)
+        return rl_err(err, RL_EINVAL, "serve: work-tree slots %d..%d: expected within 0..%d", o->slot_base,
+                      o->slot_base + o->max_episodes - 1, RL_WS_SLOT_MAX - 1);
     if (o->max_test_runs < 0 || o->max_test_runs > ENVSRV_TEST_RUNS_HARD)
         return rl_err(err, RL_EINVAL, "serve: max test runs %d: expected 0..%d", o->max_test_runs, ENVSRV_TEST_RUNS_HARD);
     if (o->idle_timeout_s < 0 || o->idle_timeout_s > ENVSRV_IDLE_S_HARD)
@@ -1040,6 +1130,9 @@ int envsrv_new(envsrv **out, const envsrv_opts *o, char *err)
              id[i] == '_';
     if (!ok)
         return rl_err(err, RL_EINVAL, "serve: server id '%.40s': expected 1-%d of [A-Za-z0-9_]", id, ENVSRV_SERVER_ID_MAX);
+    if (o->finished_keep < 1 || o->finished_keep > ENVSRV_FINISHED_KEEP)
+        return rl_err(err, RL_EINVAL, "serve: finished records kept %d: expected 1..%d", o->finished_keep,
+                      ENVSRV_FINISHED_KEEP);
     if (o->token && strlen(o->token) > ENVSRV_TOKEN_MAX)
         return rl_err(err, RL_EINVAL, "serve: token: expected at most %d bytes", ENVSRV_TOKEN_MAX);
     if (strlen(o->out) + 8 > sizeof ((envsrv *)0)->out)
@@ -1049,7 +1142,7 @@ int envsrv_new(envsrv **out, const envsrv_opts *o, char *err)
         return rl_err(err, RL_ENOMEM, "serve: out of memory");
     s->o = *o;
     str_copy(s->out, sizeof s->out, o->out);
-    str_fmt(s->journal, sizeof s->journal, "%s.open", o->out);
+    str_fmt(s->journal, sizeof s->journal, "%s.open.d", o->out);
     str_copy(s->server_id, sizeof s->server_id, id);
     str_fmt(s->boot, sizeof s->boot, "%lx", (unsigned long)time(NULL) & 0xffffffffUL);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1063,10 +1156,11 @@ int envsrv_new(envsrv **out, const envsrv_opts *o, char *err)
     s->eps = calloc((size_t)o->max_episodes, sizeof *s->eps);
     s->lat = calloc(ENVSRV_LATENCY_WINDOW, sizeof *s->lat);
     s->latx = calloc(ENVSRV_LATENCY_WINDOW, sizeof *s->latx);
+    s->done = calloc((size_t)o->finished_keep, sizeof *s->done);
     int rc;
     char dir[4096];
     fs_dirname(dir, sizeof dir, s->out);
-    if (!s->eps || !s->lat || !s->latx)
+    if (!s->eps || !s->lat || !s->latx || !s->done)
         rc = rl_err(err, RL_ENOMEM, "serve: out of memory");
     else if ((rc = fs_mkdirs(dir, err)) == 0 && (rc = recover(s, err)) == 0) {
         if (pthread_create(&s->reaper, NULL, reaper_main, s) != 0)
@@ -1107,6 +1201,7 @@ void envsrv_free(envsrv *s)
     free(s->eps);
     free(s->lat);
     free(s->latx);
+    free(s->done);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->gmu);
     pthread_mutex_destroy(&s->fmu);

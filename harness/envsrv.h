@@ -22,12 +22,15 @@
  * most max_test_runs at a time (a step waits there, it does not fail).
  *
  * Records: every finished episode (done, closed, idle past the timeout)
- * is appended whole to opts.out with fsync, with its "episode_id" first.
- * A journal beside it (OUT.open) has a line per episode opened and
- * closed; envsrv_new reads it, records each episode of the last run that
- * was open and has no record (end_reason "restart", reward null) and
- * removes its work tree. A server killed at any point thus loses no
- * finished record and writes none twice.
+ * is appended whole to opts.out with fsync, with its "episode_id" first;
+ * GET /v1/state answers the last finished_keep of them from that file.
+ * A journal folder beside it (OUT.open.d) holds one file per open
+ * episode: its work tree and its record so far, replaced (fsync, rename)
+ * at the reset and after every step, removed once the record is written.
+ * envsrv_new reads it: each episode of the last run that was open and has
+ * no record is recorded with the turns journaled (end_reason "restart",
+ * reward null) and its work tree removed. A server killed at any point
+ * thus loses no finished record and writes none twice.
  *
  * Errors are JSON in the OpenAI shape, naming the field at fault:
  *   {"error": {"message": "...", "type": "invalid_request_error", "param": "FIELD", "code": null}}
@@ -44,7 +47,7 @@ typedef struct envsrv_opts {
     const task_set *tasks;    /* the tasks clients may ask for (borrowed) */
     const ep_config *base;    /* every episode's config before the client's
                                  config (borrowed); prompts_dir etc. */
-    const char *out;          /* records JSONL (required); journal OUT.open */
+    const char *out;          /* records JSONL (required); journal OUT.open.d/ */
     const char *ws_root;      /* workspace root; NULL: the workspace default */
     int slot_base;            /* work-tree slots slot_base .. +max_episodes */
     const char *server_id;    /* episode id prefix, [A-Za-z0-9_]+ (required) */
@@ -53,12 +56,14 @@ typedef struct envsrv_opts {
     int max_episodes;         /* open at once; more resets get 429 */
     int max_test_runs;        /* test runs at once; 0: online CPUs */
     int idle_timeout_s;       /* close episodes idle this long; 0: never */
+    int finished_keep;        /* finished episodes GET /v1/state still answers
+                                 (their records, read back from out) */
     rl_log_fn log;            /* episodes opened, ended, recorded; NULL: none */
     void *log_ctx;
 } envsrv_opts;
 
 /* max_episodes ENVSRV_EPISODES_DEFAULT, idle ENVSRV_IDLE_S_DEFAULT,
- * server_id "env", the rest empty. */
+ * finished_keep ENVSRV_FINISHED_KEEP, server_id "env", the rest empty. */
 void envsrv_opts_default(envsrv_opts *o);
 
 typedef struct envsrv envsrv;

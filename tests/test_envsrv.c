@@ -9,6 +9,7 @@
 #include "http/http.h"
 #include "policy/policy.h"
 #include "corpus/task.h"
+#include "tests/srvutil.h"
 
 #include <cJSON.h>
 #include <check.h>
@@ -20,12 +21,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static const char *bin_dir(void)
-{
-    const char *b = getenv("RL_BIN");
-    return b && *b ? b : "bin";
-}
 
 /* ---- an in-process server --------------------------------------------------- */
 
@@ -39,7 +34,7 @@ typedef struct srv {
     const char *token;
 } srv;
 
-static void srv_start(srv *s, int max_episodes, int idle_s, const char *token)
+static void srv_start(srv *s, int max_episodes, int idle_s, const char *token, int finished_keep)
 {
     char err[RL_ERR_MAX];
     memset(s, 0, sizeof *s);
@@ -61,6 +56,8 @@ static void srv_start(srv *s, int max_episodes, int idle_s, const char *token)
     o.max_episodes = max_episodes;
     o.max_test_runs = 2;
     o.idle_timeout_s = idle_s;
+    if (finished_keep)
+        o.finished_keep = finished_keep;
     s->token = token;
     ck_assert_msg(envsrv_new(&s->env, &o, err) == 0, "%s", err);
     http_server_opts ho;
@@ -80,37 +77,10 @@ static void srv_stop(srv *s)
     fs_remove_tree(s->dir, NULL);
 }
 
-/* One request; the status, *body the answer (caller frees). */
-static long call(int port, const char *token, const char *method, const char *path, const char *json, size_t len,
-                 char **body)
-{
-    char err[RL_ERR_MAX], url[256], auth[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
-    snprintf(auth, sizeof auth, "Authorization: Bearer %s", token ? token : "");
-    const char *hdr[] = {auth, NULL};
-    http_client_opts o;
-    http_client_opts_default(&o);
-    o.retries = 0;
-    o.timeout_ms = 300000;
-    http_client *c;
-    ck_assert_int_eq(http_client_new(&c, &o, err), 0);
-    http_request rq = {.method = method, .url = url, .headers = token ? hdr : NULL,
-                       .content_type = json ? "application/json" : NULL, .body = json,
-                       .body_len = json ? (len ? len : strlen(json)) : 0};
-    http_response rs;
-    int rc = http_client_request(c, &rs, &rq, err);
-    ck_assert_msg(rc == 0, "%s %s: %s", method, path, err);
-    long st = rs.status;
-    *body = strdup(rs.body);
-    http_response_dispose(&rs);
-    http_client_free(c);
-    return st;
-}
-
 static cJSON *call_json(const srv *s, const char *method, const char *path, const char *json, long want)
 {
     char *body;
-    long st = call(s->port, s->token, method, path, json, 0, &body);
+    long st = su_call(s->port, s->token, method, path, json, 0, &body);
     ck_assert_msg(st == want, "%s %s: status %ld, expected %ld: %s", method, path, st, want, body);
     cJSON *o = cJSON_Parse(body);
     ck_assert_msg(o != NULL || want == 200, "%s %s: not JSON: %s", method, path, body);
@@ -170,16 +140,16 @@ static int read_records(cJSON **v, int max, const char *path)
 START_TEST(test_api_and_errors)
 {
     srv s;
-    srv_start(&s, 2, 0, "sekret");
+    srv_start(&s, 2, 0, "sekret", 1);
     char *body;
     /* health needs no token; the API does */
-    ck_assert_int_eq(call(s.port, NULL, "GET", "/health", NULL, 0, &body), 200);
+    ck_assert_int_eq(su_call(s.port, NULL, "GET", "/health", NULL, 0, &body), 200);
     ck_assert_ptr_nonnull(strstr(body, "\"server_id\":\"t1\""));
     free(body);
-    ck_assert_int_eq(call(s.port, NULL, "GET", "/v1/tasks", NULL, 0, &body), 401);
+    ck_assert_int_eq(su_call(s.port, NULL, "GET", "/v1/tasks", NULL, 0, &body), 401);
     ck_assert_ptr_nonnull(strstr(body, "\"param\":\"Authorization\""));
     free(body);
-    ck_assert_int_eq(call(s.port, "wrong", "GET", "/v1/tasks", NULL, 0, &body), 401);
+    ck_assert_int_eq(su_call(s.port, "wrong", "GET", "/v1/tasks", NULL, 0, &body), 401);
     free(body);
 
     cJSON *o = call_json(&s, "GET", "/v1/tasks?select=repo:leapyear", NULL, 200);
@@ -286,14 +256,28 @@ START_TEST(test_api_and_errors)
     ck_assert_str_eq(str_of(cJSON_GetObjectItem(o, "info"), "end_reason"), "closed");
     cJSON_Delete(o);
     want_error(&s, "POST", "/v1/close", req, 404, "episode_id");
+    /* the state of a finished episode: its record, read back */
     snprintf(req, sizeof req, "/v1/state?episode_id=%s", id);
-    want_error(&s, "GET", req, NULL, 404, "episode_id");
-    snprintf(req, sizeof req, "{\"episode_id\":\"%s\"}", str_of(o2, "episode_id"));
-    cJSON_Delete(call_json(&s, "POST", "/v1/close", req, 200));
+    o = call_json(&s, "GET", req, NULL, 200);
+    ck_assert_str_eq(str_of(o, "episode_id"), id);
+    ck_assert_str_eq(str_of(o, "end_reason"), "closed");
+    ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(o, "reward")));
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "turns")), 2);
+    cJSON_Delete(o);
+    char req2[512];
+    snprintf(req2, sizeof req2, "{\"episode_id\":\"%s\"}", str_of(o2, "episode_id"));
+    cJSON_Delete(call_json(&s, "POST", "/v1/close", req2, 200));
     cJSON_Delete(o2);
+    /* one finished record kept (finished_keep 1): the first is gone */
+    o = call_json(&s, "GET", req, NULL, 404);
+    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "error"), "message"));
+    ck_assert_ptr_nonnull(msg);
+    ck_assert_msg(strstr(msg, "the last 1 finished") != NULL, "%s", msg);
+    cJSON_Delete(o);
+    want_error(&s, "GET", "/v1/state?episode_id=t1-x-99", NULL, 404, "episode_id");
 
     char *m;
-    ck_assert_int_eq(call(s.port, "sekret", "GET", "/metrics", NULL, 0, &m), 200);
+    ck_assert_int_eq(su_call(s.port, "sekret", "GET", "/metrics", NULL, 0, &m), 200);
     ck_assert_ptr_nonnull(strstr(m, "rl_env_open_episodes 0\n"));
     ck_assert_ptr_nonnull(strstr(m, "rl_env_episodes_finished_total 2\n"));
     ck_assert_ptr_nonnull(strstr(m, "rl_env_steps_total 2\n"));
@@ -315,19 +299,25 @@ END_TEST
 START_TEST(test_idle_timeout)
 {
     srv s;
-    srv_start(&s, 4, 1, NULL);
+    srv_start(&s, 4, 1, NULL, 0);
     cJSON *o = call_json(&s, "POST", "/v1/reset", "{\"task\":\"leapyear\"}", 200);
     char path[128];
     snprintf(path, sizeof path, "/v1/state?episode_id=%s", str_of(o, "episode_id"));
     for (int i = 0; i < 100; i++) { /* closed within a second or two of the timeout */
         char *body;
-        long st = call(s.port, NULL, "GET", path, NULL, 0, &body);
+        long st = su_call(s.port, NULL, "GET", path, NULL, 0, &body);
+        int ended = st == 200 && strstr(body, "\"end_reason\":\"idle_timeout\"");
         free(body);
-        if (st == 404)
+        if (ended)
             break;
         usleep(100000);
     }
-    want_error(&s, "GET", path, NULL, 404, "episode_id");
+    cJSON *fin = call_json(&s, "GET", path, NULL, 200);
+    ck_assert_str_eq(str_of(fin, "end_reason"), "idle_timeout");
+    cJSON_Delete(fin);
+    char body_step[256];
+    snprintf(body_step, sizeof body_step, "{\"episode_id\":\"%s\",\"message\":\"x\"}", str_of(o, "episode_id"));
+    want_error(&s, "POST", "/v1/step", body_step, 404, "episode_id");
     cJSON *recs[4];
     int n = read_records(recs, 4, s.out);
     ck_assert_int_eq(n, 1);
@@ -368,7 +358,7 @@ static void *load_worker(void *arg)
         const cJSON *ref = L->ref[i % LOAD_NTASKS];
         char req[256], *body;
         snprintf(req, sizeof req, "{\"task\":\"%s\",\"seed\":%d}", LOAD_TASKS[i % LOAD_NTASKS], i + 1);
-        long st = call(L->s->port, NULL, "POST", "/v1/reset", req, 0, &body);
+        long st = su_call(L->s->port, NULL, "POST", "/v1/reset", req, 0, &body);
         cJSON *o = cJSON_Parse(body);
         free(body);
         char id[ENVSRV_ID_MAX] = "";
@@ -382,7 +372,7 @@ static void *load_worker(void *arg)
             if (!id[0])
                 break;
             char *b = step_body(id, cJSON_GetStringValue(cJSON_GetObjectItem(turn, "generated")));
-            st = call(L->s->port, NULL, "POST", "/v1/step", b, 0, &body);
+            st = su_call(L->s->port, NULL, "POST", "/v1/step", b, 0, &body);
             free(b);
             o = cJSON_Parse(body);
             free(body);
@@ -406,7 +396,7 @@ static void *load_worker(void *arg)
 START_TEST(test_load50_oracle_moves)
 {
     srv s;
-    srv_start(&s, LOAD_OPEN, 0, NULL);
+    srv_start(&s, LOAD_OPEN, 0, NULL, 0);
     load L;
     memset(&L, 0, sizeof L);
     L.s = &s;
@@ -416,7 +406,7 @@ START_TEST(test_load50_oracle_moves)
         char cmd[1024], ref[256];
         snprintf(ref, sizeof ref, "%s/ref-%d.jsonl", s.dir, k);
         snprintf(cmd, sizeof cmd, "RL_WS_ROOT=%s/refws %s/harness run --task %s --policy oracle --out %s >/dev/null 2>&1",
-                 s.dir, bin_dir(), LOAD_TASKS[k], ref);
+                 s.dir, su_bin_dir(), LOAD_TASKS[k], ref);
         ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
         cJSON *r[1];
         ck_assert_int_eq(read_records(r, 1, ref), 1);
@@ -472,43 +462,48 @@ typedef struct proc {
     char log[160];
 } proc;
 
+/* harness serve as server id, its work trees under dir/ws (k9) or dir/ws-ID */
+static void serve_start_as(proc *p, const char *dir, const char *out, int n, const char *id)
+{
+    char exe[256], ws[256];
+    snprintf(p->log, sizeof p->log, "%s/serve-%d.log", dir, n);
+    snprintf(exe, sizeof exe, "%s/harness", su_bin_dir());
+    snprintf(ws, sizeof ws, "RL_WS_ROOT=%s/ws%s%s", dir, strcmp(id, "k9") ? "-" : "", strcmp(id, "k9") ? id : "");
+    const char *argv[] = {exe, "serve", "--port", "0", "--out", out, "--server-id", id, "--max-test-runs", "2", NULL};
+    const char *env[] = {ws, NULL};
+    p->pid = su_spawn(&p->port, p->log, argv, env);
+}
+
 static void serve_start(proc *p, const char *dir, const char *out, int n)
 {
-    snprintf(p->log, sizeof p->log, "%s/serve-%d.log", dir, n);
-    p->pid = fork();
-    ck_assert_int_ge(p->pid, 0);
-    if (p->pid == 0) {
-        FILE *f = freopen(p->log, "w", stderr);
-        (void)f;
-        char exe[256], ws[256];
-        snprintf(exe, sizeof exe, "%s/harness", bin_dir());
-        snprintf(ws, sizeof ws, "%s/ws", dir);
-        setenv("RL_WS_ROOT", ws, 1);
-        execl(exe, "harness", "serve", "--port", "0", "--out", out, "--server-id", "k9", "--max-test-runs", "2",
-              (char *)NULL);
-        _exit(127);
-    }
-    p->port = 0;
-    for (int i = 0; i < 400 && !p->port; i++) { /* the start-up line names the port */
-        usleep(50000);
-        char *txt = NULL;
-        if (fs_read_file(&txt, NULL, p->log, 1 << 20, NULL) == 0) {
-            const char *q = strstr(txt, "127.0.0.1:");
-            if (q)
-                p->port = atoi(q + 10);
-        }
-        free(txt);
-    }
-    ck_assert_msg(p->port > 0, "harness serve did not start (see %s)", p->log);
+    serve_start_as(p, dir, out, n, "k9");
 }
 
 static void serve_stop(proc *p, int sig)
 {
-    kill(p->pid, sig);
-    int st;
-    waitpid(p->pid, &st, 0);
-    if (sig == SIGTERM)
-        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "harness serve: status %d on SIGTERM", st);
+    su_stop(p->pid, sig, sig == SIGTERM);
+}
+
+/* Runs a shell command that must exit 0; its output goes into the failure. */
+static void run_ok(const char *cmd)
+{
+    FILE *f = popen(cmd, "r");
+    char text[4096] = "";
+    size_t k = fread(text, 1, sizeof text - 1, f);
+    text[k] = '\0';
+    int st = pclose(f);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", cmd, text);
+}
+
+/* The files in the journal folder of records file out. */
+static int journal_files(const char *out)
+{
+    char dir[300], **names = NULL;
+    size_t n = 0;
+    snprintf(dir, sizeof dir, "%s.open.d", out);
+    ck_assert_int_eq(fs_list_dir(&names, &n, dir, NULL), 0);
+    fs_names_free(names, n);
+    return (int)n;
 }
 
 static char *tmpdir_new(void)
@@ -525,7 +520,7 @@ START_TEST(test_kill9_restart)
     snprintf(out, sizeof out, "%s/rec.jsonl", dir);
     snprintf(ref, sizeof ref, "%s/ref.jsonl", dir);
     snprintf(cmd, sizeof cmd, "RL_WS_ROOT=%s/refws %s/harness run --task leapyear --policy oracle --out %s >/dev/null 2>&1",
-             dir, bin_dir(), ref);
+             dir, su_bin_dir(), ref);
     ck_assert_int_eq(system(cmd), 0);
     cJSON *refr[1];
     ck_assert_int_eq(read_records(refr, 1, ref), 1);
@@ -535,7 +530,7 @@ START_TEST(test_kill9_restart)
     for (int i = 0; i < 3; i++) {
         char req[128];
         snprintf(req, sizeof req, "{\"task\":\"leapyear\",\"seed\":%d}", i + 1);
-        ck_assert_int_eq(call(p.port, NULL, "POST", "/v1/reset", req, 0, &body), 200);
+        ck_assert_int_eq(su_call(p.port, NULL, "POST", "/v1/reset", req, 0, &body), 200);
         cJSON *o = cJSON_Parse(body);
         snprintf(ids[i], sizeof ids[i], "%s", cJSON_GetStringValue(cJSON_GetObjectItem(o, "episode_id")));
         cJSON_Delete(o);
@@ -546,12 +541,12 @@ START_TEST(test_kill9_restart)
     cJSON_ArrayForEach(turn, cJSON_GetObjectItem(refr[0], "turns"))
     {
         char *b = step_body(ids[0], cJSON_GetStringValue(cJSON_GetObjectItem(turn, "generated")));
-        ck_assert_int_eq(call(p.port, NULL, "POST", "/v1/step", b, 0, &body), 200);
+        ck_assert_int_eq(su_call(p.port, NULL, "POST", "/v1/step", b, 0, &body), 200);
         free(b);
         free(body);
     }
     char *b = step_body(ids[1], "<tool_call>\n<function=list_files>\n</function>\n</tool_call>");
-    ck_assert_int_eq(call(p.port, NULL, "POST", "/v1/step", b, 0, &body), 200);
+    ck_assert_int_eq(su_call(p.port, NULL, "POST", "/v1/step", b, 0, &body), 200);
     free(b);
     free(body);
     serve_stop(&p, SIGKILL);
@@ -564,9 +559,11 @@ START_TEST(test_kill9_restart)
     ck_assert(fscanf(f, "%d", &trees_before) == 1);
     pclose(f);
     ck_assert_int_eq(trees_before, 3);
+    /* the journal: a file for each episode still open at the kill */
+    ck_assert_int_eq(journal_files(out), 2);
 
     serve_start(&p, dir, out, 2);
-    ck_assert_int_eq(call(p.port, NULL, "GET", "/health", NULL, 0, &body), 200);
+    ck_assert_int_eq(su_call(p.port, NULL, "GET", "/health", NULL, 0, &body), 200);
     ck_assert_ptr_nonnull(strstr(body, "\"open_episodes\":0"));
     free(body);
     serve_stop(&p, SIGTERM);
@@ -581,7 +578,18 @@ START_TEST(test_kill9_restart)
         ck_assert(!strcmp(id, ids[1]) || !strcmp(id, ids[2]));
         ck_assert_str_eq(str_of(recs[i], "end_reason"), "restart");
         ck_assert(cJSON_IsNull(cJSON_GetObjectItem(recs[i], "reward")));
+        /* the turns journaled before the kill: one step of episode 1, none of 2 */
+        int one = !strcmp(id, ids[1]);
+        const cJSON *turns = cJSON_GetObjectItem(recs[i], "turns"), *msgs = cJSON_GetObjectItem(recs[i], "messages");
+        ck_assert_int_eq(cJSON_GetArraySize(turns), one ? 1 : 0);
+        ck_assert_int_eq(cJSON_GetArraySize(msgs), one ? 4 : 2); /* system, user[, assistant, tool] */
+        if (one)
+            ck_assert_ptr_nonnull(strstr(str_of(cJSON_GetArrayItem(turns, 0), "generated"), "list_files"));
+        ck_assert_str_eq(str_of(recs[i], "task"), "leapyear");
+        ck_assert_str_eq(str_of(cJSON_GetObjectItem(recs[i], "config"), "policy"), "external");
     }
+    /* the journal holds no episode once they are recorded */
+    ck_assert_int_eq(journal_files(out), 0);
     ck_assert_str_ne(str_of(recs[1], "episode_id"), str_of(recs[2], "episode_id"));
     /* the open episodes' trees are reclaimed, the finished one's kept for reuse */
     snprintf(cmd, sizeof cmd, "ls %s/ws/trees | grep -vc score", dir);
@@ -604,10 +612,10 @@ START_TEST(test_clients)
     snprintf(out, sizeof out, "%s/rec.jsonl", dir);
     snprintf(ref, sizeof ref, "%s/ref.jsonl", dir);
     snprintf(cmd, sizeof cmd, "RL_WS_ROOT=%s/refws %s/harness run --task leapyear --policy oracle --out %s >/dev/null 2>&1",
-             dir, bin_dir(), ref);
+             dir, su_bin_dir(), ref);
     ck_assert_int_eq(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "RL_WS_ROOT=%s/refws %s/harness run --task roman_subtractive --policy oracle --out %s >/dev/null 2>&1",
-             dir, bin_dir(), ref);
+             dir, su_bin_dir(), ref);
     ck_assert_int_eq(system(cmd), 0);
     proc p;
     serve_start(&p, dir, out, 1);
@@ -619,12 +627,7 @@ START_TEST(test_clients)
         snprintf(cmd, sizeof cmd,
                  "timeout 300 %s --url http://127.0.0.1:%d --replay %s --episodes 4 --parallel 2 --as-messages 2>&1",
                  clients[c], p.port, ref);
-        FILE *f = popen(cmd, "r");
-        char text[4096] = "";
-        size_t k = fread(text, 1, sizeof text - 1, f);
-        text[k] = '\0';
-        int st = pclose(f);
-        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", cmd, text);
+        run_ok(cmd);
         expected += 4;
     }
     serve_stop(&p, SIGTERM);
@@ -635,6 +638,81 @@ START_TEST(test_clients)
         ck_assert_str_eq(str_of(recs[i], "end_reason"), "submit");
         cJSON_Delete(recs[i]);
     }
+    fs_remove_tree(dir, NULL);
+    free(dir);
+}
+END_TEST
+
+/* Three servers behind scripts/env-router.py: resets go round robin, the
+ * other calls by the episode id's server part. */
+START_TEST(test_balancer)
+{
+    char *dir = tmpdir_new(), ref[256], cmd[2048];
+    snprintf(ref, sizeof ref, "%s/ref.jsonl", dir);
+    static const char *tasks[] = {"leapyear", "roman_subtractive", "strutil_ends_with"};
+    for (int k = 0; k < 3; k++) {
+        snprintf(cmd, sizeof cmd, "RL_WS_ROOT=%s/refws %s/harness run --task %s --policy oracle --out %s >/dev/null 2>&1",
+                 dir, su_bin_dir(), tasks[k], ref);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    enum { NSRV = 3, NEP = 12 };
+    proc p[NSRV];
+    char outs[NSRV][256], ids[NSRV][8], backs[NSRV][64];
+    for (int k = 0; k < NSRV; k++) {
+        snprintf(outs[k], sizeof outs[k], "%s/rec-%d.jsonl", dir, k);
+        snprintf(ids[k], sizeof ids[k], "b%d", k + 1);
+        serve_start_as(&p[k], dir, outs[k], k + 1, ids[k]);
+        snprintf(backs[k], sizeof backs[k], "%s=http://127.0.0.1:%d", ids[k], p[k].port);
+    }
+    char rlog[256];
+    snprintf(rlog, sizeof rlog, "%s/router.log", dir);
+    const char *rargv[] = {"/usr/bin/python3", "scripts/env-router.py", "--port", "0", backs[0], backs[1], backs[2], NULL};
+    int rport;
+    pid_t router = su_spawn(&rport, rlog, rargv, NULL);
+    char *body;
+    ck_assert_int_eq(su_call(rport, NULL, "GET", "/health", NULL, 0, &body), 200);
+    ck_assert_msg(strstr(body, "\"b3\"") && strstr(body, "\"status\": \"ok\""), "%s", body);
+    free(body);
+    ck_assert_int_eq(su_call(rport, NULL, "POST", "/v1/step", "{\"episode_id\":\"zz-1-1\",\"message\":\"x\"}", 0, &body),
+                     404);
+    ck_assert_ptr_nonnull(strstr(body, "names no server"));
+    free(body);
+    /* 12 episodes, 4 open at once, each checked against harness run's reward
+     * and its final state fetched through the router */
+    snprintf(cmd, sizeof cmd,
+             "timeout 600 /usr/bin/python3 examples/env_client.py --url http://127.0.0.1:%d --replay %s --episodes %d "
+             "--parallel 4 --summary %s/summary.json 2>&1",
+             rport, ref, NEP, dir);
+    run_ok(cmd);
+    su_stop(router, SIGTERM, 0);
+    for (int k = 0; k < NSRV; k++)
+        serve_stop(&p[k], SIGTERM);
+    /* every episode recorded once, by the server its id names */
+    char sumpath[300], *sum = NULL;
+    snprintf(sumpath, sizeof sumpath, "%s/summary.json", dir);
+    ck_assert_int_eq(fs_read_file(&sum, NULL, sumpath, 1 << 24, NULL), 0);
+    cJSON *summary = cJSON_Parse(sum);
+    free(sum);
+    const cJSON *results = cJSON_GetObjectItem(summary, "results");
+    ck_assert_int_eq(cJSON_GetArraySize(results), NEP);
+    int total = 0;
+    for (int k = 0; k < NSRV; k++) {
+        cJSON *recs[NEP + 1];
+        int n = read_records(recs, NEP + 1, outs[k]);
+        ck_assert_msg(n == NEP / NSRV, "server %s recorded %d episodes, expected %d", ids[k], n, NEP / NSRV);
+        for (int i = 0; i < n; i++) {
+            const char *id = str_of(recs[i], "episode_id");
+            ck_assert_msg(!strncmp(id, ids[k], 2) && id[2] == '-', "%s recorded by %s", id, ids[k]);
+            const cJSON *r = cJSON_GetObjectItem(results, id);
+            ck_assert_msg(r != NULL, "%s: not an episode the client played", id);
+            ck_assert_str_eq(str_of(recs[i], "end_reason"), "submit");
+            ck_assert(cJSON_GetObjectItem(recs[i], "reward")->valuedouble == cJSON_GetObjectItem(r, "expected")->valuedouble);
+            cJSON_Delete(recs[i]);
+        }
+        total += n;
+    }
+    ck_assert_int_eq(total, NEP);
+    cJSON_Delete(summary);
     fs_remove_tree(dir, NULL);
     free(dir);
 }
@@ -652,6 +730,7 @@ Suite *envsrv_suite(void)
     tcase_set_timeout(prog, 600);
     tcase_add_test(prog, test_kill9_restart);
     tcase_add_test(prog, test_clients);
+    tcase_add_test(prog, test_balancer);
     suite_add_tcase(s, prog);
     TCase *load = tcase_create("load");
     tcase_set_timeout(load, 900);
