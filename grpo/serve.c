@@ -182,26 +182,6 @@ static int reply_json(http_server_resp *resp, int status, cJSON *o)
     return rc;
 }
 
-static int reply_error(http_server_resp *resp, int status, const char *param, const char *msg)
-{
-    const char *type = status == 404 ? "not_found_error"
-                       : status == 429 ? "rate_limit_error"
-                       : status >= 500 ? "server_error"
-                                       : "invalid_request_error";
-    cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "error");
-    cJSON_AddStringToObject(e, "message", msg);
-    cJSON_AddStringToObject(e, "type", type);
-    if (param)
-        cJSON_AddStringToObject(e, "param", param);
-    else
-        cJSON_AddNullToObject(e, "param");
-    if (status == 404 && param && !strcmp(param, "model"))
-        cJSON_AddStringToObject(e, "code", "model_not_found");
-    else
-        cJSON_AddNullToObject(e, "code");
-    return reply_json(resp, status, o);
-}
-
 /* ---- request parsing ----------------------------------------------------------- */
 
 /* A parse failure: status, the field and the message. */
@@ -752,6 +732,7 @@ static void *sched_main(void *arg)
 {
     serve *s = arg;
     char err[RL_ERR_MAX];
+    pthread_setname_np(pthread_self(), "rl-serve"); /* named in top, perf and /proc */
     pthread_mutex_lock(&s->mu);
     for (;;) {
         if (s->stopping) {
@@ -1434,7 +1415,9 @@ static int handle_generate(serve *s, int ep, const http_server_req *req, http_se
     if (rc < 0) {
         job_free(j);
         *status = pe.status;
-        return reply_error(resp, pe.status, pe.param, pe.msg);
+        return http_reply_error(resp, pe.status, pe.param,
+                                pe.status == 404 && pe.param && !strcmp(pe.param, "model") ? "model_not_found" : NULL,
+                                "%s", pe.msg);
     }
     uint64_t idn = j->seed ^ (uint64_t)clk_ns();
     snprintf(j->id, sizeof j->id, "%s-%016llx", ep == EP_CHAT ? "chatcmpl" : "cmpl", (unsigned long long)idn);
@@ -1446,13 +1429,10 @@ static int handle_generate(serve *s, int ep, const http_server_req *req, http_se
         pthread_mutex_unlock(&s->mu);
         job_free(j);
         *status = st;
-        if (st == 429) {
-            char msg[128];
-            snprintf(msg, sizeof msg, "the queue holds %d requests, its cap: retry later", s->o.max_queue);
-            http_reply_header(resp, "Retry-After", "1");
-            return reply_error(resp, 429, NULL, msg);
-        }
-        return reply_error(resp, 503, NULL, refuse);
+        if (st == 429)
+            return http_reply_error(resp, 429, NULL, NULL, "the queue holds %d requests, its cap: retry later",
+                                    s->o.max_queue);
+        return http_reply_error(resp, 503, NULL, NULL, "%s", refuse);
     }
     if (s->qtail)
         s->qtail->next = j;
@@ -1475,7 +1455,7 @@ static int handle_generate(serve *s, int ep, const http_server_req *req, http_se
     pthread_mutex_unlock(&s->mu);
     if (j->err_status) {
         *status = j->err_status;
-        rc = reply_error(resp, j->err_status, NULL, j->err);
+        rc = http_reply_error(resp, j->err_status, NULL, NULL, "%s", j->err);
     } else {
         *status = 200;
         rc = reply_result(s, j, resp);
@@ -1498,16 +1478,12 @@ int serve_handle(void *ctx, const http_server_req *req, http_server_resp *resp, 
     int status = 200, rc;
     if (ep == EP_OTHER) {
         status = 404;
-        char msg[320];
-        snprintf(msg, sizeof msg, "%.100s: no such endpoint (expected /v1/models, /v1/completions, "
-                                  "/v1/chat/completions, /health or /metrics)", path);
-        rc = reply_error(resp, 404, NULL, msg);
+        rc = http_reply_error(resp, 404, NULL, NULL, "%.100s: no such endpoint (expected /v1/models, /v1/completions, "
+                                                     "/v1/chat/completions, /health or /metrics)", path);
     } else if (strcmp(req->method, post ? "POST" : "GET")) {
         status = 405;
-        char msg[320];
-        snprintf(msg, sizeof msg, "%s %.100s: expected %s", req->method, path, post ? "POST" : "GET");
         http_reply_header(resp, "Allow", post ? "POST" : "GET");
-        rc = reply_error(resp, 405, NULL, msg);
+        rc = http_reply_error(resp, 405, NULL, NULL, "%s %.100s: expected %s", req->method, path, post ? "POST" : "GET");
     } else if (ep == EP_MODELS) {
         rc = reply_models(s, resp);
     } else if (ep == EP_HEALTH) {
