@@ -80,6 +80,7 @@ typedef struct job {
     /* streaming */
     buf_t out;
     buf_t snap;      /* text of running choices copied for the next events */
+    buf_t scrub;     /* one event's text made valid UTF-8 */
     size_t out_pos;
     int began, ended;
     serve *s;
@@ -145,6 +146,7 @@ static void job_free(job *j)
     cJSON_Delete(j->doc);
     buf_dispose(&j->out);
     buf_dispose(&j->snap);
+    buf_dispose(&j->scrub);
     pthread_cond_destroy(&j->cv);
     free(j);
 }
@@ -1127,6 +1129,54 @@ static int put_event(job *j, cJSON *o)
     return rc;
 }
 
+/* A token event without logprobs or tool calls, the one sent per decoding
+ * step, written straight into j->out: the bytes put_event would write for
+ * the cJSON tree stream_write builds otherwise (the same fields in the
+ * same order, strings escaped and numbers printed as cJSON prints them). */
+static int put_token_event(serve *s, job *j, const char *object, int index, const char *txt, size_t tn,
+                           const char *finish, const int *ids, int nids)
+{
+    buf_t *b = &j->out;
+    buf_clear(&j->scrub);
+    int rc = buf_append(&j->scrub, txt, tn);
+    if (rc == 0 && tn) { /* as text_json: invalid UTF-8 and NULs as '?' */
+        utf8_scrub(j->scrub.data, tn);
+        for (size_t i = 0; i < tn; i++)
+            if (!j->scrub.data[i])
+                j->scrub.data[i] = '?';
+    }
+    if (rc == 0)
+        rc = buf_puts(b, "data: {\"id\":");
+    if (rc == 0)
+        rc = http_json_str(b, j->id, strlen(j->id));
+    if (rc == 0)
+        rc = buf_printf(b, ",\"object\":\"%s\",\"created\":%ld,\"model\":", object, j->created);
+    if (rc == 0)
+        rc = http_json_str(b, s->name, strlen(s->name));
+    if (rc == 0)
+        rc = buf_printf(b, ",\"choices\":[{\"index\":%d,", index);
+    if (rc == 0 && j->ep == EP_CHAT) {
+        rc = buf_puts(b, tn ? "\"delta\":{\"content\":" : "\"delta\":{}");
+        if (rc == 0 && tn)
+            rc = http_json_str(b, j->scrub.data, tn);
+        if (rc == 0 && tn)
+            rc = buf_putc(b, '}');
+    } else if (rc == 0) {
+        rc = buf_puts(b, "\"text\":");
+        if (rc == 0)
+            rc = http_json_str(b, tn ? j->scrub.data : "", tn);
+    }
+    if (rc == 0)
+        rc = buf_puts(b, ",\"logprobs\":null,\"finish_reason\":");
+    if (rc == 0)
+        rc = finish ? buf_printf(b, "\"%s\"", finish) : buf_puts(b, "null");
+    if (rc == 0)
+        rc = buf_puts(b, ",\"token_ids\":[");
+    for (int i = 0; i < nids && rc == 0; i++)
+        rc = buf_printf(b, i ? ",%d" : "%d", ids[i]);
+    return rc ? rc : buf_puts(b, "]}]}\n\n");
+}
+
 /* One event of a choice, decided under the lock and written outside it:
  * the ids [a, b) (stable once the scheduler wrote them) and the text
  * [t0, t1). The text of a running choice may move as the scheduler
@@ -1220,6 +1270,13 @@ static int stream_write(serve *s, job *j, const ev_plan *pl)
                 long at = find_stop(&c->text, ev->t0, "<tool_call>");
                 te = at >= 0 && (size_t)at < te ? (size_t)at : te;
             }
+        }
+        if (!j->logprobs && !has_calls) {
+            size_t tn = te > ev->t0 ? te - ev->t0 : 0;
+            rc = put_token_event(s, j, object, ev->i, tn ? txt : "", tn, ev->fin ? finish_name(j, c, 0) : NULL,
+                                 c->ids + ev->a, ev->b - ev->a);
+            tc_parsed_dispose(&p);
+            continue;
         }
         cJSON *o = answer_head(s, j, object), *chs = cJSON_AddArrayToObject(o, "choices");
         cJSON *e = cJSON_CreateObject();
@@ -1401,6 +1458,7 @@ static int handle_generate(serve *s, int ep, const http_server_req *req, http_se
     j->created = (long)time(NULL);
     buf_init(&j->out, 0);
     buf_init(&j->snap, (size_t)SERVE_N_MAX * RL_BUF_DEFAULT_MAX);
+    buf_init(&j->scrub, 0);
     for (int i = 0; i < SERVE_N_MAX; i++)
         j->ch[i].slot = -1;
     j->doc = cJSON_ParseWithLength(req->body, req->body_len);
