@@ -20,7 +20,7 @@
  * against a server without prefix reuse and one with the default cache:
  * seconds per request, and the prompt tokens whose prefill was skipped.
  *
- * Usage: bench_serve [--streams N] [--reps R] [--no-prefix]
+ * Usage: bench_serve [--streams N] [--reps R] [--stream-interval-ms MS] [--no-prefix]
  */
 #include "common/arg.h"
 #include "common/clock.h"
@@ -43,6 +43,7 @@
 #define REPS_MAX 64
 
 static int port;
+static int stream_interval_ms = SERVE_STREAM_INTERVAL_MS_DEFAULT;
 
 static void die(const char *what, const char *err)
 {
@@ -345,9 +346,9 @@ static void bench_overhead(model *m, int B, int reps)
            "\"cpu_fraction_min\": %.3f, \"target_fraction_min\": 0.90, \"model_sample_value\": %.1f, "
            "\"steps\": %.0f, \"steps_in_process\": %d, \"cpu_us_per_token_in_process\": %.1f, "
            "\"cpu_us_per_token_server\": %.1f, \"cpu_us_per_token_server_http_threads\": %.1f, "
-           "\"cpu_us_per_token_clients\": %.1f, \"reps\": %d}\n",
+           "\"cpu_us_per_token_clients\": %.1f, \"stream_interval_ms\": %d, \"reps\": %d}\n",
            B, h, B, b, b / h, f, frac[0], frac[reps - 1], cf, cfrac[0], median(samp, reps), median(steps, reps),
-           NEW_TOKENS, median(c_ins, reps), median(c_srv, reps), median(c_thr, reps), median(c_cli, reps), reps);
+           NEW_TOKENS, median(c_ins, reps), median(c_srv, reps), median(c_thr, reps), median(c_cli, reps), stream_interval_ms, reps);
     fflush(stdout);
 }
 
@@ -474,8 +475,11 @@ int main(int argc, char **argv)
         }
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             rc = arg_int(&reps, argv[i], argv[i + 1], 1, REPS_MAX, err);
+        else if (!strcmp(argv[i], "--stream-interval-ms") && i + 1 < argc)
+            rc = arg_int(&stream_interval_ms, argv[i], argv[i + 1], 0, SERVE_STREAM_INTERVAL_MS_MAX, err);
         else
-            snprintf(err, sizeof err, "%s: expected --streams N or --reps R", argv[i]);
+            snprintf(err, sizeof err, "%s: expected --streams N, --reps R, --stream-interval-ms MS or --no-prefix",
+                     argv[i]);
         if (rc < 0) {
             fprintf(stderr, "bench_serve: %s\n", err);
             return 2;
@@ -494,6 +498,7 @@ int main(int argc, char **argv)
     serve_opts so;
     serve_opts_default(&so);
     so.name = "m";
+    so.stream_interval_ms = stream_interval_ms;
     serve *s;
     http_server_opts ho;
     http_server_opts_default(&ho);

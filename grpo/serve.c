@@ -83,6 +83,7 @@ typedef struct job {
     buf_t scrub;     /* one event's text made valid UTF-8 */
     size_t out_pos;
     int began, ended;
+    double woken_ms; /* the scheduler's last wake-up of the stream */
     serve *s;
 } job;
 
@@ -124,6 +125,7 @@ void serve_opts_default(serve_opts *o)
     o->max_batch = SERVE_BATCH_DEFAULT;
     o->max_queue = SERVE_QUEUE_DEFAULT;
     o->prefix_cache_mb = SERVE_PREFIX_CACHE_MB_DEFAULT;
+    o->stream_interval_ms = SERVE_STREAM_INTERVAL_MS_DEFAULT;
 }
 
 /* ---- jobs ------------------------------------------------------------------ */
@@ -695,6 +697,7 @@ static void collect_choice(serve *s, job *j, choice *c)
 
 static void collect(serve *s)
 {
+    double now = s->o.stream_interval_ms ? clk_ms() : 0;
     for (int k = 0; k < s->nactive;) {
         job *j = s->active[k];
         int all = 1;
@@ -707,8 +710,10 @@ static void collect(serve *s)
             job_complete(s, j);
             active_remove(s, k);
         } else {
-            if (j->stream) /* new tokens to send */
-                pthread_cond_signal(&j->cv);
+            if (j->stream && (!s->o.stream_interval_ms || now - j->woken_ms >= s->o.stream_interval_ms)) {
+                pthread_cond_signal(&j->cv); /* new tokens to send */
+                j->woken_ms = now;
+            }
             k++;
         }
     }
@@ -777,6 +782,9 @@ int serve_new(serve **out, model *m, const tok_t *tok, const serve_opts *o, char
         return rl_err(err, RL_EINVAL, "serve: max_batch %d: expected 1..%d", o->max_batch, SERVE_BATCH_HARD);
     if (o->max_queue < 1 || o->max_queue > SERVE_QUEUE_HARD)
         return rl_err(err, RL_EINVAL, "serve: max_queue %d: expected 1..%d", o->max_queue, SERVE_QUEUE_HARD);
+    if (o->stream_interval_ms < 0 || o->stream_interval_ms > SERVE_STREAM_INTERVAL_MS_MAX)
+        return rl_err(err, RL_EINVAL, "serve: stream_interval_ms %d: expected 0..%d", o->stream_interval_ms,
+                      SERVE_STREAM_INTERVAL_MS_MAX);
     if (o->prefix_cache_mb < 0 || o->prefix_cache_mb > SERVE_PREFIX_CACHE_MB_MAX)
         return rl_err(err, RL_EINVAL, "serve: prefix_cache_mb %d: expected 0..%d", o->prefix_cache_mb,
                       SERVE_PREFIX_CACHE_MB_MAX);
