@@ -208,7 +208,8 @@ static void *client(void *v)
 
 /* The same B prompts and seeds through model_sample (*tps_sample) and
  * through a model_dec of this process (returned), all sequences added at
- * once: the engine `grpo serve` runs, without HTTP. */
+ * once: the engine `grpo serve` runs, without HTTP (with the server's
+ * prefix cache, which keeps each finished sequence's keys and values). */
 static double in_process(model *m, model_dec *d, int B, int rep, double *tps_sample, double *cpu_per_tok)
 {
     int *prompts[STREAMS_MAX], lens[STREAMS_MAX], slot[STREAMS_MAX];
@@ -321,6 +322,7 @@ static void bench_overhead(model *m, int B, int reps)
     model_dec *d;
     if (model_dec_new(&d, m, B, err) < 0)
         die("model_dec_new", err);
+    model_dec_prefix_cache(d, (size_t)SERVE_PREFIX_CACHE_MB_DEFAULT << 20); /* as the server's */
     http_client *clients[STREAMS_MAX];
     for (int b = 0; b < B; b++)
         clients[b] = client_new(600000);
