@@ -7,7 +7,8 @@
  * letting finished ones go (continuous batching). serve_handle is the HTTP
  * handler (http_server_opts.handler with ctx = the serve object): each
  * connection thread parses its request, queues it, and waits for its
- * tokens (or streams them as server-sent events as they come).
+ * tokens (or streams them as server-sent events, the tokens of each
+ * serve_opts.stream_interval_ms together).
  *
  * Endpoints: GET /v1/models, POST /v1/completions, POST
  * /v1/chat/completions, GET /health, GET /metrics (Prometheus text).
