@@ -20,7 +20,7 @@
  * against a server without prefix reuse and one with the default cache:
  * seconds per request, and the prompt tokens whose prefill was skipped.
  *
- * Usage: bench_serve [--streams N] [--reps R] [--no-prefix]
+ * Usage: bench_serve [--streams N] [--reps R] [--stream-interval-ms MS] [--no-prefix]
  */
 #include "common/arg.h"
 #include "common/clock.h"
@@ -30,6 +30,7 @@
 #include "policy/model_policy.h"
 #include "policy/policy.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,7 @@
 #define REPS_MAX 64
 
 static int port;
+static int stream_interval_ms = SERVE_STREAM_INTERVAL_MS_DEFAULT;
 
 static void die(const char *what, const char *err)
 {
@@ -55,6 +57,49 @@ static double cpu_s(void)
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* CPU seconds of the calling thread. */
+static double thread_cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* CPU seconds of the live threads of this process named `name`
+ * (/proc/self/task/TID/comm), or of all the others when `others`. */
+static double threads_cpu_s(const char *name, int others)
+{
+    DIR *d = opendir("/proc/self/task");
+    double sum = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], comm[64] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (!fgets(comm, sizeof comm, f))
+            comm[0] = '\0';
+        fclose(f);
+        comm[strcspn(comm, "\n")] = '\0';
+        if (!strcmp(comm, name) == !!others)
+            continue;
+        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+        unsigned long long ns = 0;
+        if ((f = fopen(path, "r"))) {
+            if (fscanf(f, "%llu", &ns) != 1)
+                ns = 0;
+            fclose(f);
+        }
+        sum += 1e-9 * (double)ns;
+    }
+    if (d)
+        closedir(d);
+    return sum;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -76,18 +121,26 @@ static int prompt_tok(int r, int b, int i)
     return 100 + (b * 7 + r * 331 + i) % 1500;
 }
 
-/* One request over HTTP; returns the body (caller frees) or NULL. */
-static char *post(const char *path, const char *body, long timeout_ms)
+static http_client *client_new(long timeout_ms)
 {
-    char err[RL_ERR_MAX], url[96];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+    char err[RL_ERR_MAX];
     http_client_opts o;
     http_client_opts_default(&o);
     o.retries = 0;
     o.timeout_ms = timeout_ms;
     http_client *c;
     if (http_client_new(&c, &o, err) < 0)
-        return NULL;
+        die("http_client_new", err);
+    return c;
+}
+
+/* One request over HTTP on client c (NULL: a client of its own); returns
+ * the body (caller frees) or NULL. */
+static char *post_on(http_client *c, const char *path, const char *body, long timeout_ms)
+{
+    char err[RL_ERR_MAX], url[96];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+    http_client *own = c ? NULL : (c = client_new(timeout_ms));
     http_request rq = {.method = body ? "POST" : "GET", .url = url, .content_type = body ? "application/json" : NULL,
                        .body = body, .body_len = body ? strlen(body) : 0};
     http_response rs;
@@ -97,8 +150,13 @@ static char *post(const char *path, const char *body, long timeout_ms)
     else
         fprintf(stderr, "bench_serve: %s: %s\n", url, err);
     http_response_dispose(&rs);
-    http_client_free(c);
+    http_client_free(own);
     return out;
+}
+
+static char *post(const char *path, const char *body, long timeout_ms)
+{
+    return post_on(NULL, path, body, timeout_ms);
 }
 
 /* A counter of /metrics. */
@@ -116,9 +174,11 @@ static double metric(const char *name)
 }
 
 typedef struct client_arg {
+    http_client *c; /* kept from rep to rep: its connection stays open */
     int rep, seed;
     long tokens;
     int ok;
+    double cpu; /* the thread's CPU seconds */
 } client_arg;
 
 static void *client(void *v)
@@ -130,7 +190,7 @@ static void *client(void *v)
     for (int i = 0; i < PROMPT_LEN; i++)
         n += snprintf(body + n, sizeof body - (size_t)n, "%s%d", i ? "," : "", prompt_tok(a->rep, a->seed, i));
     snprintf(body + n, sizeof body - (size_t)n, "]}");
-    char *rs = post("/v1/completions", body, 600000);
+    char *rs = post_on(a->c, "/v1/completions", body, 600000);
     if (rs) {
         a->ok = 1;
         for (const char *p = rs; (p = strstr(p, "\"token_ids\":[")); p++) {
@@ -142,12 +202,14 @@ static void *client(void *v)
         }
     }
     free(rs);
+    a->cpu = thread_cpu_s();
     return NULL;
 }
 
 /* The same B prompts and seeds through model_sample (*tps_sample) and
  * through a model_dec of this process (returned), all sequences added at
- * once: the engine `grpo serve` runs, without HTTP. */
+ * once: the engine `grpo serve` runs, without HTTP (with the server's
+ * prefix cache, which keeps each finished sequence's keys and values). */
 static double in_process(model *m, model_dec *d, int B, int rep, double *tps_sample, double *cpu_per_tok)
 {
     int *prompts[STREAMS_MAX], lens[STREAMS_MAX], slot[STREAMS_MAX];
@@ -192,6 +254,8 @@ static double in_process(model *m, model_dec *d, int B, int rep, double *tps_sam
             die("model_dec_step", err);
     dt = clk_s() - t0;
     double cpu = cpu_s() - c0;
+    if (getenv("BENCH_SERVE_THREADS"))
+        fprintf(stderr, "B=%d: in-process per token us: %.1f\n", B, 1e6 * cpu / (double)(B * NEW_TOKENS));
     toks = 0;
     for (int b = 0; b < B; b++) {
         toks += model_dec_out(d, slot[b])->n;
@@ -202,60 +266,91 @@ static double in_process(model *m, model_dec *d, int B, int rep, double *tps_sam
     return toks / dt;
 }
 
-static double over_http(int B, int rep, double *steps, double *cpu_per_tok)
+/* CPU per token of one run over HTTP, in seconds: the server (every
+ * thread but the clients'), of which its HTTP threads (libmicrohttpd's),
+ * and the clients. */
+typedef struct http_cpu {
+    double server, http, client;
+} http_cpu;
+
+static double over_http(http_client **clients, int B, int rep, double *steps, http_cpu *cpu_per_tok)
 {
     client_arg a[STREAMS_MAX];
     pthread_t th[STREAMS_MAX];
     double s0 = metric("rl_serve_steps_total");
+    double sch0 = threads_cpu_s("rl-serve", 0), mod0 = threads_cpu_s("bench_serve", 0), lis0 = threads_cpu_s("MHD-listen", 0);
     double c0 = cpu_s(), t0 = clk_s();
     for (int b = 0; b < B; b++) {
-        a[b] = (client_arg){.rep = rep, .seed = b};
+        a[b] = (client_arg){.c = clients[b], .rep = rep, .seed = b};
         if (pthread_create(&th[b], NULL, client, &a[b]) != 0)
             die("pthread_create", "cannot start a client thread");
     }
     long toks = 0;
     int ok = 1;
+    double ccpu = 0;
     for (int b = 0; b < B; b++) {
         pthread_join(th[b], NULL);
         ok &= a[b].ok;
         toks += a[b].tokens;
+        ccpu += a[b].cpu;
     }
-    double dt = clk_s() - t0, cpu = cpu_s() - c0;
+    double dt = clk_s() - t0, cpu = cpu_s() - c0 - ccpu;
+    double sch = threads_cpu_s("rl-serve", 0) - sch0, mod = threads_cpu_s("bench_serve", 0) - mod0;
+    double lis = threads_cpu_s("MHD-listen", 0) - lis0;
+    if (getenv("BENCH_SERVE_THREADS"))
+        fprintf(stderr, "B=%d: per token us: server %.1f = scheduler %.1f + model workers %.1f + listen %.1f + connections %.1f; clients %.1f\n",
+                B, 1e6 * cpu / (double)(B * NEW_TOKENS), 1e6 * sch / (double)(B * NEW_TOKENS), 1e6 * mod / (double)(B * NEW_TOKENS),
+                1e6 * lis / (double)(B * NEW_TOKENS), 1e6 * (cpu - sch - mod - lis) / (double)(B * NEW_TOKENS),
+                1e6 * ccpu / (double)(B * NEW_TOKENS));
     if (!ok || toks != (long)B * NEW_TOKENS) {
         char msg[96];
         snprintf(msg, sizeof msg, "%ld tokens, expected %d", toks, B * NEW_TOKENS);
         die("requests", ok ? msg : "a request failed");
     }
     *steps = metric("rl_serve_steps_total") - s0;
-    *cpu_per_tok = cpu / toks;
+    *cpu_per_tok = (http_cpu){cpu / toks, (cpu - sch - mod) / toks, ccpu / toks};
     return toks / dt;
 }
 
 static void bench_overhead(model *m, int B, int reps)
 {
     double base[REPS_MAX], samp[REPS_MAX], http[REPS_MAX], frac[REPS_MAX], cfrac[REPS_MAX], steps[REPS_MAX];
-    double st, ts, c_in, c_http;
+    double c_ins[REPS_MAX], c_srv[REPS_MAX], c_thr[REPS_MAX], c_cli[REPS_MAX];
+    double st, ts, c_in;
+    http_cpu c_http;
     char err[RL_ERR_MAX];
     model_dec *d;
     if (model_dec_new(&d, m, B, err) < 0)
         die("model_dec_new", err);
+    model_dec_prefix_cache(d, (size_t)SERVE_PREFIX_CACHE_MB_DEFAULT << 20); /* as the server's */
+    http_client *clients[STREAMS_MAX];
+    for (int b = 0; b < B; b++)
+        clients[b] = client_new(600000);
     in_process(m, d, B, 0, &ts, &c_in); /* warm-up: pages, caches, the server's threads */
-    over_http(B, 0, &st, &c_http);
+    over_http(clients, B, 0, &st, &c_http);
     for (int r = 0; r < reps; r++) {
         base[r] = in_process(m, d, B, r + 1, &samp[r], &c_in); /* the scheduler is idle: the model is ours */
-        http[r] = over_http(B, r + 1, &steps[r], &c_http);
+        http[r] = over_http(clients, B, r + 1, &steps[r], &c_http);
         frac[r] = http[r] / base[r];
-        cfrac[r] = c_in / c_http;
+        cfrac[r] = c_in / c_http.server;
+        c_ins[r] = 1e6 * c_in;
+        c_srv[r] = 1e6 * c_http.server;
+        c_thr[r] = 1e6 * c_http.http;
+        c_cli[r] = 1e6 * c_http.client;
     }
     model_dec_free(d);
+    for (int k = 0; k < B; k++)
+        http_client_free(clients[k]);
     double b = median(base, reps), h = median(http, reps), f = median(frac, reps), cf = median(cfrac, reps);
     printf("{\"bench\": \"serve_http_%d\", \"value\": %.1f, \"unit\": \"tokens/s\", \"baseline\": "
            "\"model_dec_%d\", \"baseline_value\": %.1f, \"ratio\": %.3f, \"fraction_paired_median\": %.3f, "
            "\"fraction_min\": %.3f, \"fraction_max\": %.3f, \"cpu_fraction_paired_median\": %.3f, "
            "\"cpu_fraction_min\": %.3f, \"target_fraction_min\": 0.90, \"model_sample_value\": %.1f, "
-           "\"steps\": %.0f, \"steps_in_process\": %d, \"reps\": %d}\n",
+           "\"steps\": %.0f, \"steps_in_process\": %d, \"cpu_us_per_token_in_process\": %.1f, "
+           "\"cpu_us_per_token_server\": %.1f, \"cpu_us_per_token_server_http_threads\": %.1f, "
+           "\"cpu_us_per_token_clients\": %.1f, \"stream_interval_ms\": %d, \"reps\": %d}\n",
            B, h, B, b, b / h, f, frac[0], frac[reps - 1], cf, cfrac[0], median(samp, reps), median(steps, reps),
-           NEW_TOKENS, reps);
+           NEW_TOKENS, median(c_ins, reps), median(c_srv, reps), median(c_thr, reps), median(c_cli, reps), stream_interval_ms, reps);
     fflush(stdout);
 }
 
@@ -382,8 +477,11 @@ int main(int argc, char **argv)
         }
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             rc = arg_int(&reps, argv[i], argv[i + 1], 1, REPS_MAX, err);
+        else if (!strcmp(argv[i], "--stream-interval-ms") && i + 1 < argc)
+            rc = arg_int(&stream_interval_ms, argv[i], argv[i + 1], 0, SERVE_STREAM_INTERVAL_MS_MAX, err);
         else
-            snprintf(err, sizeof err, "%s: expected --streams N or --reps R", argv[i]);
+            snprintf(err, sizeof err, "%s: expected --streams N, --reps R, --stream-interval-ms MS or --no-prefix",
+                     argv[i]);
         if (rc < 0) {
             fprintf(stderr, "bench_serve: %s\n", err);
             return 2;
@@ -402,6 +500,7 @@ int main(int argc, char **argv)
     serve_opts so;
     serve_opts_default(&so);
     so.name = "m";
+    so.stream_interval_ms = stream_interval_ms;
     serve *s;
     http_server_opts ho;
     http_server_opts_default(&ho);

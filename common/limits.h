@@ -1047,6 +1047,15 @@
 /* The served model's name (--served-model-name, default the checkpoint
  * path as given). */
 #define SERVE_NAME_MAX 256
+/* Least time between two wake-ups of a stream's connection thread
+ * (--stream-interval-ms): tokens decoded in between go out in one event.
+ * Each wake-up costs a thread switch and a send (30-50 microseconds of
+ * CPU, taken from the model's two cores): at 20 ms (50 events a second,
+ * still a smooth stream to a reader) they cost under 5% of the model's
+ * CPU at 1 to 32 streams, where one event per step cost 10-18%
+ * (docs/serve.md, Benchmark). 0: an event per step. */
+#define SERVE_STREAM_INTERVAL_MS_DEFAULT 20
+#define SERVE_STREAM_INTERVAL_MS_MAX 1000
 
 /* ---- grpo: sft/traj --------------------------------------------------- */
 

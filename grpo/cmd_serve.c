@@ -3,7 +3,7 @@
  *
  *   grpo serve --ckpt CKPT [--host 127.0.0.1] [--port 8000]
  *              [--served-model-name NAME] [--max-batch N] [--max-queue N]
- *              [--prefix-cache-mb N]
+ *              [--prefix-cache-mb N] [--stream-interval-ms MS]
  *
  * The checkpoint and its tokenizer open as `--policy model:CKPT` opens
  * them. One line on stderr says where it listens; SIGINT or SIGTERM ends
@@ -28,6 +28,7 @@ static void serve_usage(FILE *f)
     fprintf(f,
             "usage: grpo serve --ckpt CKPT [--host ADDR] [--port N] [--served-model-name NAME]\n"
             "                  [--max-batch N] [--max-queue N] [--prefix-cache-mb N]\n"
+            "                  [--stream-interval-ms MS]\n"
             "\n"
             "Serves a checkpoint over an OpenAI-compatible HTTP API (docs/serve.md):\n"
             "/v1/models, /v1/completions, /v1/chat/completions, /health, /metrics.\n"
@@ -39,8 +40,11 @@ static void serve_usage(FILE *f)
             "  --max-queue N     requests waiting for the batch; more get 429 (default %d)\n"
             "  --prefix-cache-mb N  MiB of finished sequences' KV caches kept so that a prompt\n"
             "                    sharing their prefix skips its prefill (default %d, 0: no reuse)\n"
+            "  --stream-interval-ms MS  least time between two events of a stream; the tokens\n"
+            "                    decoded in between go out together (default %d, 0: every step)\n"
             "SIGINT or SIGTERM stops the server.\n",
-            SERVE_BATCH_DEFAULT, SERVE_BATCH_HARD, SERVE_QUEUE_DEFAULT, SERVE_PREFIX_CACHE_MB_DEFAULT);
+            SERVE_BATCH_DEFAULT, SERVE_BATCH_HARD, SERVE_QUEUE_DEFAULT, SERVE_PREFIX_CACHE_MB_DEFAULT,
+            SERVE_STREAM_INTERVAL_MS_DEFAULT);
 }
 
 int cmd_serve(int argc, char **argv)
@@ -59,7 +63,7 @@ int cmd_serve(int argc, char **argv)
         int rc = 0;
         if (!v && (!strcmp(a, "--ckpt") || !strcmp(a, "--host") || !strcmp(a, "--port") ||
                    !strcmp(a, "--served-model-name") || !strcmp(a, "--max-batch") || !strcmp(a, "--max-queue") ||
-                   !strcmp(a, "--prefix-cache-mb"))) {
+                   !strcmp(a, "--prefix-cache-mb") || !strcmp(a, "--stream-interval-ms"))) {
             fprintf(stderr, "grpo serve: %s: expected a value\n", a);
             return 2;
         }
@@ -77,6 +81,8 @@ int cmd_serve(int argc, char **argv)
             rc = arg_int(&so.max_queue, a, v, 1, SERVE_QUEUE_HARD, err);
         else if (!strcmp(a, "--prefix-cache-mb"))
             rc = arg_int(&so.prefix_cache_mb, a, v, 0, SERVE_PREFIX_CACHE_MB_MAX, err);
+        else if (!strcmp(a, "--stream-interval-ms"))
+            rc = arg_int(&so.stream_interval_ms, a, v, 0, SERVE_STREAM_INTERVAL_MS_MAX, err);
         else {
             fprintf(stderr, "grpo serve: unknown option '%s'\n", a);
             serve_usage(stderr);

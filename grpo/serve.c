@@ -80,8 +80,10 @@ typedef struct job {
     /* streaming */
     buf_t out;
     buf_t snap;      /* text of running choices copied for the next events */
+    buf_t scrub;     /* one event's text made valid UTF-8 */
     size_t out_pos;
     int began, ended;
+    double woken_ms; /* the scheduler's last wake-up of the stream */
     serve *s;
 } job;
 
@@ -123,6 +125,7 @@ void serve_opts_default(serve_opts *o)
     o->max_batch = SERVE_BATCH_DEFAULT;
     o->max_queue = SERVE_QUEUE_DEFAULT;
     o->prefix_cache_mb = SERVE_PREFIX_CACHE_MB_DEFAULT;
+    o->stream_interval_ms = SERVE_STREAM_INTERVAL_MS_DEFAULT;
 }
 
 /* ---- jobs ------------------------------------------------------------------ */
@@ -145,6 +148,7 @@ static void job_free(job *j)
     cJSON_Delete(j->doc);
     buf_dispose(&j->out);
     buf_dispose(&j->snap);
+    buf_dispose(&j->scrub);
     pthread_cond_destroy(&j->cv);
     free(j);
 }
@@ -180,26 +184,6 @@ static int reply_json(http_server_resp *resp, int status, cJSON *o)
     int rc = http_reply(resp, status, "application/json", txt, strlen(txt));
     free(txt);
     return rc;
-}
-
-static int reply_error(http_server_resp *resp, int status, const char *param, const char *msg)
-{
-    const char *type = status == 404 ? "not_found_error"
-                       : status == 429 ? "rate_limit_error"
-                       : status >= 500 ? "server_error"
-                                       : "invalid_request_error";
-    cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "error");
-    cJSON_AddStringToObject(e, "message", msg);
-    cJSON_AddStringToObject(e, "type", type);
-    if (param)
-        cJSON_AddStringToObject(e, "param", param);
-    else
-        cJSON_AddNullToObject(e, "param");
-    if (status == 404 && param && !strcmp(param, "model"))
-        cJSON_AddStringToObject(e, "code", "model_not_found");
-    else
-        cJSON_AddNullToObject(e, "code");
-    return reply_json(resp, status, o);
 }
 
 /* ---- request parsing ----------------------------------------------------------- */
@@ -713,6 +697,7 @@ static void collect_choice(serve *s, job *j, choice *c)
 
 static void collect(serve *s)
 {
+    double now = s->o.stream_interval_ms ? clk_ms() : 0;
     for (int k = 0; k < s->nactive;) {
         job *j = s->active[k];
         int all = 1;
@@ -725,8 +710,10 @@ static void collect(serve *s)
             job_complete(s, j);
             active_remove(s, k);
         } else {
-            if (j->stream) /* new tokens to send */
-                pthread_cond_signal(&j->cv);
+            if (j->stream && (!s->o.stream_interval_ms || now - j->woken_ms >= s->o.stream_interval_ms)) {
+                pthread_cond_signal(&j->cv); /* new tokens to send */
+                j->woken_ms = now;
+            }
             k++;
         }
     }
@@ -752,6 +739,7 @@ static void *sched_main(void *arg)
 {
     serve *s = arg;
     char err[RL_ERR_MAX];
+    pthread_setname_np(pthread_self(), "rl-serve"); /* named in top, perf and /proc */
     pthread_mutex_lock(&s->mu);
     for (;;) {
         if (s->stopping) {
@@ -794,6 +782,9 @@ int serve_new(serve **out, model *m, const tok_t *tok, const serve_opts *o, char
         return rl_err(err, RL_EINVAL, "serve: max_batch %d: expected 1..%d", o->max_batch, SERVE_BATCH_HARD);
     if (o->max_queue < 1 || o->max_queue > SERVE_QUEUE_HARD)
         return rl_err(err, RL_EINVAL, "serve: max_queue %d: expected 1..%d", o->max_queue, SERVE_QUEUE_HARD);
+    if (o->stream_interval_ms < 0 || o->stream_interval_ms > SERVE_STREAM_INTERVAL_MS_MAX)
+        return rl_err(err, RL_EINVAL, "serve: stream_interval_ms %d: expected 0..%d", o->stream_interval_ms,
+                      SERVE_STREAM_INTERVAL_MS_MAX);
     if (o->prefix_cache_mb < 0 || o->prefix_cache_mb > SERVE_PREFIX_CACHE_MB_MAX)
         return rl_err(err, RL_EINVAL, "serve: prefix_cache_mb %d: expected 0..%d", o->prefix_cache_mb,
                       SERVE_PREFIX_CACHE_MB_MAX);
@@ -1146,6 +1137,54 @@ static int put_event(job *j, cJSON *o)
     return rc;
 }
 
+/* A token event without logprobs or tool calls, the one sent per decoding
+ * step, written straight into j->out: the bytes put_event would write for
+ * the cJSON tree stream_write builds otherwise (the same fields in the
+ * same order, strings escaped and numbers printed as cJSON prints them). */
+static int put_token_event(serve *s, job *j, const char *object, int index, const char *txt, size_t tn,
+                           const char *finish, const int *ids, int nids)
+{
+    buf_t *b = &j->out;
+    buf_clear(&j->scrub);
+    int rc = buf_append(&j->scrub, txt, tn);
+    if (rc == 0 && tn) { /* as text_json: invalid UTF-8 and NULs as '?' */
+        utf8_scrub(j->scrub.data, tn);
+        for (size_t i = 0; i < tn; i++)
+            if (!j->scrub.data[i])
+                j->scrub.data[i] = '?';
+    }
+    if (rc == 0)
+        rc = buf_puts(b, "data: {\"id\":");
+    if (rc == 0)
+        rc = http_json_str(b, j->id, strlen(j->id));
+    if (rc == 0)
+        rc = buf_printf(b, ",\"object\":\"%s\",\"created\":%ld,\"model\":", object, j->created);
+    if (rc == 0)
+        rc = http_json_str(b, s->name, strlen(s->name));
+    if (rc == 0)
+        rc = buf_printf(b, ",\"choices\":[{\"index\":%d,", index);
+    if (rc == 0 && j->ep == EP_CHAT) {
+        rc = buf_puts(b, tn ? "\"delta\":{\"content\":" : "\"delta\":{}");
+        if (rc == 0 && tn)
+            rc = http_json_str(b, j->scrub.data, tn);
+        if (rc == 0 && tn)
+            rc = buf_putc(b, '}');
+    } else if (rc == 0) {
+        rc = buf_puts(b, "\"text\":");
+        if (rc == 0)
+            rc = http_json_str(b, tn ? j->scrub.data : "", tn);
+    }
+    if (rc == 0)
+        rc = buf_puts(b, ",\"logprobs\":null,\"finish_reason\":");
+    if (rc == 0)
+        rc = finish ? buf_printf(b, "\"%s\"", finish) : buf_puts(b, "null");
+    if (rc == 0)
+        rc = buf_puts(b, ",\"token_ids\":[");
+    for (int i = 0; i < nids && rc == 0; i++)
+        rc = buf_printf(b, i ? ",%d" : "%d", ids[i]);
+    return rc ? rc : buf_puts(b, "]}]}\n\n");
+}
+
 /* One event of a choice, decided under the lock and written outside it:
  * the ids [a, b) (stable once the scheduler wrote them) and the text
  * [t0, t1). The text of a running choice may move as the scheduler
@@ -1239,6 +1278,13 @@ static int stream_write(serve *s, job *j, const ev_plan *pl)
                 long at = find_stop(&c->text, ev->t0, "<tool_call>");
                 te = at >= 0 && (size_t)at < te ? (size_t)at : te;
             }
+        }
+        if (!j->logprobs && !has_calls) {
+            size_t tn = te > ev->t0 ? te - ev->t0 : 0;
+            rc = put_token_event(s, j, object, ev->i, tn ? txt : "", tn, ev->fin ? finish_name(j, c, 0) : NULL,
+                                 c->ids + ev->a, ev->b - ev->a);
+            tc_parsed_dispose(&p);
+            continue;
         }
         cJSON *o = answer_head(s, j, object), *chs = cJSON_AddArrayToObject(o, "choices");
         cJSON *e = cJSON_CreateObject();
@@ -1420,6 +1466,7 @@ static int handle_generate(serve *s, int ep, const http_server_req *req, http_se
     j->created = (long)time(NULL);
     buf_init(&j->out, 0);
     buf_init(&j->snap, (size_t)SERVE_N_MAX * RL_BUF_DEFAULT_MAX);
+    buf_init(&j->scrub, 0);
     for (int i = 0; i < SERVE_N_MAX; i++)
         j->ch[i].slot = -1;
     j->doc = cJSON_ParseWithLength(req->body, req->body_len);
@@ -1434,7 +1481,9 @@ static int handle_generate(serve *s, int ep, const http_server_req *req, http_se
     if (rc < 0) {
         job_free(j);
         *status = pe.status;
-        return reply_error(resp, pe.status, pe.param, pe.msg);
+        return http_reply_error(resp, pe.status, pe.param,
+                                pe.status == 404 && pe.param && !strcmp(pe.param, "model") ? "model_not_found" : NULL,
+                                "%s", pe.msg);
     }
     uint64_t idn = j->seed ^ (uint64_t)clk_ns();
     snprintf(j->id, sizeof j->id, "%s-%016llx", ep == EP_CHAT ? "chatcmpl" : "cmpl", (unsigned long long)idn);
@@ -1446,13 +1495,10 @@ static int handle_generate(serve *s, int ep, const http_server_req *req, http_se
         pthread_mutex_unlock(&s->mu);
         job_free(j);
         *status = st;
-        if (st == 429) {
-            char msg[128];
-            snprintf(msg, sizeof msg, "the queue holds %d requests, its cap: retry later", s->o.max_queue);
-            http_reply_header(resp, "Retry-After", "1");
-            return reply_error(resp, 429, NULL, msg);
-        }
-        return reply_error(resp, 503, NULL, refuse);
+        if (st == 429)
+            return http_reply_error(resp, 429, NULL, NULL, "the queue holds %d requests, its cap: retry later",
+                                    s->o.max_queue);
+        return http_reply_error(resp, 503, NULL, NULL, "%s", refuse);
     }
     if (s->qtail)
         s->qtail->next = j;
@@ -1475,7 +1521,7 @@ static int handle_generate(serve *s, int ep, const http_server_req *req, http_se
     pthread_mutex_unlock(&s->mu);
     if (j->err_status) {
         *status = j->err_status;
-        rc = reply_error(resp, j->err_status, NULL, j->err);
+        rc = http_reply_error(resp, j->err_status, NULL, NULL, "%s", j->err);
     } else {
         *status = 200;
         rc = reply_result(s, j, resp);
@@ -1498,16 +1544,12 @@ int serve_handle(void *ctx, const http_server_req *req, http_server_resp *resp, 
     int status = 200, rc;
     if (ep == EP_OTHER) {
         status = 404;
-        char msg[320];
-        snprintf(msg, sizeof msg, "%.100s: no such endpoint (expected /v1/models, /v1/completions, "
-                                  "/v1/chat/completions, /health or /metrics)", path);
-        rc = reply_error(resp, 404, NULL, msg);
+        rc = http_reply_error(resp, 404, NULL, NULL, "%.100s: no such endpoint (expected /v1/models, /v1/completions, "
+                                                     "/v1/chat/completions, /health or /metrics)", path);
     } else if (strcmp(req->method, post ? "POST" : "GET")) {
         status = 405;
-        char msg[320];
-        snprintf(msg, sizeof msg, "%s %.100s: expected %s", req->method, path, post ? "POST" : "GET");
         http_reply_header(resp, "Allow", post ? "POST" : "GET");
-        rc = reply_error(resp, 405, NULL, msg);
+        rc = http_reply_error(resp, 405, NULL, NULL, "%s %.100s: expected %s", req->method, path, post ? "POST" : "GET");
     } else if (ep == EP_MODELS) {
         rc = reply_models(s, resp);
     } else if (ep == EP_HEALTH) {

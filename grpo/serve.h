@@ -7,7 +7,8 @@
  * letting finished ones go (continuous batching). serve_handle is the HTTP
  * handler (http_server_opts.handler with ctx = the serve object): each
  * connection thread parses its request, queues it, and waits for its
- * tokens (or streams them as server-sent events as they come).
+ * tokens (or streams them as server-sent events, the tokens of each
+ * serve_opts.stream_interval_ms together).
  *
  * Endpoints: GET /v1/models, POST /v1/completions, POST
  * /v1/chat/completions, GET /health, GET /metrics (Prometheus text).
@@ -41,12 +42,14 @@ typedef struct serve_opts {
     int max_batch;      /* sequences decoded together */
     int max_queue;      /* requests waiting; more get 429 */
     int prefix_cache_mb; /* KV caches kept for prefix reuse (model_dec_prefix_cache); 0: none */
+    int stream_interval_ms; /* least time between a stream's wake-ups; 0: every step */
     rl_log_fn log;      /* one line per failed step; NULL: silent */
     void *log_ctx;
 } serve_opts;
 
 /* max_batch SERVE_BATCH_DEFAULT, max_queue SERVE_QUEUE_DEFAULT,
- * prefix_cache_mb SERVE_PREFIX_CACHE_MB_DEFAULT. */
+ * prefix_cache_mb SERVE_PREFIX_CACHE_MB_DEFAULT, stream_interval_ms
+ * SERVE_STREAM_INTERVAL_MS_DEFAULT. */
 void serve_opts_default(serve_opts *o);
 
 typedef struct serve serve;

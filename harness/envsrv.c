@@ -113,23 +113,7 @@ static int reply_error(http_server_resp *resp, int status, const char *param, co
     va_start(ap, fmt);
     str_vfmt(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    const char *type = status == 401   ? "authentication_error"
-                       : status == 404 ? "not_found_error"
-                       : status == 409 ? "conflict_error"
-                       : status == 429 ? "rate_limit_error"
-                       : status >= 500 ? "server_error"
-                                       : "invalid_request_error";
-    cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "error");
-    cJSON_AddStringToObject(e, "message", msg);
-    cJSON_AddStringToObject(e, "type", type);
-    if (param)
-        cJSON_AddStringToObject(e, "param", param);
-    else
-        cJSON_AddNullToObject(e, "param");
-    cJSON_AddNullToObject(e, "code");
-    if (status == 429)
-        http_reply_header(resp, "Retry-After", "1");
-    return reply_json(resp, status, o);
+    return http_reply_error(resp, status, param, NULL, "%s", msg);
 }
 
 /* ---- the test-run queue ---------------------------------------------------- */

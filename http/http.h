@@ -173,6 +173,23 @@ int http_reply_stream(http_server_resp *r, int status, const char *content_type,
  * HTTP_SERVER_RESP_HEADERS_MAX. */
 int http_reply_header(http_server_resp *r, const char *name, const char *value);
 
+/* Appends s[0..n) to b as a JSON string literal, quotes included, escaped
+ * byte for byte as cJSON_PrintUnformatted escapes: '"', '\\', \b \f \n
+ * \r \t, the other bytes below 0x20 as \u00XX, every other byte as it
+ * is (the caller makes the text valid UTF-8). RL_ELIMIT past b's cap,
+ * RL_ENOMEM. */
+int http_json_str(buf_t *b, const char *s, size_t n);
+
+/* Sets an error answer in the OpenAI shape, as one line of JSON:
+ *   {"error":{"message":MSG,"type":TYPE,"param":PARAM|null,"code":CODE|null}}
+ * MSG is printf-formatted (cut at RL_ERR_MAX); TYPE follows the status:
+ * 401 authentication_error, 404 not_found_error, 409 conflict_error, 429
+ * rate_limit_error (with a Retry-After: 1 header), 5xx server_error, any
+ * other invalid_request_error. param and code may be NULL. Returns
+ * http_reply's code. */
+int http_reply_error(http_server_resp *r, int status, const char *param, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Called once per request with a complete body, from the connection's
  * thread (several run at once: the handler must be thread-safe). Returns
  * 0; a negative code (with a line in err) makes the server answer 500,

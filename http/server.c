@@ -122,6 +122,76 @@ int http_reply_header(http_server_resp *r, const char *name, const char *value)
     return 0;
 }
 
+int http_json_str(buf_t *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    int rc = buf_putc(b, '"');
+    size_t run = 0; /* bytes copied as they are, appended in one go */
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        rc = buf_append(b, s + run, i - run);
+        run = i + 1;
+        char esc[6] = {'\\', (char)c, 0, 0, 0, 0};
+        size_t el = 2;
+        switch (c) {
+        case '"': case '\\': break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        default:
+            memcpy(esc + 1, "u00", 3);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            el = 6;
+        }
+        if (rc == 0)
+            rc = buf_append(b, esc, el);
+    }
+    if (rc == 0)
+        rc = buf_append(b, s + run, n - run);
+    return rc ? rc : buf_putc(b, '"');
+}
+
+int http_reply_error(http_server_resp *r, int status, const char *param, const char *code, const char *fmt, ...)
+{
+    char msg[RL_ERR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const char *type = status == 401   ? "authentication_error"
+                       : status == 404 ? "not_found_error"
+                       : status == 409 ? "conflict_error"
+                       : status == 429 ? "rate_limit_error"
+                       : status >= 500 ? "server_error"
+                                       : "invalid_request_error";
+    buf_t b;
+    buf_init(&b, 0);
+    int rc = buf_puts(&b, "{\"error\":{\"message\":");
+    if (rc == 0)
+        rc = http_json_str(&b, msg, strlen(msg));
+    if (rc == 0)
+        rc = buf_printf(&b, ",\"type\":\"%s\",\"param\":", type);
+    if (rc == 0)
+        rc = param ? http_json_str(&b, param, strlen(param)) : buf_puts(&b, "null");
+    if (rc == 0)
+        rc = buf_puts(&b, ",\"code\":");
+    if (rc == 0)
+        rc = code ? http_json_str(&b, code, strlen(code)) : buf_puts(&b, "null");
+    if (rc == 0)
+        rc = buf_puts(&b, "}}");
+    if (rc == 0 && status == 429)
+        rc = http_reply_header(r, "Retry-After", "1");
+    if (rc == 0)
+        rc = http_reply(r, status, "application/json", b.data, b.len);
+    buf_dispose(&b);
+    return rc;
+}
+
 /* A streamed body: the handler's callbacks behind libmicrohttpd's. */
 typedef struct stream_state {
     http_stream_fn next;

@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -1025,6 +1026,69 @@ START_TEST(test_many_inflight)
 }
 END_TEST
 
+/* The JSON writers match cJSON byte for byte: every byte value in a string,
+ * and the error answer as cJSON built it field by field. */
+START_TEST(test_json_writers)
+{
+    char all[256];
+    for (int i = 0; i < 255; i++)
+        all[i] = (char)(i + 1);
+    all[255] = '\0';
+    const char *cases[] = {"", "plain", "q\"uote \\ back/slash", "\b\f\n\r\t\x01\x1f\x7f", "caf\xc3\xa9 \xe2\x82\xac", all};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        buf_t b;
+        buf_init(&b, 0);
+        ck_assert_int_eq(http_json_str(&b, cases[k], strlen(cases[k])), 0);
+        cJSON *o = cJSON_CreateString(cases[k]);
+        char *want = cJSON_PrintUnformatted(o);
+        ck_assert_str_eq(buf_str(&b), want);
+        free(want);
+        cJSON_Delete(o);
+        buf_dispose(&b);
+    }
+    buf_t small;
+    buf_init(&small, 4);
+    ck_assert_int_eq(http_json_str(&small, "abcdef", 6), RL_ELIMIT);
+    buf_dispose(&small);
+
+    static const struct { int status; const char *param, *code, *type; } errs[] = {
+        {400, "messages", NULL, "invalid_request_error"}, {401, NULL, NULL, "authentication_error"},
+        {404, "model", "model_not_found", "not_found_error"}, {409, NULL, NULL, "conflict_error"},
+        {429, NULL, NULL, "rate_limit_error"}, {503, NULL, NULL, "server_error"}};
+    for (size_t k = 0; k < sizeof errs / sizeof *errs; k++) {
+        http_server_resp r;
+        memset(&r, 0, sizeof r);
+        ck_assert_int_eq(http_reply_error(&r, errs[k].status, errs[k].param, errs[k].code, "%s \"%d\"\n", "bad", 7), 0);
+        cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "error");
+        cJSON_AddStringToObject(e, "message", "bad \"7\"\n");
+        cJSON_AddStringToObject(e, "type", errs[k].type);
+        if (errs[k].param)
+            cJSON_AddStringToObject(e, "param", errs[k].param);
+        else
+            cJSON_AddNullToObject(e, "param");
+        if (errs[k].code)
+            cJSON_AddStringToObject(e, "code", errs[k].code);
+        else
+            cJSON_AddNullToObject(e, "code");
+        char *want = cJSON_PrintUnformatted(o);
+        cJSON_Delete(o);
+        ck_assert_int_eq(r.status, errs[k].status);
+        ck_assert_str_eq(r.content_type, "application/json");
+        ck_assert_uint_eq(r.body_len, strlen(want));
+        ck_assert(memcmp(r.body, want, r.body_len) == 0);
+        ck_assert_int_eq(r.n_headers, errs[k].status == 429);
+        if (r.n_headers) {
+            ck_assert_str_eq(r.headers[0], "Retry-After");
+            ck_assert_str_eq(r.headers[0] + strlen("Retry-After") + 1, "1");
+        }
+        free(want);
+        free(r.body);
+        for (int i = 0; i < r.n_headers; i++)
+            free(r.headers[i]);
+    }
+}
+END_TEST
+
 Suite *http_suite(void)
 {
     Suite *s = suite_create("http");
@@ -1044,6 +1108,7 @@ Suite *http_suite(void)
     tcase_add_test(tc, test_connection_cap_and_idle_timeout);
     tcase_add_test(tc, test_concurrent_clients);
     tcase_add_test(tc, test_many_inflight);
+    tcase_add_test(tc, test_json_writers);
     suite_add_tcase(s, tc);
     return s;
 }

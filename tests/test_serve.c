@@ -205,6 +205,60 @@ START_TEST(test_endpoints)
     ck_assert_ptr_nonnull(strstr(body, "rl_serve_request_latency_seconds{quantile=\"0.99\"}"));
     ck_assert_ptr_nonnull(strstr(body, "rl_serve_queue_length 0"));
     free(body);
+
+    /* every event is what cJSON prints for it, and a stream carries the
+     * tokens and text of the same request answered whole */
+    static const char *const reqs[][2] = {
+        {"/v1/completions", "{\"model\": \"tiny\", \"prompt\": \"<|im_start|>user\\nhi<|im_end|>\\n\", "
+                            "\"max_tokens\": 24, \"seed\": 5, \"n\": 2%s}"},
+        {"/v1/chat/completions", "{\"model\": \"tiny\", \"max_tokens\": 24, \"seed\": 2, \"messages\": "
+                                 "[{\"role\": \"user\", \"content\": \"hi\"}]%s}"}};
+    for (int r = 0; r < 2; r++) {
+        char q[512];
+        snprintf(q, sizeof q, reqs[r][1], "");
+        cJSON *whole = req_json("POST", reqs[r][0], q, 200);
+        snprintf(q, sizeof q, reqs[r][1], ", \"stream\": true");
+        ck_assert_int_eq(req("POST", reqs[r][0], q, &body), 200);
+        char text[2][4096] = {"", ""}, ids[2][4096] = {"", ""};
+        int events = 0;
+        for (char *line = body, *nl; (nl = strstr(line, "\n\n")); line = nl + 2) {
+            *nl = '\0';
+            ck_assert_msg(!strncmp(line, "data: ", 6), "%s", line);
+            if (!strcmp(line + 6, "[DONE]"))
+                continue;
+            cJSON *ev = cJSON_Parse(line + 6);
+            ck_assert_ptr_nonnull(ev);
+            char *canon = cJSON_PrintUnformatted(ev);
+            ck_assert_str_eq(line + 6, canon);
+            free(canon);
+            cJSON *ch = cJSON_GetArrayItem(cJSON_GetObjectItem(ev, "choices"), 0);
+            int i = (int)cJSON_GetObjectItem(ch, "index")->valuedouble;
+            cJSON *t = r == 0 ? cJSON_GetObjectItem(ch, "text")
+                              : cJSON_GetObjectItem(cJSON_GetObjectItem(ch, "delta"), "content");
+            if (cJSON_IsString(t))
+                strncat(text[i], t->valuestring, sizeof text[i] - strlen(text[i]) - 1);
+            cJSON *e;
+            cJSON_ArrayForEach(e, cJSON_GetObjectItem(ch, "token_ids"))
+                snprintf(ids[i] + strlen(ids[i]), sizeof ids[i] - strlen(ids[i]), "%d,", e->valueint);
+            cJSON_Delete(ev);
+            events++;
+        }
+        ck_assert_int_ge(events, 2); /* the tokens of one stream interval share an event */
+        cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItem(whole, "choices"))
+        {
+            int i = (int)cJSON_GetObjectItem(c, "index")->valuedouble;
+            char want[4096] = "";
+            cJSON *e;
+            cJSON_ArrayForEach(e, cJSON_GetObjectItem(c, "token_ids"))
+                snprintf(want + strlen(want), sizeof want - strlen(want), "%d,", e->valueint);
+            ck_assert_str_eq(ids[i], want);
+            if (r == 0)
+                ck_assert_str_eq(text[i], cJSON_GetObjectItem(c, "text")->valuestring);
+        }
+        cJSON_Delete(whole);
+        free(body);
+    }
 }
 END_TEST
 
@@ -414,6 +468,10 @@ START_TEST(test_usage_errors)
     snprintf(cmd, sizeof cmd, "%s/grpo serve --ckpt %s --port 70000 >/dev/null 2>&1", bin_dir(), ckpt);
     st = system(cmd);
     ck_assert_int_eq(WEXITSTATUS(st), 2);
+    snprintf(cmd, sizeof cmd, "%s/grpo serve --ckpt %s --stream-interval-ms 1001 2>&1 | grep -q 'expected an integer 0..1000'",
+             bin_dir(), ckpt);
+    st = system(cmd);
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
     snprintf(cmd, sizeof cmd, "%s/grpo serve --ckpt %s/none.safetensors --port 0 >/dev/null 2>&1", bin_dir(), dir);
     st = system(cmd);
     ck_assert_int_eq(WEXITSTATUS(st), 1);
