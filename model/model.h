@@ -5,7 +5,10 @@
  *     -> rotary embeddings -> causal grouped-query attention -> o projection
  *     -> + x
  *   x -> RMSNorm -> SwiGLU MLP (down(silu(gate(x)) * up(x))) -> + x
- * then a final RMSNorm and logits = h @ wte^T (embedding tied with the head).
+ * then a final RMSNorm and logits = h @ wte^T (embedding tied with the head)
+ * or h @ lm_head^T (untied). The config also covers the Qwen2 and Llama
+ * variants of the block: q/k/v biases, no q/k norm, a head_dim other than
+ * d_model / n_head (model_hf.c reads and writes their Hugging Face form).
  *
  * Parameters, gradients and activations live in flat float buffers (llm.c
  * style); each tensor is a view into them (see model_tensor). Weights use
@@ -44,17 +47,20 @@ typedef struct model_config {
     int vocab;       /* token ids are 0 .. vocab-1 */
     int d_model;     /* residual width */
     int n_layer;
-    int n_head;      /* query heads; head_dim = d_model / n_head */
+    int n_head;      /* query heads */
     int n_kv_head;   /* key/value heads (grouped-query attention) */
     int d_ff;        /* SwiGLU hidden width */
     int max_seq;     /* longest sequence (positions 0 .. max_seq-1) */
     int qk_norm;     /* 1: Qwen3 per-head RMSNorm of q and k */
+    int head_dim;    /* width of one head (even); 0: d_model / n_head */
+    int untied;      /* 1: a separate lm_head.weight, 0: logits use the embedding */
+    int qkv_bias;    /* 1: q, k and v projections have biases (Qwen2) */
     float rope_theta;
     float norm_eps;
 } model_config;
 
 /* d 256, 6 layers, 8 query / 4 kv heads, SwiGLU 768, vocab 4096, context
- * 4096, theta 1e6: 5.8 M parameters. */
+ * 4096, theta 1e6, tied head, q/k norm, no biases: 5.8 M parameters. */
 void model_config_default(model_config *c);
 /* 0 if every field is in range and consistent, else RL_EINVAL + message. */
 int model_config_check(const model_config *c, char *err);
@@ -68,12 +74,13 @@ typedef struct model_tensor {
     int shape[2];
     size_t offset;   /* in floats, into params / grads */
     size_t numel;
-    int is_norm;     /* RMSNorm gain (no weight decay) */
-    int is_embed;    /* the tied embedding / output head */
+    int is_norm;     /* RMSNorm gain or bias (no weight decay) */
+    int is_embed;    /* the embedding or the output head */
+    int is_bias;     /* a projection bias (initialized to 0) */
 } model_tensor;
 
 typedef struct model_layer {
-    float *attn_norm, *wq, *wk, *wv, *wo, *q_norm, *k_norm;
+    float *attn_norm, *wq, *wk, *wv, *bq, *bk, *bv, *wo, *q_norm, *k_norm;
     float *mlp_norm, *w_gate, *w_up, *w_down;
 } model_layer;
 
@@ -82,14 +89,15 @@ typedef struct mpool mpool;           /* thread pool (model_pool.c) */
 
 typedef struct model {
     model_config cfg;
-    int head_dim;
+    int head_dim;        /* cfg.head_dim, resolved (never 0) */
     size_t n_params;
     float *params;
     float *grads;        /* NULL until model_zero_grad or model_backward */
     model_layer *layer;  /* views into params, one per layer */
     model_layer *glayer; /* the same views into grads (when allocated) */
     float *wte, *final_norm;
-    float *gwte, *gfinal_norm;
+    float *lm_head;      /* the output head: wte when tied */
+    float *gwte, *gfinal_norm, *glm_head;
     int n_tensors;
     model_tensor *tensors;
     float *rope_cos, *rope_sin; /* max_seq x head_dim/2 */

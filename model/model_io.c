@@ -60,6 +60,9 @@ static int meta_float(cJSON *md, const char *key, float v)
 static char *header_json(const model *m, const model_meta *meta)
 {
     const model_config *c = &m->cfg;
+    /* the fields of the Qwen2 / Llama variants are written only when in use,
+     * so a checkpoint of the default layout has the keys it always had */
+    int own_head_dim = c->d_model % c->n_head != 0 || m->head_dim != c->d_model / c->n_head;
     cJSON *root = cJSON_CreateObject();
     cJSON *md = cJSON_AddObjectToObject(root, "__metadata__");
     int ok = md && cJSON_AddStringToObject(md, "format", FORMAT_NAME) &&
@@ -67,6 +70,9 @@ static char *header_json(const model *m, const model_meta *meta)
              meta_int(md, "n_layer", c->n_layer) && meta_int(md, "n_head", c->n_head) &&
              meta_int(md, "n_kv_head", c->n_kv_head) && meta_int(md, "d_ff", c->d_ff) &&
              meta_int(md, "max_seq", c->max_seq) && meta_int(md, "qk_norm", c->qk_norm) &&
+             (!own_head_dim || meta_int(md, "head_dim", m->head_dim)) &&
+             (!c->untied || meta_int(md, "untied", 1)) &&
+             (!c->qkv_bias || meta_int(md, "qkv_bias", 1)) &&
              meta_float(md, "rope_theta", c->rope_theta) &&
              meta_float(md, "norm_eps", c->norm_eps) &&
              cJSON_AddStringToObject(md, "tokenizer", meta ? meta->tokenizer : "") &&
@@ -184,6 +190,19 @@ static int parse_config(model_config *c, model_meta *meta, const cJSON *root, co
         if ((rc = get_meta_long(md, ints[i].key, 0, 1L << 30, &v, path, err)) != 0)
             return rc;
         *ints[i].field = (int)v;
+    }
+    /* absent from checkpoints of the tied, bias-free layout: 0 there */
+    struct {
+        const char *key;
+        int *field;
+    } opt_ints[] = {{"head_dim", &c->head_dim}, {"untied", &c->untied}, {"qkv_bias", &c->qkv_bias}};
+    for (size_t i = 0; i < sizeof opt_ints / sizeof opt_ints[0]; i++) {
+        long v = 0;
+        *opt_ints[i].field = 0;
+        if (cJSON_GetObjectItemCaseSensitive(md, opt_ints[i].key) &&
+            (rc = get_meta_long(md, opt_ints[i].key, 0, 1L << 30, &v, path, err)) != 0)
+            return rc;
+        *opt_ints[i].field = (int)v;
     }
     if ((rc = get_meta_float(md, "rope_theta", &c->rope_theta, path, err)) != 0 ||
         (rc = get_meta_float(md, "norm_eps", &c->norm_eps, path, err)) != 0)
