@@ -264,6 +264,8 @@ typedef struct model_meta {
     char tokenizer[1024];      /* path of the tokenizer file ("" if none) */
     char tokenizer_hash[64];   /* fnv1a64 of its bytes, 16 hex digits */
     long step;                 /* optimizer step; -1 if unknown */
+    char hf_tokenizer[1024];   /* a Hugging Face tokenizer.json beside it ("" if none) */
+    char hf_tokenizer_config[1024]; /* its tokenizer_config.json ("" if none) */
 } model_meta;
 
 void model_meta_default(model_meta *meta);
@@ -277,6 +279,26 @@ int model_save(const model *m, const char *path, const model_meta *meta, char *e
  * NULL. */
 int model_load(model **out, model_meta *meta, const char *path, const model_opts *opts,
                char *err);
+
+/* Hugging Face checkpoint directories (model_hf.c): config.json of a
+ * Qwen3ForCausalLM, Qwen2ForCausalLM or LlamaForCausalLM plus
+ * model.safetensors or shards listed in model.safetensors.index.json;
+ * BF16, F16 and F32 tensors become fp32 (files memory-mapped). Settings
+ * the model does not implement (rope_scaling, sliding window, o_proj or
+ * MLP biases, ...) are refused in one line. max_seq is the config's
+ * max_position_embeddings, at most RL_MODEL_SEQ_MAX. model_load also
+ * takes such a directory. */
+int model_load_hf(model **out, const char *dir, const model_opts *opts, char *err);
+/* Writes dir/config.json (the architecture matching the config) and one
+ * dir/model.safetensors, fp32 or (bf16 1) bfloat16 rounded to nearest. */
+int model_save_hf(const model *m, const char *dir, int bf16, char *err);
+/* The Hugging Face architecture name of a config ("Qwen3ForCausalLM",
+ * ...), or RL_EINVAL when it has none (q/k norm with q/k/v biases). */
+int model_hf_arch(const model_config *c, const char **name, char *err);
+
+/* Sets meta->hf_tokenizer / hf_tokenizer_config to dir/tokenizer.json and
+ * dir/tokenizer_config.json where those files exist. */
+void model_hf_tokenizer_files(model_meta *meta, const char *dir);
 
 /* fnv1a64 of a file's bytes as 16 hex digits (for model_meta). */
 int model_file_hash(char out[17], const char *path, char *err);

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "model_io.c writes tensors in host order, which must be little-endian"
@@ -77,6 +78,10 @@ static char *header_json(const model *m, const model_meta *meta)
              meta_float(md, "norm_eps", c->norm_eps) &&
              cJSON_AddStringToObject(md, "tokenizer", meta ? meta->tokenizer : "") &&
              cJSON_AddStringToObject(md, "tokenizer_hash", meta ? meta->tokenizer_hash : "") &&
+             (!meta || !meta->hf_tokenizer[0] ||
+              cJSON_AddStringToObject(md, "hf_tokenizer", meta->hf_tokenizer)) &&
+             (!meta || !meta->hf_tokenizer_config[0] ||
+              cJSON_AddStringToObject(md, "hf_tokenizer_config", meta->hf_tokenizer_config)) &&
              meta_int(md, "step", meta ? meta->step : -1);
     for (int i = 0; ok && i < m->n_tensors; i++) {
         const model_tensor *t = &m->tensors[i];
@@ -220,6 +225,10 @@ static int parse_config(model_config *c, model_meta *meta, const cJSON *root, co
             snprintf(meta->tokenizer_hash, sizeof meta->tokenizer_hash, "%s", s);
         if (get_meta_long(md, "step", -1, 1L << 62, &step, path, NULL) == 0)
             meta->step = step;
+        if (get_meta_str(md, "hf_tokenizer", &s, path, NULL) == 0)
+            snprintf(meta->hf_tokenizer, sizeof meta->hf_tokenizer, "%s", s);
+        if (get_meta_str(md, "hf_tokenizer_config", &s, path, NULL) == 0)
+            snprintf(meta->hf_tokenizer_config, sizeof meta->hf_tokenizer_config, "%s", s);
     }
     return 0;
 }
@@ -314,6 +323,13 @@ int model_load(model **out, model_meta *meta, const char *path, const model_opts
                char *err)
 {
     *out = NULL;
+    if (fs_is_dir(path)) {
+        if (meta) {
+            model_meta_default(meta);
+            model_hf_tokenizer_files(meta, path);
+        }
+        return model_load_hf(out, path, opts, err);
+    }
     FILE *f;
     int orc = fs_fopen_read(&f, path, 0, err);
     if (orc < 0)
@@ -376,6 +392,23 @@ done:
     fclose(f);
     *out = m;
     return rc;
+}
+
+/* Copies path into dst (cap bytes) when it names a readable file that fits. */
+static void set_if_file(char *dst, size_t cap, const char *path)
+{
+    size_t n = strlen(path);
+    if (n < cap && access(path, R_OK) == 0)
+        memcpy(dst, path, n + 1);
+}
+
+void model_hf_tokenizer_files(model_meta *meta, const char *dir)
+{
+    char path[RL_MODEL_HF_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+    set_if_file(meta->hf_tokenizer, sizeof meta->hf_tokenizer, path);
+    snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
+    set_if_file(meta->hf_tokenizer_config, sizeof meta->hf_tokenizer_config, path);
 }
 
 int model_file_hash(char out[17], const char *path, char *err)
