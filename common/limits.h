@@ -960,6 +960,9 @@
 #define RL_MODEL_HF_SHARDS_MAX 1024
 /* A Hugging Face directory's path (its file names are appended). */
 #define RL_MODEL_HF_PATH_MAX 1024
+/* tokenizer.json / tokenizer_config.json copied by import-hf and
+ * export-hf: Qwen3's tokenizer.json is 11 MB. */
+#define RL_MODEL_HF_TOKENIZER_MAX (64u << 20)
 
 /* ---- grpo ------------------------------------------------------------ */
 
