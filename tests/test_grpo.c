@@ -1341,7 +1341,8 @@ END_TEST
 /* A GRPO step starts from a Hugging Face directory ("init" names it):
  * a Qwen2-shaped model (q/k/v biases, untied head, head_dim 24 with
  * d_model 32) on the built-in tokenizer's vocabulary. The step changes
- * the biases and the head, and the checkpoint keeps the config. */
+ * the biases and the head, and the checkpoint keeps the config and names
+ * the directory's tokenizer.json. */
 START_TEST(test_grpo_step_from_hf_dir)
 {
     char err[RL_ERR_MAX], tok_path[128], hf[160], run[160];
@@ -1364,6 +1365,9 @@ START_TEST(test_grpo_step_from_hf_dir)
                 src->params[src->tensors[i].offset + j] = 0.01f * ((float)(j % 7) - 3.0f);
     snprintf(hf, sizeof hf, "%s/hf", g_tmp);
     ck_assert_msg(model_save_hf(src, hf, 0, err) == 0, "%s", err);
+    char tj[200];
+    snprintf(tj, sizeof tj, "%s/tokenizer.json", hf);
+    ck_assert_int_eq(fs_write_atomic(tj, "{}", 2, err), 0);
     snprintf(run, sizeof run, "%s/run", g_tmp);
     grpo_config c;
     run_config(&c, tok_path, vocab, run);
@@ -1390,8 +1394,10 @@ START_TEST(test_grpo_step_from_hf_dir)
     char ck[256];
     snprintf(ck, sizeof ck, "%s/ckpt/step-00000001/model.safetensors", run);
     model *back;
-    ck_assert_msg(model_load(&back, NULL, ck, NULL, err) == 0, "%s", err);
+    model_meta meta;
+    ck_assert_msg(model_load(&back, &meta, ck, NULL, err) == 0, "%s", err);
     ck_assert_int_eq(memcmp(&back->cfg, &src->cfg, sizeof back->cfg), 0);
+    ck_assert_str_eq(meta.hf_tokenizer, tj); /* export-hf finds it there */
     model_free(back);
     model_free(src);
     fs_remove_tree(g_tmp, err);
