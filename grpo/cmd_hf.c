@@ -1,7 +1,7 @@
 /* cmd_hf.c - `grpo import-hf` and `grpo export-hf`: Hugging Face checkpoint
  * directories to and from the trainer's checkpoints.
  *
- *   grpo import-hf DIR --out CKPT [--tokenizer FILE]
+ *   grpo import-hf DIR --out CKPT [--tokenizer FILE] [--max-seq N]
  *   grpo export-hf CKPT --out DIR [--dtype f32|bf16]
  *
  * import-hf reads DIR (config.json plus model.safetensors or its shards;
@@ -17,6 +17,7 @@
 #include "grpo/cli.h"
 #include "model/model.h"
 
+#include "common/arg.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
@@ -27,7 +28,7 @@
 
 static void import_usage(FILE *f)
 {
-    fprintf(f, "usage: grpo import-hf DIR --out CKPT [--tokenizer FILE]\n"
+    fprintf(f, "usage: grpo import-hf DIR --out CKPT [--tokenizer FILE] [--max-seq N]\n"
                "\n"
                "Converts a Hugging Face checkpoint directory (config.json of a Qwen3ForCausalLM,\n"
                "Qwen2ForCausalLM or LlamaForCausalLM; model.safetensors or shards with\n"
@@ -36,7 +37,10 @@ static void import_usage(FILE *f)
                "named in its metadata.\n"
                "  --out CKPT        the checkpoint to write (.safetensors)\n"
                "  --tokenizer FILE  a BPE tokenizer file of `grpo tokenizer` to name in the\n"
-               "                    metadata (its vocabulary must be the model's)\n");
+               "                    metadata (its vocabulary must be the model's)\n"
+               "  --max-seq N       context window (default: max_position_embeddings, at most\n"
+               "                    %d); KV caches and rotary tables are sized by it\n",
+            RL_MODEL_SEQ_MAX);
 }
 
 static void export_usage(FILE *f)
@@ -66,11 +70,14 @@ static int copy_file(const char *src, const char *dst, char *err)
 }
 
 /* Parses "CMD POSITIONAL --out X [--flag V]..." into pos, out and the
- * value of `flag` (NULL when absent). Returns 0 or the exit code 2. */
-static int parse_two(const char *cmd, int argc, char **argv, const char **pos, const char **out,
-                     const char *flag, const char **fval, void (*usage)(FILE *))
+ * values of flags[0..n) (NULL when absent). Returns 0, -1 after --help, or
+ * the exit code 2. */
+static int parse_args(const char *cmd, int argc, char **argv, const char **pos, const char **out,
+                      const char *const *flags, const char **fvals, int n, void (*usage)(FILE *))
 {
-    *pos = *out = *fval = NULL;
+    *pos = *out = NULL;
+    for (int k = 0; k < n; k++)
+        fvals[k] = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -78,7 +85,10 @@ static int parse_two(const char *cmd, int argc, char **argv, const char **pos, c
             return -1;
         }
         if (a[0] == '-' && a[1] == '-') {
-            const char **dst = !strcmp(a, "--out") ? out : !strcmp(a, flag) ? fval : NULL;
+            const char **dst = !strcmp(a, "--out") ? out : NULL;
+            for (int k = 0; k < n && !dst; k++)
+                if (!strcmp(a, flags[k]))
+                    dst = &fvals[k];
             if (!dst) {
                 fprintf(stderr, "grpo %s: unknown option '%s'\n", cmd, a);
                 usage(stderr);
@@ -107,11 +117,18 @@ static int parse_two(const char *cmd, int argc, char **argv, const char **pos, c
 
 int cmd_import_hf(int argc, char **argv)
 {
-    const char *dir, *out, *tokfile;
-    int prc = parse_two("import-hf", argc, argv, &dir, &out, "--tokenizer", &tokfile, import_usage);
+    const char *dir, *out, *fv[2];
+    static const char *const flags[2] = {"--tokenizer", "--max-seq"};
+    int prc = parse_args("import-hf", argc, argv, &dir, &out, flags, fv, 2, import_usage);
     if (prc)
         return prc < 0 ? 0 : prc;
+    const char *tokfile = fv[0];
     char err[RL_ERR_MAX];
+    int max_seq = 0;
+    if (fv[1] && arg_int(&max_seq, "--max-seq", fv[1], 1, RL_MODEL_SEQ_MAX, err) < 0) {
+        fprintf(stderr, "grpo import-hf: %s\n", err);
+        return 2;
+    }
     if (!fs_is_dir(dir)) {
         fprintf(stderr, "grpo import-hf: %s: expected a Hugging Face checkpoint directory\n", dir);
         return 1;
@@ -120,6 +137,19 @@ int cmd_import_hf(int argc, char **argv)
     if (model_load_hf(&m, dir, NULL, err)) {
         fprintf(stderr, "grpo import-hf: %s\n", err);
         return 1;
+    }
+    if (max_seq && max_seq != m->cfg.max_seq) { /* the window sizes only the rotary tables and caches */
+        model_config c = m->cfg;
+        c.max_seq = max_seq;
+        model *w;
+        if (model_new(&w, &c, NULL, err)) {
+            fprintf(stderr, "grpo import-hf: %s\n", err);
+            model_free(m);
+            return 1;
+        }
+        memcpy(w->params, m->params, m->n_params * sizeof(float));
+        model_free(m);
+        m = w;
     }
     model_meta meta, src;
     model_meta_default(&meta);
@@ -172,7 +202,8 @@ int cmd_import_hf(int argc, char **argv)
 int cmd_export_hf(int argc, char **argv)
 {
     const char *ckpt, *dir, *dtype;
-    int prc = parse_two("export-hf", argc, argv, &ckpt, &dir, "--dtype", &dtype, export_usage);
+    static const char *const flags[1] = {"--dtype"};
+    int prc = parse_args("export-hf", argc, argv, &ckpt, &dir, flags, &dtype, 1, export_usage);
     if (prc)
         return prc < 0 ? 0 : prc;
     if (dtype && strcmp(dtype, "f32") != 0 && strcmp(dtype, "bf16") != 0) {
