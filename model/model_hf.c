@@ -19,6 +19,7 @@
  * missing one or one listed twice is an error.
  */
 #include "model/model.h"
+#include "model/model_ops.h"
 
 #include "common/err.h"
 #include "common/fsutil.h"
@@ -258,13 +259,7 @@ static int load_entry(model *m, char *filled, const cJSON *e, const char *name, 
     if (!es)
         return rl_err(err, RL_EINVAL, "%s: tensor %s has dtype %.16s, expected BF16, F16 or F32", path, name,
                       cJSON_IsString(dt) ? dt->valuestring : "(missing)");
-    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(e, "shape");
-    int ok = cJSON_IsArray(sh) && cJSON_GetArraySize(sh) == t->ndim;
-    for (int i = 0; ok && i < t->ndim; i++) {
-        const cJSON *x = cJSON_GetArrayItem(sh, i);
-        ok = cJSON_IsNumber(x) && x->valuedouble == (double)t->shape[i];
-    }
-    if (!ok)
+    if (!model_shape_matches(t, cJSON_GetObjectItemCaseSensitive(e, "shape")))
         return rl_err(err, RL_EINVAL, "%s: tensor %s: shape expected [%d%s%.0d] for this config", path, name,
                       t->shape[0], t->ndim == 2 ? ", " : "", t->ndim == 2 ? t->shape[1] : 0);
     const cJSON *of = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");

@@ -15,6 +15,7 @@
  * unknown tensor is an error, as is a missing one.
  */
 #include "model/model.h"
+#include "model/model_ops.h"
 
 #include "common/err.h"
 #include "common/fsutil.h"
@@ -233,6 +234,16 @@ static int parse_config(model_config *c, model_meta *meta, const cJSON *root, co
     return 0;
 }
 
+int model_shape_matches(const model_tensor *t, const cJSON *sh)
+{
+    int ok = cJSON_IsArray(sh) && cJSON_GetArraySize(sh) == t->ndim;
+    for (int i = 0; ok && i < t->ndim; i++) {
+        const cJSON *x = cJSON_GetArrayItem(sh, i);
+        ok = cJSON_IsNumber(x) && x->valuedouble == (double)t->shape[i];
+    }
+    return ok;
+}
+
 /* Checks one header entry against the tensor the model expects. */
 static int check_entry(const cJSON *e, const model_tensor *t, uint64_t data_len, uint64_t *begin,
                        const char *path, char *err)
@@ -242,12 +253,7 @@ static int check_entry(const cJSON *e, const model_tensor *t, uint64_t data_len,
         return rl_err(err, RL_EPARSE, "%s: tensor %s has dtype %s, expected F32", path, t->name,
                       cJSON_IsString(dt) ? dt->valuestring : "(missing)");
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(e, "shape");
-    int ok = cJSON_IsArray(sh) && cJSON_GetArraySize(sh) == t->ndim;
-    for (int i = 0; ok && i < t->ndim; i++) {
-        const cJSON *x = cJSON_GetArrayItem(sh, i);
-        ok = cJSON_IsNumber(x) && x->valuedouble == (double)t->shape[i];
-    }
-    if (!ok) {
+    if (!model_shape_matches(t, sh)) {
         char want[48];
         if (t->ndim == 2)
             snprintf(want, sizeof want, "[%d, %d]", t->shape[0], t->shape[1]);

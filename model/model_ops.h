@@ -139,6 +139,10 @@ int model_draw_token(const float *prob, int V, float top_p, float u, double *scr
 
 /* ---- model internals shared by model*.c ------------------------------- */
 struct model;
+/* 1 if a safetensors header's "shape" array is the tensor's shape. */
+struct cJSON;
+struct model_tensor;
+int model_shape_matches(const struct model_tensor *t, const struct cJSON *shape);
 /* Forgets the activations of the last model_forward (model_backward will
  * then refuse): scoring reuses the training buffers. */
 void model_acts_invalidate(struct model *m);
