@@ -298,6 +298,8 @@ START_TEST(test_config_errors)
     ck_assert_int_eq(parse("{\"steps\": 3}", err), RL_EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "tokenizer"));
     ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\"}", err), 0); /* epochs default to 1 */
+    ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"model\": {\"head_dim\": 16, \"untied\": 1, \"qkv_bias\": 1, "
+                           "\"qk_norm\": 0}}", err), 0);
     ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"epochs\": 0}", err), RL_EINVAL);
     ck_assert_int_eq(parse("{\"init\": \"a\", \"model\": {}, \"steps\": 1}", err), RL_EINVAL);
     ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"steps\": 1, \"steps\": 2}", err), RL_EINVAL);
