@@ -1,17 +1,28 @@
 """torch_model.py - the PyTorch baseline for bench/bench_model.c.
 
 The same architecture as model/model.c, written plainly in PyTorch (CPU,
-fp32): tied embeddings, per layer RMSNorm -> q/k/v projections -> per-head
-q/k RMSNorm -> rotary embeddings ("rotate half") -> causal grouped-query
-attention -> o projection -> residual; RMSNorm -> SwiGLU MLP -> residual;
-final RMSNorm; logits = h @ wte^T. Tensor names and layouts match the C
-checkpoints, so `--logp` can load one (through bench/st_read.py) and
-recompute its log-probabilities: a check that both sides compute the same
-function.
+fp32): per layer RMSNorm -> q/k/v projections (with biases for Qwen2) ->
+per-head q/k RMSNorm (Qwen3) -> rotary embeddings ("rotate half") -> causal
+grouped-query attention -> o projection -> residual; RMSNorm -> SwiGLU MLP
+-> residual; final RMSNorm; logits = h @ wte^T (tied) or h @ lm_head^T.
+Tensor names and layouts match the C checkpoints and Hugging Face's Qwen3,
+Qwen2 and Llama models, so `--logp` can load a C checkpoint and `--hf-logp`
+a Hugging Face directory (both through bench/st_read.py) and recompute
+log-probabilities: a check that both sides compute the same function.
+`--hf-random` writes a small random checkpoint in Hugging Face layout for
+the tests.
 
   python3 bench/torch_model.py --train B T STEPS   # training tokens/s
   python3 bench/torch_model.py --gen BATCH PROMPT NEW REPS  # KV-cache generation tokens/s (median of REPS)
   python3 bench/torch_model.py --logp CKPT TOKENS_FILE TEMP  # logprobs of a C checkpoint
+  python3 bench/torch_model.py --hf-logp DIR TOKENS_FILE     # log-softmax rows (T-1 x vocab) of a HF directory
+  python3 bench/torch_model.py --hf-random DIR ARCH KEY=VALUE...  # random HF checkpoint
+      ARCH: Qwen3ForCausalLM, Qwen2ForCausalLM or LlamaForCausalLM; keys: vocab,
+      d_model, n_layer, n_head, n_kv_head, head_dim, d_ff, tie (0/1), dtype
+      (F32, BF16, F16), shards (files), seed; tokens=FILE also reloads the
+      directory and adds the --hf-logp rows of those tokens
+  python3 bench/torch_model.py --batch FILE   # each line of FILE is one of the
+      commands above (torch starts once); one JSON line per command
 
 Each mode prints one JSON object. Run with Debian's /usr/bin/python3 and
 python3-torch (scripts/install-bench-deps.sh).
@@ -40,6 +51,13 @@ class Config:
     qk_norm = 1
     rope_theta = 1e6
     norm_eps = 1e-6
+    head_dim = 0   # 0: d_model // n_head
+    untied = 0     # 1: a separate lm_head.weight
+    qkv_bias = 0   # 1: q, k and v projections have biases (Qwen2)
+
+
+def head_dim(cfg):
+    return cfg.head_dim or cfg.d_model // cfg.n_head
 
 
 class RMSNorm(nn.Module):
@@ -53,7 +71,7 @@ class RMSNorm(nn.Module):
 
 
 def rope_tables(cfg, T):
-    hd = cfg.d_model // cfg.n_head
+    hd = head_dim(cfg)
     j = torch.arange(hd // 2, dtype=torch.float64)
     freq = cfg.rope_theta ** (-2.0 * j / hd)
     ang = torch.arange(T, dtype=torch.float64)[:, None] * freq[None, :]
@@ -70,11 +88,11 @@ def apply_rope(x, cos, sin):
 class Attention(nn.Module):
     def __init__(self, cfg):
         super().__init__()
-        d, hd = cfg.d_model, cfg.d_model // cfg.n_head
+        d, hd, bias = cfg.d_model, head_dim(cfg), bool(cfg.qkv_bias)
         self.nh, self.nkv, self.hd = cfg.n_head, cfg.n_kv_head, hd
-        self.q_proj = nn.Linear(d, cfg.n_head * hd, bias=False)
-        self.k_proj = nn.Linear(d, cfg.n_kv_head * hd, bias=False)
-        self.v_proj = nn.Linear(d, cfg.n_kv_head * hd, bias=False)
+        self.q_proj = nn.Linear(d, cfg.n_head * hd, bias=bias)
+        self.k_proj = nn.Linear(d, cfg.n_kv_head * hd, bias=bias)
+        self.v_proj = nn.Linear(d, cfg.n_kv_head * hd, bias=bias)
         self.o_proj = nn.Linear(cfg.n_head * hd, d, bias=False)
         self.q_norm = RMSNorm(hd, cfg.norm_eps) if cfg.qk_norm else None
         self.k_norm = RMSNorm(hd, cfg.norm_eps) if cfg.qk_norm else None
@@ -142,6 +160,8 @@ class Model(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.model = Inner(cfg)
+        if cfg.untied:
+            self.lm_head = nn.Linear(cfg.d_model, cfg.vocab, bias=False)
         cos, sin = rope_tables(cfg, cfg.max_seq)
         self.register_buffer("cos", cos, persistent=False)
         self.register_buffer("sin", sin, persistent=False)
@@ -159,7 +179,8 @@ class Model(nn.Module):
         for i, layer in enumerate(self.model.layers):
             x = layer(x, cos, sin, caches[i] if caches is not None else None)
         x = self.model.norm(x)
-        return x @ self.model.embed_tokens.weight.t()
+        head = self.lm_head.weight if self.cfg.untied else self.model.embed_tokens.weight
+        return x @ head.t()
 
 
 def bench_train(B, T, steps):
@@ -238,6 +259,8 @@ def logp_of_ckpt(path, tokens_file, temperature):
     for key in ("vocab", "d_model", "n_layer", "n_head", "n_kv_head", "d_ff", "max_seq",
                 "qk_norm"):
         setattr(cfg, key, int(meta[key]))
+    for key in ("head_dim", "untied", "qkv_bias"):
+        setattr(cfg, key, int(meta.get(key, 0)))
     cfg.rope_theta = float(meta["rope_theta"])
     cfg.norm_eps = float(meta["norm_eps"])
     m = Model(cfg)
@@ -255,14 +278,135 @@ def logp_of_ckpt(path, tokens_file, temperature):
     return {"mode": "logp", "logp": [float(v) for v in lp]}
 
 
+ARCHS = ("Qwen3ForCausalLM", "Qwen2ForCausalLM", "LlamaForCausalLM")
+
+
+def config_of_hf(hf):
+    """A Hugging Face config.json (dict) -> Config."""
+    arch = hf["architectures"][0]
+    if arch not in ARCHS:
+        raise SystemExit("architecture %s, expected one of %s" % (arch, ", ".join(ARCHS)))
+    cfg = Config()
+    cfg.vocab, cfg.d_model = hf["vocab_size"], hf["hidden_size"]
+    cfg.n_layer, cfg.n_head = hf["num_hidden_layers"], hf["num_attention_heads"]
+    cfg.n_kv_head = hf.get("num_key_value_heads", cfg.n_head)
+    cfg.d_ff = hf["intermediate_size"]
+    cfg.head_dim = hf.get("head_dim") or 0
+    cfg.max_seq = min(hf.get("max_position_embeddings", 4096), 65536)
+    cfg.rope_theta = hf.get("rope_theta", 10000.0)
+    cfg.norm_eps = hf.get("rms_norm_eps", 1e-6)
+    cfg.untied = 0 if hf.get("tie_word_embeddings", False) else 1
+    cfg.qk_norm = 1 if arch == ARCHS[0] else 0
+    cfg.qkv_bias = 1 if arch == ARCHS[1] else 0
+    return cfg
+
+
+def load_hf(path):
+    import st_read
+    hf, tensors = st_read.read_hf_dir(path)
+    cfg = config_of_hf(hf)
+    m = Model(cfg)
+    state = {name: torch.tensor(vals.tolist(), dtype=torch.float32).view(*shape)
+             for name, (shape, vals) in tensors.items()
+             if not (name == "lm_head.weight" and not cfg.untied)}
+    missing, unexpected = m.load_state_dict(state, strict=False)
+    if missing or unexpected:
+        raise SystemExit("checkpoint does not match: missing %s unexpected %s"
+                         % (missing, unexpected))
+    return m
+
+
+@torch.no_grad()
+def hf_logp(path, tokens_file):
+    m = load_hf(path)
+    with open(tokens_file) as f:
+        toks = [int(t) for t in f.read().split()]
+    x = torch.tensor(toks)[None]
+    lp = F.log_softmax(m(x[:, :-1]), -1)[0]
+    return {"mode": "hf-logp", "vocab": m.cfg.vocab, "logp": [[float(v) for v in row] for row in lp]}
+
+
+def hf_random(path, arch, opts):
+    """Random weights in Hugging Face layout: config.json plus one or more
+    safetensors files (with the index when sharded). Values are larger than
+    an initialization's so every tensor visibly moves the logits."""
+    import st_read
+    if arch not in ARCHS:
+        raise SystemExit("architecture %s, expected one of %s" % (arch, ", ".join(ARCHS)))
+    o = {"vocab": 160, "d_model": 48, "n_layer": 2, "n_head": 4, "n_kv_head": 2, "head_dim": 0,
+         "d_ff": 64, "tie": 1, "dtype": "F32", "shards": 1, "seed": 1}
+    for kv in opts:
+        k, v = kv.split("=", 1)
+        if k not in o and k != "tokens":
+            raise SystemExit("unknown key %s" % k)
+        o[k] = v if k in ("dtype", "tokens") else int(v)
+    hf = {"architectures": [arch], "model_type": {"Qwen3ForCausalLM": "qwen3", "Qwen2ForCausalLM": "qwen2",
+                                                  "LlamaForCausalLM": "llama"}[arch],
+          "vocab_size": o["vocab"], "hidden_size": o["d_model"], "num_hidden_layers": o["n_layer"],
+          "num_attention_heads": o["n_head"], "num_key_value_heads": o["n_kv_head"],
+          "intermediate_size": o["d_ff"], "max_position_embeddings": 256, "rope_theta": 10000.0,
+          "rms_norm_eps": 1e-5, "hidden_act": "silu", "tie_word_embeddings": bool(o["tie"]),
+          "rope_scaling": None, "torch_dtype": "bfloat16"}
+    if o["head_dim"]:
+        hf["head_dim"] = o["head_dim"]
+    cfg = config_of_hf(hf)
+    torch.manual_seed(o["seed"])
+    m = Model(cfg)
+    tensors = {}
+    dt = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16}[o["dtype"]]
+    for name, p in m.state_dict().items():
+        if name in ("cos", "sin"):
+            continue
+        if name.endswith("norm.weight"):
+            w = 1.0 + 0.2 * torch.randn(p.shape)
+        elif name.endswith(".bias"):
+            w = 0.3 * torch.randn(p.shape)
+        else:
+            w = 0.15 * torch.randn(p.shape)
+        raw = w.to(dt).contiguous().view(torch.int16 if dt != torch.float32 else torch.int32).numpy().tobytes()
+        tensors[name] = (o["dtype"], list(p.shape), raw)
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "config.json"), "w") as f:
+        json.dump(hf, f, indent=2)
+    names = list(tensors)
+    if o["shards"] <= 1:
+        st_read.write(os.path.join(path, "model.safetensors"), tensors, {"format": "pt"})
+    else:
+        n = o["shards"]
+        weight_map = {}
+        for i in range(n):
+            fname = "model-%05d-of-%05d.safetensors" % (i + 1, n)
+            part = {k: tensors[k] for k in names[i::n]}
+            st_read.write(os.path.join(path, fname), part, {"format": "pt"})
+            weight_map.update({k: fname for k in part})
+        with open(os.path.join(path, "model.safetensors.index.json"), "w") as f:
+            json.dump({"metadata": {}, "weight_map": weight_map}, f, indent=2)
+    res = {"mode": "hf-random", "dir": path, "tensors": len(tensors)}
+    if "tokens" in o:
+        res["logp"] = hf_logp(path, o["tokens"])["logp"]
+    return res
+
+
 def main(argv):
     torch.set_num_threads(os.cpu_count() or 1)
+    if len(argv) == 2 and argv[0] == "--batch":
+        with open(argv[1]) as f:
+            for line in f:
+                if line.strip():
+                    rc = main(line.split())
+                    if rc:
+                        return rc
+        return 0
     if len(argv) == 4 and argv[0] == "--train":
         res = bench_train(int(argv[1]), int(argv[2]), int(argv[3]))
     elif len(argv) == 5 and argv[0] == "--gen":
         res = bench_gen(int(argv[1]), int(argv[2]), int(argv[3]), int(argv[4]))
     elif len(argv) == 4 and argv[0] == "--logp":
         res = logp_of_ckpt(argv[1], argv[2], float(argv[3]))
+    elif len(argv) == 3 and argv[0] == "--hf-logp":
+        res = hf_logp(argv[1], argv[2])
+    elif len(argv) >= 3 and argv[0] == "--hf-random":
+        res = hf_random(argv[1], argv[2], argv[3:])
     else:
         print(__doc__, file=sys.stderr)
         return 2

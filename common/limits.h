@@ -952,10 +952,11 @@
 #define RL_TOK_WALK_DIR_ENTRIES_MAX (1u << 16)
 /* Largest model dimensions a checkpoint or config may ask for. They bound
  * the allocations a (possibly corrupt) checkpoint header can trigger: the
- * built-in policy is a few million parameters; 64 M leaves room for larger
- * experiments while keeping the parameter, gradient and Adam buffers
- * (4 copies) under 1 GiB. */
-#define RL_MODEL_PARAMS_MAX (64u << 20)
+ * built-in policy is a few million parameters; imported Hugging Face
+ * checkpoints go up to 2 G parameters (Qwen2.5-1.5B, 8 GB in fp32: it
+ * serves on a 24 GB machine; training needs 4 copies, so models of 0.6 B
+ * and below train here). */
+#define RL_MODEL_PARAMS_MAX (2048u << 20)
 #define RL_MODEL_VOCAB_MAX (1 << 18)   /* BPE vocabularies here are 4-32 k */
 #define RL_MODEL_DIM_MAX 8192          /* d_model and d_ff */
 #define RL_MODEL_LAYERS_MAX 256
@@ -997,6 +998,16 @@
 #define RL_MODEL_CKPT_TENSORS_MAX 4096
 /* Metadata strings (paths, hashes, config values) in a checkpoint. */
 #define RL_MODEL_CKPT_META_STR_MAX 1024
+/* config.json and model.safetensors.index.json of a Hugging Face
+ * checkpoint: the index of a 70 B model is ~100 KB. */
+#define RL_MODEL_HF_JSON_MAX (16u << 20)
+/* Weight files one index names: large checkpoints ship 30-200 shards. */
+#define RL_MODEL_HF_SHARDS_MAX 1024
+/* A Hugging Face directory's path (its file names are appended). */
+#define RL_MODEL_HF_PATH_MAX 1024
+/* tokenizer.json / tokenizer_config.json copied by import-hf and
+ * export-hf: Qwen3's tokenizer.json is 11 MB. */
+#define RL_MODEL_HF_TOKENIZER_MAX (64u << 20)
 
 /* ---- grpo ------------------------------------------------------------ */
 

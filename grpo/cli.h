@@ -32,5 +32,8 @@ int cmd_train(int argc, char **argv);
 int cmd_flywheel(int argc, char **argv);
 /* grpo serve --ckpt CKPT [--host H] [--port N] (grpo/cmd_serve.c). */
 int cmd_serve(int argc, char **argv);
+/* grpo import-hf DIR --out CKPT, grpo export-hf CKPT --out DIR (grpo/cmd_hf.c). */
+int cmd_import_hf(int argc, char **argv);
+int cmd_export_hf(int argc, char **argv);
 
 #endif

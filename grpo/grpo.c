@@ -63,6 +63,7 @@ struct grpo_trainer {
     grpo_data data;       /* the tasks, and where the run is in the train order */
     tok_t *tok;
     char tok_path[GRPO_PATH_MAX];
+    model_meta init_meta; /* the metadata of "init" (its Hugging Face tokenizer files) */
     model *m, *ref;       /* the weights trained, the frozen reference (KL) */
     adamw *opt;
     policy *pol;          /* model policy over m */
@@ -193,7 +194,7 @@ static int checkpoint(grpo_trainer *t, char *const *recs, size_t n, char *err)
     cJSON *profile = NULL;
     if (recs && n && !(profile = grpo_profile(recs, n)))
         return rl_err(err, RL_ENOMEM, "grpo: out of memory");
-    int rc = grpo_ckpt_write(t->run_dir, t->tok_path, t->m, t->opt, &st, t->cfg.ckpt_keep, profile, err);
+    int rc = grpo_ckpt_write(t->run_dir, t->tok_path, &t->init_meta, t->m, t->opt, &st, t->cfg.ckpt_keep, profile, err);
     cJSON_Delete(profile);
     if (rc == 0)
         t->last_ckpt = t->step;
@@ -785,6 +786,7 @@ static int open_model(grpo_trainer *t, const char *weights, char *err)
     if (c->init[0]) {
         if ((rc = model_load(&t->m, &meta, c->init, &mo, err)) < 0)
             return rc;
+        t->init_meta = meta;
     } else {
         if ((rc = model_new(&t->m, &c->model, &mo, err)) < 0)
             return rc;

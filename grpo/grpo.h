@@ -67,7 +67,7 @@ typedef struct grpo_final_set {
 
 typedef struct grpo_config {
     /* where things are */
-    char init[GRPO_PATH_MAX];        /* starting checkpoint; "" = random init from `model` */
+    char init[GRPO_PATH_MAX];        /* starting checkpoint or Hugging Face directory; "" = random init from `model` */
     char tokenizer[GRPO_PATH_MAX];   /* "" = the one the checkpoint names */
     char out[GRPO_PATH_MAX];         /* run directory */
     char tasks_dir[GRPO_PATH_MAX], repos_dir[GRPO_PATH_MAX], prompts_dir[GRPO_PATH_MAX];

@@ -80,7 +80,7 @@ static void prune(const char *dir, int keep, long best_step)
     }
 }
 
-int grpo_ckpt_write(const char *run_dir, const char *tok_path, const model *m, const adamw *opt,
+int grpo_ckpt_write(const char *run_dir, const char *tok_path, const model_meta *hf, const model *m, const adamw *opt,
                     const grpo_ckpt_state *st, int keep, const cJSON *profile, char *err)
 {
     char dir[GRPO_PATH_MAX + 16], tmp[GRPO_PATH_MAX + 64], fin[GRPO_PATH_MAX + 64], path[GRPO_PATH_MAX + 128];
@@ -97,6 +97,10 @@ int grpo_ckpt_write(const char *run_dir, const char *tok_path, const model *m, c
     if (model_file_hash(hash, tok_path, NULL) == 0)
         snprintf(meta.tokenizer_hash, sizeof meta.tokenizer_hash, "%s", hash);
     meta.step = st->step;
+    if (hf) {
+        memcpy(meta.hf_tokenizer, hf->hf_tokenizer, sizeof meta.hf_tokenizer);
+        memcpy(meta.hf_tokenizer_config, hf->hf_tokenizer_config, sizeof meta.hf_tokenizer_config);
+    }
     snprintf(path, sizeof path, "%s/model.safetensors", tmp);
     if ((rc = model_save(m, path, &meta, err)) < 0)
         return rc;

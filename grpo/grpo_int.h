@@ -247,8 +247,9 @@ typedef struct grpo_ckpt_state {
 
 /* Writes ckpt/step-N of run_dir (profile may be NULL), names it latest
  * (and best when st->best_step is its step), and prunes all but the newest
- * keep, the best and step 0. */
-int grpo_ckpt_write(const char *run_dir, const char *tok_path, const model *m, const adamw *opt,
+ * keep, the best and step 0. The weights' metadata names tok_path and the
+ * Hugging Face tokenizer files of hf (may be NULL). */
+int grpo_ckpt_write(const char *run_dir, const char *tok_path, const model_meta *hf, const model *m, const adamw *opt,
                     const grpo_ckpt_state *st, int keep, const cJSON *profile, char *err);
 int grpo_ckpt_resolve(char *run_dir, size_t rn, char *ckpt_dir, size_t cn, const char *resume, char *err);
 /* Reads state.json of ckpt_dir; its seed must be seed. */

@@ -14,6 +14,8 @@ static const subcmd COMMANDS[] = {
     {"train", cmd_train, "GRPO from the test reward (--config FILE [--resume DIR])"},
     {"flywheel", cmd_flywheel, "rejection-sample successes, fine-tune on them, resume RL"},
     {"serve", cmd_serve, "serve a checkpoint over an OpenAI-compatible HTTP API (--ckpt CKPT)"},
+    {"import-hf", cmd_import_hf, "convert a Hugging Face checkpoint directory (DIR --out CKPT)"},
+    {"export-hf", cmd_export_hf, "write a checkpoint as a Hugging Face directory (CKPT --out DIR)"},
 };
 
 int main(int argc, char **argv)

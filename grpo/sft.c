@@ -96,6 +96,9 @@ static int parse_model(model_config *m, const cJSON *o, const char *name, char *
                   : !strcmp(k, "d_ff")      ? &m->d_ff
                   : !strcmp(k, "max_seq")   ? &m->max_seq
                   : !strcmp(k, "qk_norm")   ? &m->qk_norm
+                  : !strcmp(k, "head_dim")  ? &m->head_dim
+                  : !strcmp(k, "untied")    ? &m->untied
+                  : !strcmp(k, "qkv_bias")  ? &m->qkv_bias
                                             : NULL;
         if (ip) {
             if ((rc = num(&v, f, 0, RL_MODEL_SEQ_MAX * 4.0, 1, name, err)) < 0)
@@ -107,7 +110,8 @@ static int parse_model(model_config *m, const cJSON *o, const char *name, char *
             *(!strcmp(k, "rope_theta") ? &m->rope_theta : &m->norm_eps) = (float)v;
         } else {
             return rl_err(err, RL_EINVAL, "%s: model: unknown field \"%s\" (expected model_config fields: vocab, d_model, "
-                          "n_layer, n_head, n_kv_head, d_ff, max_seq, qk_norm, rope_theta, norm_eps)", name, k);
+                          "n_layer, n_head, n_kv_head, d_ff, max_seq, qk_norm, head_dim, untied, qkv_bias, rope_theta, "
+                          "norm_eps)", name, k);
         }
     }
     return 0;

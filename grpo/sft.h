@@ -20,7 +20,8 @@
  *    "mask_failed_calls": false}
  * "model" fields are those of model_config (missing ones take the defaults;
  * vocab defaults to the tokenizer's). With "init" the run continues from a
- * checkpoint (its config; its tokenizer unless "tokenizer" is given).
+ * checkpoint or a Hugging Face directory (its config; its tokenizer unless
+ * "tokenizer" is given).
  *
  * "loss_on": "policy" (the default) is SFT: only tokens the policy wrote
  * are trained. "all" is language-model pretraining on the same text: every

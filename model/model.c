@@ -55,6 +55,9 @@ void model_config_default(model_config *c)
     c->d_ff = 768;
     c->max_seq = 4096;
     c->qk_norm = 1;
+    c->head_dim = 0;
+    c->untied = 0;
+    c->qkv_bias = 0;
     c->rope_theta = 1e6f;
     c->norm_eps = 1e-6f;
 }
@@ -64,14 +67,22 @@ void model_opts_default(model_opts *o)
     o->n_threads = 0;
 }
 
+static int head_dim_of(const model_config *c)
+{
+    return c->head_dim > 0 ? c->head_dim : c->d_model / c->n_head;
+}
+
 static size_t params_of(const model_config *c)
 {
-    size_t d = (size_t)c->d_model, hd = d / (size_t)c->n_head;
+    size_t d = (size_t)c->d_model, hd = (size_t)head_dim_of(c);
     size_t dq = hd * (size_t)c->n_head, dkv = hd * (size_t)c->n_kv_head, ff = (size_t)c->d_ff;
     size_t per_layer = d + dq * d + 2 * dkv * d + d * dq + d + 3 * ff * d;
     if (c->qk_norm)
         per_layer += 2 * hd;
-    return (size_t)c->vocab * d + (size_t)c->n_layer * per_layer + d;
+    if (c->qkv_bias)
+        per_layer += dq + 2 * dkv;
+    size_t head = c->untied ? (size_t)c->vocab * d : 0;
+    return (size_t)c->vocab * d + (size_t)c->n_layer * per_layer + d + head;
 }
 
 size_t model_config_params(const model_config *c)
@@ -93,11 +104,19 @@ int model_config_check(const model_config *c, char *err)
     RANGE(d_ff, 1, RL_MODEL_DIM_MAX);
     RANGE(max_seq, 1, RL_MODEL_SEQ_MAX);
     RANGE(qk_norm, 0, 1);
+    RANGE(head_dim, 0, RL_MODEL_DIM_MAX);
+    RANGE(untied, 0, 1);
+    RANGE(qkv_bias, 0, 1);
 #undef RANGE
-    if (c->d_model % c->n_head != 0 || (c->d_model / c->n_head) % 2 != 0)
+    if (c->head_dim == 0 && (c->d_model % c->n_head != 0 || (c->d_model / c->n_head) % 2 != 0))
         return rl_err(err, RL_EINVAL,
                       "model config: d_model %d must split into n_head %d heads of even size",
                       c->d_model, c->n_head);
+    if (c->head_dim % 2 != 0)
+        return rl_err(err, RL_EINVAL, "model config: head_dim %d, expected an even width", c->head_dim);
+    if ((size_t)head_dim_of(c) * (size_t)c->n_head > RL_MODEL_DIM_MAX)
+        return rl_err(err, RL_EINVAL, "model config: head_dim %d x n_head %d is more than %d",
+                      head_dim_of(c), c->n_head, RL_MODEL_DIM_MAX);
     if (c->n_head % c->n_kv_head != 0)
         return rl_err(err, RL_EINVAL,
                       "model config: n_head %d must be a multiple of n_kv_head %d", c->n_head,
@@ -116,8 +135,8 @@ int model_config_check(const model_config *c, char *err)
 
 /* ---- tensor table ----------------------------------------------------------- */
 
-static void add_tensor(model *m, size_t *off, float **view, const char *name, int rows, int cols,
-                       int is_norm, int is_embed)
+static model_tensor *add_tensor(model *m, size_t *off, float **view, const char *name, int rows,
+                                int cols, int is_norm, int is_embed)
 {
     model_tensor *t = &m->tensors[m->n_tensors++];
     snprintf(t->name, sizeof t->name, "%s", name);
@@ -130,6 +149,7 @@ static void add_tensor(model *m, size_t *off, float **view, const char *name, in
     t->is_embed = is_embed;
     *view = m->params + *off;
     *off += t->numel;
+    return t;
 }
 
 /* Lays out every tensor in a fixed order and points the views at them. */
@@ -145,11 +165,18 @@ static void build_tensors(model *m)
         model_layer *L = &m->layer[l];
 #define T(view, suffix, rows, cols, norm)                                                      \
     snprintf(name, sizeof name, "model.layers.%d.%s", l, suffix);                             \
-    add_tensor(m, &off, &L->view, name, rows, cols, norm, 0);
+    add_tensor(m, &off, &L->view, name, rows, cols, norm, 0)
         T(attn_norm, "input_layernorm.weight", d, 0, 1);
         T(wq, "self_attn.q_proj.weight", dq, d, 0);
         T(wk, "self_attn.k_proj.weight", dkv, d, 0);
         T(wv, "self_attn.v_proj.weight", dkv, d, 0);
+        if (c->qkv_bias) { /* adjacent too: one bias of the fused q | k | v product */
+            T(bq, "self_attn.q_proj.bias", dq, 0, 1)->is_bias = 1;
+            T(bk, "self_attn.k_proj.bias", dkv, 0, 1)->is_bias = 1;
+            T(bv, "self_attn.v_proj.bias", dkv, 0, 1)->is_bias = 1;
+        } else {
+            L->bq = L->bk = L->bv = NULL;
+        }
         T(wo, "self_attn.o_proj.weight", d, dq, 0);
         if (c->qk_norm) {
             T(q_norm, "self_attn.q_norm.weight", hd, 0, 1);
@@ -164,11 +191,16 @@ static void build_tensors(model *m)
 #undef T
     }
     add_tensor(m, &off, &m->final_norm, "model.norm.weight", d, 0, 1, 0);
+    if (c->untied)
+        add_tensor(m, &off, &m->lm_head, "lm_head.weight", c->vocab, d, 0, 1);
+    else
+        m->lm_head = m->wte;
     /* the fused products rely on these tensors being adjacent */
     for (int l = 0; l < c->n_layer; l++) {
         const model_layer *L = &m->layer[l];
         assert(L->wk == L->wq + (size_t)dq * d && L->wv == L->wk + (size_t)dkv * d);
         assert(L->w_up == L->w_gate + (size_t)c->d_ff * d);
+        assert(!c->qkv_bias || (L->bk == L->bq + dq && L->bv == L->bk + dkv));
     }
 }
 
@@ -178,6 +210,7 @@ static void point_grads(model *m)
     ptrdiff_t shift = m->grads - m->params;
     m->gwte = m->wte + shift;
     m->gfinal_norm = m->final_norm + shift;
+    m->glm_head = m->lm_head + shift;
     for (int l = 0; l < m->cfg.n_layer; l++) {
         model_layer *L = &m->layer[l], *G = &m->glayer[l];
         float **src = (float **)L, **dst = (float **)G;
@@ -222,12 +255,13 @@ int model_new(model **out, const model_config *cfg, const model_opts *opts, char
     if (!m)
         return rl_err(err, RL_ENOMEM, "model: out of memory");
     m->cfg = *cfg;
-    m->head_dim = cfg->d_model / cfg->n_head;
+    m->head_dim = head_dim_of(cfg);
+    m->cfg.head_dim = m->head_dim;
     m->n_params = params_of(cfg);
     m->params = calloc(m->n_params, sizeof(float));
     m->layer = calloc((size_t)cfg->n_layer, sizeof *m->layer);
     m->glayer = calloc((size_t)cfg->n_layer, sizeof *m->glayer);
-    m->tensors = calloc((size_t)cfg->n_layer * 11 + 2, sizeof *m->tensors);
+    m->tensors = calloc((size_t)cfg->n_layer * 14 + 3, sizeof *m->tensors);
     size_t rope_n = (size_t)cfg->max_seq * (size_t)(m->head_dim / 2);
     m->rope_cos = malloc(rope_n * sizeof(float));
     m->rope_sin = malloc(rope_n * sizeof(float));
@@ -282,7 +316,7 @@ void model_random_init(model *m, uint64_t seed)
         int is_resid = strstr(t->name, "o_proj") || strstr(t->name, "down_proj");
         float std = is_resid ? resid_std : 0.02f;
         for (size_t j = 0; j < t->numel; j++)
-            w[j] = t->is_norm ? 1.0f : std * mrng_normal(&r);
+            w[j] = t->is_bias ? 0.0f : t->is_norm ? 1.0f : std * mrng_normal(&r);
     }
 }
 
@@ -410,6 +444,8 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
         ops_rmsnorm_forward(p, ln1, ln1_rstd, x, W->attn_norm, n, d, c->norm_eps);
         /* wq, wk, wv are one (dq + 2 dkv) x d matrix: one product */
         ops_matmul_forward(p, a->fused, ln1, W->wq, n, d, dq + 2 * dkv, 0.0f);
+        if (c->qkv_bias)
+            ops_bias_forward(a->fused, W->bq, n, dq + 2 * dkv);
         ops_cols_split(p, (float *const[]){qraw, kraw, v}, (const int[]){dq, dkv, dkv}, 3, a->fused, n);
         if (c->qk_norm) {
             ops_rmsnorm_forward(p, q, a->q_rstd + (size_t)l * N * nh, qraw, W->q_norm, n * nh, hd, c->norm_eps);
@@ -444,7 +480,7 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
         }
     a->n_rows = nr;
     if (nr > 0) {
-        ops_matmul_forward(p, a->logits, a->h, m->wte, nr, d, c->vocab, 0.0f);
+        ops_matmul_forward(p, a->logits, a->h, m->lm_head, nr, d, c->vocab, 0.0f);
         /* head_dlogp doubles as the row logp / entropy scratch here */
         float *row_logp = a->head_dlogp, *row_ent = entropy ? a->d_res : NULL;
         ops_logp_forward(p, row_logp, row_ent, a->lse, a->logits, a->row_targets, nr, c->vocab, temperature);
@@ -500,8 +536,8 @@ static void head_backward(model *m, const float *dlogp)
     if (k == 0)
         return;
     ops_logp_backward(m->pool, a->logits, a->head_dlogp, a->lse, a->row_targets, k, V, a->temperature);
-    float *dh = a->d_att; /* k x d scratch: d_att has N x dq floats and dq == d */
-    ops_matmul_backward(m->pool, dh, m->gwte, a->logits, a->h, m->wte, k, d, V, 0.0f);
+    float *dh = a->d_res; /* k x d scratch, cleared by the caller afterwards */
+    ops_matmul_backward(m->pool, dh, m->glm_head, a->logits, a->h, m->lm_head, k, d, V, 0.0f);
     for (int r = 0; r < k; r++)
         memcpy(a->d_ln + (size_t)a->rows[r] * d, dh + (size_t)r * d, (size_t)d * sizeof(float));
 }
@@ -565,6 +601,8 @@ int model_backward(model *m, const float *dlogp, char *err)
                                  a->k_rstd + (size_t)l * N * nkv, n * nkv, hd);
         }
         ops_cols_join(p, a->fused, (float *const[]){dqraw, dkraw, a->d_v}, (const int[]){dq, dkv, dkv}, 3, n);
+        if (c->qkv_bias)
+            ops_bias_backward(G->bq, a->fused, n, dq + 2 * dkv);
         ops_matmul_backward(p, a->d_ln, G->wq, a->fused, ln1, W->wq, n, d, dq + 2 * dkv, 0.0f);
         ops_rmsnorm_backward(p, a->d_res, G->attn_norm, a->d_ln, x, W->attn_norm, ln1_rstd, n, d);
     }

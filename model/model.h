@@ -5,7 +5,10 @@
  *     -> rotary embeddings -> causal grouped-query attention -> o projection
  *     -> + x
  *   x -> RMSNorm -> SwiGLU MLP (down(silu(gate(x)) * up(x))) -> + x
- * then a final RMSNorm and logits = h @ wte^T (embedding tied with the head).
+ * then a final RMSNorm and logits = h @ wte^T (embedding tied with the head)
+ * or h @ lm_head^T (untied). The config also covers the Qwen2 and Llama
+ * variants of the block: q/k/v biases, no q/k norm, a head_dim other than
+ * d_model / n_head (model_hf.c reads and writes their Hugging Face form).
  *
  * Parameters, gradients and activations live in flat float buffers (llm.c
  * style); each tensor is a view into them (see model_tensor). Weights use
@@ -44,17 +47,20 @@ typedef struct model_config {
     int vocab;       /* token ids are 0 .. vocab-1 */
     int d_model;     /* residual width */
     int n_layer;
-    int n_head;      /* query heads; head_dim = d_model / n_head */
+    int n_head;      /* query heads */
     int n_kv_head;   /* key/value heads (grouped-query attention) */
     int d_ff;        /* SwiGLU hidden width */
     int max_seq;     /* longest sequence (positions 0 .. max_seq-1) */
     int qk_norm;     /* 1: Qwen3 per-head RMSNorm of q and k */
+    int head_dim;    /* width of one head (even); 0: d_model / n_head */
+    int untied;      /* 1: a separate lm_head.weight, 0: logits use the embedding */
+    int qkv_bias;    /* 1: q, k and v projections have biases (Qwen2) */
     float rope_theta;
     float norm_eps;
 } model_config;
 
 /* d 256, 6 layers, 8 query / 4 kv heads, SwiGLU 768, vocab 4096, context
- * 4096, theta 1e6: 5.8 M parameters. */
+ * 4096, theta 1e6, tied head, q/k norm, no biases: 5.8 M parameters. */
 void model_config_default(model_config *c);
 /* 0 if every field is in range and consistent, else RL_EINVAL + message. */
 int model_config_check(const model_config *c, char *err);
@@ -68,12 +74,13 @@ typedef struct model_tensor {
     int shape[2];
     size_t offset;   /* in floats, into params / grads */
     size_t numel;
-    int is_norm;     /* RMSNorm gain (no weight decay) */
-    int is_embed;    /* the tied embedding / output head */
+    int is_norm;     /* RMSNorm gain or bias (no weight decay) */
+    int is_embed;    /* the embedding or the output head */
+    int is_bias;     /* a projection bias (initialized to 0) */
 } model_tensor;
 
 typedef struct model_layer {
-    float *attn_norm, *wq, *wk, *wv, *wo, *q_norm, *k_norm;
+    float *attn_norm, *wq, *wk, *wv, *bq, *bk, *bv, *wo, *q_norm, *k_norm;
     float *mlp_norm, *w_gate, *w_up, *w_down;
 } model_layer;
 
@@ -82,14 +89,15 @@ typedef struct mpool mpool;           /* thread pool (model_pool.c) */
 
 typedef struct model {
     model_config cfg;
-    int head_dim;
+    int head_dim;        /* cfg.head_dim, resolved (never 0) */
     size_t n_params;
     float *params;
     float *grads;        /* NULL until model_zero_grad or model_backward */
     model_layer *layer;  /* views into params, one per layer */
     model_layer *glayer; /* the same views into grads (when allocated) */
     float *wte, *final_norm;
-    float *gwte, *gfinal_norm;
+    float *lm_head;      /* the output head: wte when tied */
+    float *gwte, *gfinal_norm, *glm_head;
     int n_tensors;
     model_tensor *tensors;
     float *rope_cos, *rope_sin; /* max_seq x head_dim/2 */
@@ -256,6 +264,8 @@ typedef struct model_meta {
     char tokenizer[1024];      /* path of the tokenizer file ("" if none) */
     char tokenizer_hash[64];   /* fnv1a64 of its bytes, 16 hex digits */
     long step;                 /* optimizer step; -1 if unknown */
+    char hf_tokenizer[1024];   /* a Hugging Face tokenizer.json beside it ("" if none) */
+    char hf_tokenizer_config[1024]; /* its tokenizer_config.json ("" if none) */
 } model_meta;
 
 void model_meta_default(model_meta *meta);
@@ -269,6 +279,26 @@ int model_save(const model *m, const char *path, const model_meta *meta, char *e
  * NULL. */
 int model_load(model **out, model_meta *meta, const char *path, const model_opts *opts,
                char *err);
+
+/* Hugging Face checkpoint directories (model_hf.c): config.json of a
+ * Qwen3ForCausalLM, Qwen2ForCausalLM or LlamaForCausalLM plus
+ * model.safetensors or shards listed in model.safetensors.index.json;
+ * BF16, F16 and F32 tensors become fp32 (files memory-mapped). Settings
+ * the model does not implement (rope_scaling, sliding window, o_proj or
+ * MLP biases, ...) are refused in one line. max_seq is the config's
+ * max_position_embeddings, at most RL_MODEL_SEQ_MAX. model_load also
+ * takes such a directory. */
+int model_load_hf(model **out, const char *dir, const model_opts *opts, char *err);
+/* Writes dir/config.json (the architecture matching the config) and one
+ * dir/model.safetensors, fp32 or (bf16 1) bfloat16 rounded to nearest. */
+int model_save_hf(const model *m, const char *dir, int bf16, char *err);
+/* The Hugging Face architecture name of a config ("Qwen3ForCausalLM",
+ * ...), or RL_EINVAL when it has none (q/k norm with q/k/v biases). */
+int model_hf_arch(const model_config *c, const char **name, char *err);
+
+/* Sets meta->hf_tokenizer / hf_tokenizer_config to dir/tokenizer.json and
+ * dir/tokenizer_config.json where those files exist. */
+void model_hf_tokenizer_files(model_meta *meta, const char *dir);
 
 /* fnv1a64 of a file's bytes as 16 hex digits (for model_meta). */
 int model_file_hash(char out[17], const char *path, char *err);

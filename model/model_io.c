@@ -15,6 +15,7 @@
  * unknown tensor is an error, as is a missing one.
  */
 #include "model/model.h"
+#include "model/model_ops.h"
 
 #include "common/err.h"
 #include "common/fsutil.h"
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "model_io.c writes tensors in host order, which must be little-endian"
@@ -60,6 +62,9 @@ static int meta_float(cJSON *md, const char *key, float v)
 static char *header_json(const model *m, const model_meta *meta)
 {
     const model_config *c = &m->cfg;
+    /* the fields of the Qwen2 / Llama variants are written only when in use,
+     * so a checkpoint of the default layout has the keys it always had */
+    int own_head_dim = c->d_model % c->n_head != 0 || m->head_dim != c->d_model / c->n_head;
     cJSON *root = cJSON_CreateObject();
     cJSON *md = cJSON_AddObjectToObject(root, "__metadata__");
     int ok = md && cJSON_AddStringToObject(md, "format", FORMAT_NAME) &&
@@ -67,10 +72,17 @@ static char *header_json(const model *m, const model_meta *meta)
              meta_int(md, "n_layer", c->n_layer) && meta_int(md, "n_head", c->n_head) &&
              meta_int(md, "n_kv_head", c->n_kv_head) && meta_int(md, "d_ff", c->d_ff) &&
              meta_int(md, "max_seq", c->max_seq) && meta_int(md, "qk_norm", c->qk_norm) &&
+             (!own_head_dim || meta_int(md, "head_dim", m->head_dim)) &&
+             (!c->untied || meta_int(md, "untied", 1)) &&
+             (!c->qkv_bias || meta_int(md, "qkv_bias", 1)) &&
              meta_float(md, "rope_theta", c->rope_theta) &&
              meta_float(md, "norm_eps", c->norm_eps) &&
              cJSON_AddStringToObject(md, "tokenizer", meta ? meta->tokenizer : "") &&
              cJSON_AddStringToObject(md, "tokenizer_hash", meta ? meta->tokenizer_hash : "") &&
+             (!meta || !meta->hf_tokenizer[0] ||
+              cJSON_AddStringToObject(md, "hf_tokenizer", meta->hf_tokenizer)) &&
+             (!meta || !meta->hf_tokenizer_config[0] ||
+              cJSON_AddStringToObject(md, "hf_tokenizer_config", meta->hf_tokenizer_config)) &&
              meta_int(md, "step", meta ? meta->step : -1);
     for (int i = 0; ok && i < m->n_tensors; i++) {
         const model_tensor *t = &m->tensors[i];
@@ -185,6 +197,19 @@ static int parse_config(model_config *c, model_meta *meta, const cJSON *root, co
             return rc;
         *ints[i].field = (int)v;
     }
+    /* absent from checkpoints of the tied, bias-free layout: 0 there */
+    struct {
+        const char *key;
+        int *field;
+    } opt_ints[] = {{"head_dim", &c->head_dim}, {"untied", &c->untied}, {"qkv_bias", &c->qkv_bias}};
+    for (size_t i = 0; i < sizeof opt_ints / sizeof opt_ints[0]; i++) {
+        long v = 0;
+        *opt_ints[i].field = 0;
+        if (cJSON_GetObjectItemCaseSensitive(md, opt_ints[i].key) &&
+            (rc = get_meta_long(md, opt_ints[i].key, 0, 1L << 30, &v, path, err)) != 0)
+            return rc;
+        *opt_ints[i].field = (int)v;
+    }
     if ((rc = get_meta_float(md, "rope_theta", &c->rope_theta, path, err)) != 0 ||
         (rc = get_meta_float(md, "norm_eps", &c->norm_eps, path, err)) != 0)
         return rc;
@@ -201,8 +226,22 @@ static int parse_config(model_config *c, model_meta *meta, const cJSON *root, co
             snprintf(meta->tokenizer_hash, sizeof meta->tokenizer_hash, "%s", s);
         if (get_meta_long(md, "step", -1, 1L << 62, &step, path, NULL) == 0)
             meta->step = step;
+        if (get_meta_str(md, "hf_tokenizer", &s, path, NULL) == 0)
+            snprintf(meta->hf_tokenizer, sizeof meta->hf_tokenizer, "%s", s);
+        if (get_meta_str(md, "hf_tokenizer_config", &s, path, NULL) == 0)
+            snprintf(meta->hf_tokenizer_config, sizeof meta->hf_tokenizer_config, "%s", s);
     }
     return 0;
+}
+
+int model_shape_matches(const model_tensor *t, const cJSON *sh)
+{
+    int ok = cJSON_IsArray(sh) && cJSON_GetArraySize(sh) == t->ndim;
+    for (int i = 0; ok && i < t->ndim; i++) {
+        const cJSON *x = cJSON_GetArrayItem(sh, i);
+        ok = cJSON_IsNumber(x) && x->valuedouble == (double)t->shape[i];
+    }
+    return ok;
 }
 
 /* Checks one header entry against the tensor the model expects. */
@@ -214,12 +253,7 @@ static int check_entry(const cJSON *e, const model_tensor *t, uint64_t data_len,
         return rl_err(err, RL_EPARSE, "%s: tensor %s has dtype %s, expected F32", path, t->name,
                       cJSON_IsString(dt) ? dt->valuestring : "(missing)");
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(e, "shape");
-    int ok = cJSON_IsArray(sh) && cJSON_GetArraySize(sh) == t->ndim;
-    for (int i = 0; ok && i < t->ndim; i++) {
-        const cJSON *x = cJSON_GetArrayItem(sh, i);
-        ok = cJSON_IsNumber(x) && x->valuedouble == (double)t->shape[i];
-    }
-    if (!ok) {
+    if (!model_shape_matches(t, sh)) {
         char want[48];
         if (t->ndim == 2)
             snprintf(want, sizeof want, "[%d, %d]", t->shape[0], t->shape[1]);
@@ -295,6 +329,13 @@ int model_load(model **out, model_meta *meta, const char *path, const model_opts
                char *err)
 {
     *out = NULL;
+    if (fs_is_dir(path)) {
+        if (meta) {
+            model_meta_default(meta);
+            model_hf_tokenizer_files(meta, path);
+        }
+        return model_load_hf(out, path, opts, err);
+    }
     FILE *f;
     int orc = fs_fopen_read(&f, path, 0, err);
     if (orc < 0)
@@ -357,6 +398,23 @@ done:
     fclose(f);
     *out = m;
     return rc;
+}
+
+/* Copies path into dst (cap bytes) when it names a readable file that fits. */
+static void set_if_file(char *dst, size_t cap, const char *path)
+{
+    size_t n = strlen(path);
+    if (n < cap && access(path, R_OK) == 0)
+        memcpy(dst, path, n + 1);
+}
+
+void model_hf_tokenizer_files(model_meta *meta, const char *dir)
+{
+    char path[RL_MODEL_HF_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+    set_if_file(meta->hf_tokenizer, sizeof meta->hf_tokenizer, path);
+    snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
+    set_if_file(meta->hf_tokenizer_config, sizeof meta->hf_tokenizer_config, path);
 }
 
 int model_file_hash(char out[17], const char *path, char *err)

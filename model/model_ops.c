@@ -254,6 +254,26 @@ void ops_cols_join(mpool *p, float *fused, float *const *parts, const int *width
     parallel_range(p, N, 256, cols_rows, &a);
 }
 
+/* ---- biases ------------------------------------------------------------------- */
+
+void ops_bias_forward(float *out, const float *b, int N, int C)
+{
+    for (int i = 0; i < N; i++) {
+        float *row = out + (size_t)i * C;
+        for (int c = 0; c < C; c++)
+            row[c] += b[c];
+    }
+}
+
+void ops_bias_backward(float *db, const float *dout, int N, int C)
+{
+    for (int i = 0; i < N; i++) {
+        const float *row = dout + (size_t)i * C;
+        for (int c = 0; c < C; c++)
+            db[c] += row[c];
+    }
+}
+
 /* ---- embedding ------------------------------------------------------------ */
 
 void ops_embed_forward(float *out, const int *tokens, const float *wte, int N, int C)

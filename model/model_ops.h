@@ -70,6 +70,10 @@ void ops_matmul_backward(mpool *p, float *dinp, float *dW, const float *dout, co
 void ops_cols_split(mpool *p, float *const *parts, const int *widths, int n_parts, const float *fused, int N);
 void ops_cols_join(mpool *p, float *fused, float *const *parts, const int *widths, int n_parts, int N);
 
+/* out[N x C] += b[C] on every row; db[C] += the column sums of dout. */
+void ops_bias_forward(float *out, const float *b, int N, int C);
+void ops_bias_backward(float *db, const float *dout, int N, int C);
+
 /* Rotary embedding in place on x[N x n_head x hd], row i at position
  * pos[i]; pairs (j, j + hd/2) rotate by pos * theta^(-2j/hd) (the
  * "rotate half" convention of Hugging Face models). cos/sin tables are
@@ -135,6 +139,10 @@ int model_draw_token(const float *prob, int V, float top_p, float u, double *scr
 
 /* ---- model internals shared by model*.c ------------------------------- */
 struct model;
+/* 1 if a safetensors header's "shape" array is the tensor's shape. */
+struct cJSON;
+struct model_tensor;
+int model_shape_matches(const struct model_tensor *t, const struct cJSON *shape);
 /* Forgets the activations of the last model_forward (model_backward will
  * then refuse): scoring reuses the training buffers. */
 void model_acts_invalidate(struct model *m);

@@ -217,6 +217,8 @@ static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out,
         const model_layer *W = &m->layer[l];
         ops_rmsnorm_forward(p, w->ln, w->rstd, w->x, W->attn_norm, n, d, c->norm_eps);
         ops_matmul_forward(p, w->fused, w->ln, W->wq, n, d, dq + 2 * dkv, 0.0f); /* q | k | v */
+        if (c->qkv_bias)
+            ops_bias_forward(w->fused, W->bq, n, dq + 2 * dkv);
         ops_cols_split(p, (float *const[]){w->q, w->k, w->v}, (const int[]){dq, dkv, dkv}, 3, w->fused, n);
         if (c->qk_norm) {
             ops_rmsnorm_forward(p, w->q, w->rstd, w->q, W->q_norm, n * nh, hd, c->norm_eps);
@@ -246,7 +248,7 @@ static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out,
     for (int j = 0; j < n_out; j++)
         memcpy(w->ln + (size_t)j * d, w->x + (size_t)w->out_rows[j] * d, (size_t)d * sizeof(float));
     ops_rmsnorm_forward(p, w->h, w->rstd, w->ln, m->final_norm, n_out, d, c->norm_eps);
-    ops_matmul_forward(p, w->logits, w->h, m->wte, n_out, d, c->vocab, 0.0f);
+    ops_matmul_forward(p, w->logits, w->h, m->lm_head, n_out, d, c->vocab, 0.0f);
     if (!temps) {
         ops_logp_forward(p, w->lp, NULL, w->lse, w->logits, w->no_target, n_out, c->vocab, temp);
         return;

@@ -1568,6 +1568,72 @@ Suite *grpo_dp_suite(void)
     return s;
 }
 
+/* A GRPO step starts from a Hugging Face directory ("init" names it):
+ * a Qwen2-shaped model (q/k/v biases, untied head, head_dim 24 with
+ * d_model 32) on the built-in tokenizer's vocabulary. The step changes
+ * the biases and the head, and the checkpoint keeps the config and names
+ * the directory's tokenizer.json. */
+START_TEST(test_grpo_step_from_hf_dir)
+{
+    char err[RL_ERR_MAX], tok_path[128], hf[160], run[160];
+    make_tmp();
+    tok_t *tok = tiny_tokenizer(tok_path, sizeof tok_path);
+    int vocab = tok_vocab_size(tok);
+    tok_free(tok);
+    model_config mc;
+    tiny_model_config(&mc, vocab);
+    mc.qk_norm = 0;
+    mc.qkv_bias = 1;
+    mc.untied = 1;
+    mc.head_dim = 24;
+    model *src;
+    ck_assert_int_eq(model_new(&src, &mc, NULL, err), 0);
+    model_random_init(src, 4);
+    for (int i = 0; i < src->n_tensors; i++) /* nonzero biases */
+        if (src->tensors[i].is_bias)
+            for (size_t j = 0; j < src->tensors[i].numel; j++)
+                src->params[src->tensors[i].offset + j] = 0.01f * ((float)(j % 7) - 3.0f);
+    snprintf(hf, sizeof hf, "%s/hf", g_tmp);
+    ck_assert_msg(model_save_hf(src, hf, 0, err) == 0, "%s", err);
+    char tj[200];
+    snprintf(tj, sizeof tj, "%s/tokenizer.json", hf);
+    ck_assert_int_eq(fs_write_atomic(tj, "{}", 2, err), 0);
+    snprintf(run, sizeof run, "%s/run", g_tmp);
+    grpo_config c;
+    run_config(&c, tok_path, vocab, run);
+    snprintf(c.init, sizeof c.init, "%s", hf);
+    c.steps = 1;
+    hook_ctx h = {0, 0, 0};
+    grpo_opts hooks = {.reward = parity_reward, .user = &h};
+    grpo_trainer *t;
+    ck_assert_msg(grpo_open(&t, &c, NULL, &hooks, err) == 0, "%s", err);
+    const model *m = grpo_model(t);
+    ck_assert_int_eq(memcmp(m->params, src->params, src->n_params * sizeof(float)), 0);
+    ck_assert_msg(grpo_train(t, 0, err) == 0, "%s", err);
+    ck_assert_int_eq(grpo_step_count(t), 1);
+    int moved_bias = 0, moved_head = 0;
+    for (int i = 0; i < m->n_tensors; i++) {
+        const model_tensor *tt = &m->tensors[i];
+        int moved = memcmp(m->params + tt->offset, src->params + tt->offset, tt->numel * sizeof(float)) != 0;
+        moved_bias |= tt->is_bias && moved;
+        moved_head |= !strcmp(tt->name, "lm_head.weight") && moved;
+    }
+    ck_assert_msg(moved_bias && moved_head, "the step left the biases (%d) or the head (%d) unchanged", moved_bias,
+                  moved_head);
+    grpo_close(t);
+    char ck[256];
+    snprintf(ck, sizeof ck, "%s/ckpt/step-00000001/model.safetensors", run);
+    model *back;
+    model_meta meta;
+    ck_assert_msg(model_load(&back, &meta, ck, NULL, err) == 0, "%s", err);
+    ck_assert_int_eq(memcmp(&back->cfg, &src->cfg, sizeof back->cfg), 0);
+    ck_assert_str_eq(meta.hf_tokenizer, tj); /* export-hf finds it there */
+    model_free(back);
+    model_free(src);
+    fs_remove_tree(g_tmp, err);
+}
+END_TEST
+
 Suite *grpo_suite(void)
 {
     Suite *s = suite_create("grpo");
@@ -1595,6 +1661,7 @@ Suite *grpo_suite(void)
     tcase_add_test(runs, test_grpo_three_steps_and_resume);
     tcase_add_test(runs, test_zero_variance_step_changes_nothing);
     tcase_add_test(runs, test_dynamic_sampling_filters_zero_variance);
+    tcase_add_test(runs, test_grpo_step_from_hf_dir);
     suite_add_tcase(s, runs);
     return s;
 }

@@ -11,6 +11,7 @@
 #include "common/fsutil.h"
 
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -491,12 +492,19 @@ static double loss_whole(void *v)
     return dot_d(c->logp, c->dlogp, (size_t)c->B * c->T);
 }
 
-static void whole_model_check(int qk_norm)
+/* variant 1: the Qwen2 / Llama parts too: a head_dim other than
+ * d_model / n_head, an untied head and q/k/v biases. */
+static void whole_model_check(int qk_norm, int variant)
 {
     char err[RL_ERR_MAX];
     model_config cfg;
     tiny_config(&cfg);
     cfg.qk_norm = qk_norm;
+    if (variant) {
+        cfg.head_dim = 6;
+        cfg.untied = 1;
+        cfg.qkv_bias = !qk_norm;
+    }
     model_opts mo = {.n_threads = 2};
     model *m;
     ck_assert_int_eq(model_new(&m, &cfg, &mo, err), 0);
@@ -537,8 +545,10 @@ static void whole_model_check(int qk_norm)
 
 START_TEST(test_grad_whole_model)
 {
-    whole_model_check(1);
-    whole_model_check(0);
+    whole_model_check(1, 0);
+    whole_model_check(0, 0);
+    whole_model_check(1, 1);
+    whole_model_check(0, 1);
 }
 END_TEST
 
@@ -1733,6 +1743,241 @@ START_TEST(test_blascore_reexec_cli)
 }
 END_TEST
 
+/* ---- Hugging Face checkpoints ------------------------------------------------ */
+
+static int have_torch(void)
+{
+    return access("/usr/bin/python3", X_OK) == 0 && access("bench/torch_model.py", R_OK) == 0 &&
+           system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
+}
+
+/* Runs bench/torch_model.py --batch on the lines given; returns the JSON
+ * objects it printed, one per line (caller deletes). */
+static cJSON *torch_batch(const char *lines)
+{
+    char path[160], out[160], cmd[512];
+    snprintf(path, sizeof path, "%s/batch.txt", tmpdir);
+    snprintf(out, sizeof out, "%s/batch.out", tmpdir);
+    write_bytes(path, lines, strlen(lines));
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 -B bench/torch_model.py --batch %s > %s", path, out);
+    ck_assert_int_eq(system(cmd), 0);
+    char *text, err[RL_ERR_MAX];
+    ck_assert_int_eq(fs_read_file(&text, NULL, out, 64u << 20, err), 0);
+    cJSON *arr = cJSON_CreateArray();
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        cJSON *o = cJSON_Parse(line);
+        ck_assert_msg(o != NULL, "torch_model.py printed %.80s", line);
+        cJSON_AddItemToArray(arr, o);
+    }
+    free(text);
+    return arr;
+}
+
+enum { HF_LEN = 9 };
+static const int HF_TOKS[HF_LEN] = {3, 17, 150, 42, 42, 7, 99, 0, 121};
+
+/* The C model's log-softmax rows of HF_TOKS (a forward pass with one batch
+ * row per vocabulary entry) and its decoder's logprobs (model_score)
+ * against PyTorch's rows: the largest difference. */
+static double hf_max_diff(model *m, const cJSON *py_logp)
+{
+    char err[RL_ERR_MAX];
+    int V = m->cfg.vocab, T = HF_LEN - 1;
+    ck_assert_int_eq(cJSON_GetArraySize(py_logp), T);
+    int *tok = malloc(sizeof(int) * (size_t)V * T), *tgt = malloc(sizeof(int) * (size_t)V * T);
+    float *lp = malloc(sizeof(float) * (size_t)V * T);
+    for (int b = 0; b < V; b++)
+        for (int t = 0; t < T; t++) {
+            tok[b * T + t] = HF_TOKS[t];
+            tgt[b * T + t] = b;
+        }
+    ck_assert_int_eq(model_forward(m, tok, tgt, V, T, 1.0f, lp, NULL, err), 0);
+    double worst = 0;
+    for (int t = 0; t < T; t++) {
+        const cJSON *row = cJSON_GetArrayItem(py_logp, t);
+        ck_assert_int_eq(cJSON_GetArraySize(row), V);
+        for (int b = 0; b < V; b++) {
+            double d = fabs(lp[b * T + t] - cJSON_GetArrayItem(row, b)->valuedouble);
+            worst = d > worst ? d : worst;
+        }
+    }
+    float sc[HF_LEN - 1];
+    float *scp = sc;
+    const int *seq = HF_TOKS;
+    int len = HF_LEN;
+    ck_assert_int_eq(model_score(m, &scp, &seq, &len, 1, 1.0f, err), 0);
+    for (int t = 0; t < T; t++) {
+        double d = fabs(sc[t] - cJSON_GetArrayItem(cJSON_GetArrayItem(py_logp, t), HF_TOKS[t + 1])->valuedouble);
+        worst = d > worst ? d : worst;
+    }
+    free(tok);
+    free(tgt);
+    free(lp);
+    return worst;
+}
+
+/* Random checkpoints written by PyTorch in Hugging Face layout (Qwen3 with
+ * an untied head and head_dim 16 != 48/4 in BF16; Qwen2 with biases,
+ * sharded, in F16; Llama with one kv head in F32) load here and give
+ * PyTorch's logits; a C model exported to Hugging Face layout gives the
+ * same logits in PyTorch; export then import is exact. */
+START_TEST(test_hf_vs_torch)
+{
+    if (!have_torch()) {
+        fprintf(stderr, "test_hf_vs_torch: no python3 with torch, skipped\n");
+        return;
+    }
+    char err[RL_ERR_MAX], path[256], lines[2048], tokfile[160];
+    snprintf(tokfile, sizeof tokfile, "%s/tokens.txt", tmpdir);
+    char toks[128];
+    int n = 0;
+    for (int i = 0; i < HF_LEN; i++)
+        n += snprintf(toks + n, sizeof toks - (size_t)n, "%d ", HF_TOKS[i]);
+    write_bytes(tokfile, toks, (size_t)n);
+
+    /* a C-born Qwen2-shaped model (biases, untied, head_dim 10) exported */
+    model_config cfg;
+    tiny_config(&cfg);
+    cfg.vocab = 160;
+    cfg.d_model = 32;
+    cfg.n_head = 4;
+    cfg.n_kv_head = 2;
+    cfg.head_dim = 10;
+    cfg.untied = 1;
+    cfg.qkv_bias = 1;
+    cfg.qk_norm = 0;
+    cfg.max_seq = 64;
+    model *c_model;
+    ck_assert_int_eq(model_new(&c_model, &cfg, NULL, err), 0);
+    fill_normal(c_model->params, c_model->n_params, 0.2f, 71);
+    snprintf(path, sizeof path, "%s/exported", tmpdir);
+    ck_assert_int_eq(model_save_hf(c_model, path, 0, err), 0);
+
+    snprintf(lines, sizeof lines,
+             "--hf-random %s/qwen3 Qwen3ForCausalLM head_dim=16 tie=0 dtype=BF16 tokens=%s\n"
+             "--hf-random %s/qwen2 Qwen2ForCausalLM dtype=F16 shards=3 tokens=%s\n"
+             "--hf-random %s/llama LlamaForCausalLM n_kv_head=1 tie=0 dtype=F32 tokens=%s\n"
+             "--hf-logp %s/exported %s\n",
+             tmpdir, tokfile, tmpdir, tokfile, tmpdir, tokfile, tmpdir, tokfile);
+    cJSON *res = torch_batch(lines);
+    ck_assert_int_eq(cJSON_GetArraySize(res), 4);
+    const char *names[] = {"qwen3", "qwen2", "llama"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmpdir, names[i]);
+        model *m;
+        model_meta meta;
+        ck_assert_msg(model_load(&m, &meta, path, NULL, err) == 0, "%s", err);
+        ck_assert_int_eq(m->cfg.qk_norm, i == 0);
+        ck_assert_int_eq(m->cfg.qkv_bias, i == 1);
+        ck_assert_int_eq(m->cfg.untied, i != 1);
+        double d = hf_max_diff(m, cJSON_GetObjectItem(cJSON_GetArrayItem(res, i), "logp"));
+        fprintf(stderr, "test_hf_vs_torch: %s: largest logprob difference %.2e\n", names[i], d);
+        ck_assert_msg(d < 1e-4, "%s: C and PyTorch differ by %g", names[i], d);
+
+        /* export and import again: identical tensors (fp32, and bf16 for
+         * the bf16 source, whose values bf16 holds exactly) */
+        for (int bf16 = 0; bf16 <= (i == 0); bf16++) {
+            char out[256];
+            snprintf(out, sizeof out, "%s/%s-again-%d", tmpdir, names[i], bf16);
+            ck_assert_int_eq(model_save_hf(m, out, bf16, err), 0);
+            model *m2;
+            ck_assert_msg(model_load_hf(&m2, out, NULL, err) == 0, "%s", err);
+            ck_assert_int_eq(memcmp(&m->cfg, &m2->cfg, sizeof m->cfg), 0);
+            ck_assert_int_eq(memcmp(m->params, m2->params, m->n_params * sizeof(float)), 0);
+            model_free(m2);
+        }
+        model_free(m);
+    }
+    double d = hf_max_diff(c_model, cJSON_GetObjectItem(cJSON_GetArrayItem(res, 3), "logp"));
+    fprintf(stderr, "test_hf_vs_torch: exported: largest logprob difference %.2e\n", d);
+    ck_assert_msg(d < 1e-4, "exported: C and PyTorch differ by %g", d);
+    cJSON_Delete(res);
+    model_free(c_model);
+}
+END_TEST
+
+/* Replaces the first `from` in file path by `to`. */
+static void edit_file(const char *path, const char *from, const char *to)
+{
+    char *text, err[RL_ERR_MAX];
+    size_t len;
+    ck_assert_int_eq(fs_read_file(&text, &len, path, 1 << 20, err), 0);
+    char *at = memmem(text, len, from, strlen(from));
+    ck_assert_msg(at != NULL, "%s lacks %s", path, from);
+    size_t nf = strlen(from), nt = strlen(to);
+    char *out = malloc(len - nf + nt + 1);
+    memcpy(out, text, (size_t)(at - text));
+    memcpy(out + (at - text), to, nt);
+    memcpy(out + (at - text) + nt, at + nf, len - (size_t)(at - text) - nf);
+    write_bytes(path, out, len - nf + nt);
+    free(out);
+    free(text);
+}
+
+static void expect_hf_error(const char *dir, const char *want)
+{
+    char err[RL_ERR_MAX] = "";
+    model *m = NULL;
+    int rc = model_load_hf(&m, dir, NULL, err);
+    ck_assert_msg(rc != 0 && m == NULL, "%s loaded, expected an error with '%s'", dir, want);
+    ck_assert_msg(strstr(err, want) != NULL, "error '%s' lacks '%s'", err, want);
+    ck_assert_ptr_null(strchr(err, '\n'));
+}
+
+/* Unsupported settings and damaged directories are refused in one line. */
+START_TEST(test_hf_refused)
+{
+    char err[RL_ERR_MAX], dir[160], cfgp[200], st[200];
+    model_config cfg;
+    tiny_config(&cfg);
+    cfg.untied = 1;
+    model *m;
+    ck_assert_int_eq(model_new(&m, &cfg, NULL, err), 0);
+    model_random_init(m, 5);
+    snprintf(dir, sizeof dir, "%s/hf", tmpdir);
+    snprintf(cfgp, sizeof cfgp, "%s/config.json", dir);
+    snprintf(st, sizeof st, "%s/model.safetensors", dir);
+    struct {
+        const char *from, *to, *want;
+    } cases[] = {
+        {"Qwen3ForCausalLM", "MistralForCausalLM", "architecture MistralForCausalLM"},
+        {"\"rope_scaling\":\tnull", "\"rope_scaling\": {\"type\": \"yarn\"}", "rope_scaling"},
+        {"\"use_sliding_window\":\tfalse", "\"use_sliding_window\": true", "use_sliding_window"},
+        {"\"attention_bias\":\tfalse", "\"attention_bias\": true", "attention_bias"},
+        {"\"hidden_act\":\t\"silu\"", "\"hidden_act\": \"gelu\"", "hidden_act"},
+        {"\"num_key_value_heads\":\t1", "\"num_key_value_heads\": 3", "n_kv_head is 3"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ck_assert_int_eq(model_save_hf(m, dir, 0, err), 0);
+        edit_file(cfgp, cases[i].from, cases[i].to);
+        expect_hf_error(dir, cases[i].want);
+    }
+    /* weights: a wrong dtype, a truncated file, a missing one */
+    ck_assert_int_eq(model_save_hf(m, dir, 0, err), 0);
+    edit_file(st, "\"F32\"", "\"I64\"");
+    expect_hf_error(dir, "expected BF16, F16 or F32");
+    ck_assert_int_eq(model_save_hf(m, dir, 0, err), 0);
+    ck_assert_int_eq(truncate(st, 4000), 0);
+    expect_hf_error(dir, "data_offsets");
+    unlink(st);
+    expect_hf_error(dir, "neither model.safetensors nor model.safetensors.index.json");
+    /* an untied config whose files hold no head */
+    model_free(m);
+    cfg.untied = 0;
+    ck_assert_int_eq(model_new(&m, &cfg, NULL, err), 0);
+    ck_assert_int_eq(model_save_hf(m, dir, 0, err), 0);
+    edit_file(cfgp, "\"tie_word_embeddings\":\ttrue", "\"tie_word_embeddings\": false");
+    expect_hf_error(dir, "tensor lm_head.weight is missing");
+    /* q/k norm with biases has no Hugging Face architecture */
+    model_free(m);
+    cfg.qkv_bias = 1;
+    ck_assert_int_eq(model_new(&m, &cfg, NULL, err), 0);
+    ck_assert_int_eq(model_save_hf(m, dir, 0, err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "no Hugging Face architecture"));
+    model_free(m);
+}
+END_TEST
+
 Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -1779,5 +2024,12 @@ Suite *model_suite(void)
     tcase_add_test(io, test_blascore_reexec_cli);
     tcase_set_timeout(io, 120);
     suite_add_tcase(s, io);
+
+    TCase *hf = tcase_create("hf");
+    tcase_add_checked_fixture(hf, setup_tmp, teardown_tmp);
+    tcase_add_test(hf, test_hf_refused);
+    tcase_add_test(hf, test_hf_vs_torch);
+    tcase_set_timeout(hf, 300);
+    suite_add_tcase(s, hf);
     return s;
 }

@@ -26,6 +26,10 @@
 #define WINDOW 1024
 
 static char dir[64], ckpt[128], logpath[128];
+/* 1: the checkpoint is a Hugging Face directory of a Qwen2-shaped model
+ * (q/k/v biases, untied head, head_dim 24 with d_model 32) taken through
+ * `grpo import-hf` */
+static int hf_mode;
 static pid_t srv_pid;
 static int srv_port;
 
@@ -50,14 +54,29 @@ static void make_ckpt(void)
     c.n_kv_head = 1;
     c.d_ff = 48;
     c.max_seq = WINDOW;
+    if (hf_mode) {
+        c.qk_norm = 0;
+        c.qkv_bias = 1;
+        c.untied = 1;
+        c.head_dim = 24;
+    }
     model *m;
     ck_assert_int_eq(model_new(&m, &c, NULL, err), 0);
     model_random_init(m, 5);
-    model_meta meta;
-    model_meta_default(&meta);
-    snprintf(meta.tokenizer, sizeof meta.tokenizer, "%.1000s", abs);
-    ck_assert_int_eq(model_file_hash(meta.tokenizer_hash, abs, err), 0);
-    ck_assert_int_eq(model_save(m, ckpt, &meta, err), 0);
+    if (hf_mode) {
+        char hf[160], cmd[PATH_MAX + 1024];
+        snprintf(hf, sizeof hf, "%s/hf", dir);
+        ck_assert_msg(model_save_hf(m, hf, 1, err) == 0, "%s", err);
+        snprintf(cmd, sizeof cmd, "%s/grpo import-hf %s --out %s --tokenizer %s 2>/dev/null", bin_dir(), hf, ckpt,
+                 abs);
+        ck_assert_int_eq(system(cmd), 0);
+    } else {
+        model_meta meta;
+        model_meta_default(&meta);
+        snprintf(meta.tokenizer, sizeof meta.tokenizer, "%.1000s", abs);
+        ck_assert_int_eq(model_file_hash(meta.tokenizer_hash, abs, err), 0);
+        ck_assert_int_eq(model_save(m, ckpt, &meta, err), 0);
+    }
     model_free(m);
     tok_free(tok);
 }
@@ -95,8 +114,15 @@ static void setup(void)
     ck_assert_msg(srv_port > 0, "grpo serve did not start (see %s)", logpath);
 }
 
+static void setup_hf(void)
+{
+    hf_mode = 1;
+    setup();
+}
+
 static void teardown(void)
 {
+    hf_mode = 0;
     if (srv_pid > 0) {
         kill(srv_pid, SIGKILL);
         waitpid(srv_pid, NULL, 0);
@@ -517,5 +543,12 @@ Suite *serve_suite(void)
     tcase_add_test(tc, test_sigterm_stops);
     tcase_add_test(tc, test_usage_errors);
     suite_add_tcase(s, tc);
+    /* a checkpoint imported from a Hugging Face directory serves the same
+     * tokens and logprobs as the model policy over it */
+    TCase *hf = tcase_create("hf");
+    tcase_add_checked_fixture(hf, setup_hf, teardown);
+    tcase_set_timeout(hf, 120);
+    tcase_add_test(hf, test_same_as_model_policy);
+    suite_add_tcase(s, hf);
     return s;
 }

@@ -298,6 +298,8 @@ START_TEST(test_config_errors)
     ck_assert_int_eq(parse("{\"steps\": 3}", err), RL_EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "tokenizer"));
     ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\"}", err), 0); /* epochs default to 1 */
+    ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"model\": {\"head_dim\": 16, \"untied\": 1, \"qkv_bias\": 1, "
+                           "\"qk_norm\": 0}}", err), 0);
     ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"epochs\": 0}", err), RL_EINVAL);
     ck_assert_int_eq(parse("{\"init\": \"a\", \"model\": {}, \"steps\": 1}", err), RL_EINVAL);
     ck_assert_int_eq(parse("{\"tokenizer\": \"t.json\", \"steps\": 1, \"steps\": 2}", err), RL_EINVAL);
@@ -453,6 +455,88 @@ START_TEST(test_score_cli)
 }
 END_TEST
 
+/* SFT from a checkpoint imported with `grpo import-hf`: a Llama-shaped
+ * model (no q/k norm, untied head, head_dim 8 with d_model 32) written in
+ * Hugging Face layout in bf16 with a tokenizer.json and
+ * tokenizer_config.json beside it. The import names them in the
+ * checkpoint, SFT lowers the loss and keeps config and names, and
+ * export-hf writes them back out with the weights. */
+START_TEST(test_sft_from_imported)
+{
+    char err[RL_ERR_MAX], hf[160], ck[160], out[160], back[160], cmd[1024], path[200];
+    const char *bin = getenv("RL_BIN") ? getenv("RL_BIN") : "bin";
+    tok_t *tok;
+    ck_assert_int_eq(tok_load(&tok, tokpath, err), 0);
+    model_config mc;
+    model_config_default(&mc);
+    mc.vocab = tok_vocab_size(tok);
+    tok_free(tok);
+    mc.d_model = 32;
+    mc.n_layer = 2;
+    mc.n_head = 2;
+    mc.n_kv_head = 1;
+    mc.d_ff = 64;
+    mc.max_seq = 128;
+    mc.qk_norm = 0;
+    mc.untied = 1;
+    mc.head_dim = 8;
+    model *m;
+    ck_assert_int_eq(model_new(&m, &mc, NULL, err), 0);
+    model_random_init(m, 12);
+    snprintf(hf, sizeof hf, "%s/hf", dir);
+    ck_assert_msg(model_save_hf(m, hf, 1, err) == 0, "%s", err);
+    model_free(m);
+    snprintf(path, sizeof path, "%s/tokenizer.json", hf);
+    write_file(path, "{\"model\": {\"type\": \"BPE\"}}");
+    snprintf(path, sizeof path, "%s/tokenizer_config.json", hf);
+    write_file(path, "{\"eos_token\": \"<|im_end|>\"}");
+    snprintf(ck, sizeof ck, "%s/imported/base.safetensors", dir);
+    snprintf(cmd, sizeof cmd, "%s/grpo import-hf %s --out %s --tokenizer %s 2>/dev/null", bin, hf, ck, tokpath);
+    ck_assert_int_eq(system(cmd), 0);
+    model_meta meta;
+    ck_assert_int_eq(model_load(&m, &meta, ck, NULL, err), 0);
+    snprintf(path, sizeof path, "%s/imported/tokenizer.json", dir);
+    ck_assert_str_eq(meta.hf_tokenizer, path);
+    ck_assert_str_eq(meta.tokenizer, tokpath);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    model_free(m);
+
+    char cfg[512];
+    snprintf(cfg, sizeof cfg, "{\"init\": \"%s\", \"steps\": 6, \"batch\": 4, \"lr\": 0.003, \"warmup\": 1, "
+             "\"threads\": 1}", ck);
+    sft_config c;
+    sft_config_default(&c);
+    ck_assert_msg(sft_config_parse(&c, cfg, strlen(cfg), "hf.json", err) == 0, "%s", err);
+    const char *files[1] = {data};
+    snprintf(out, sizeof out, "%s/imported/sft.safetensors", dir);
+    sft_io io = {0};
+    sft_result r;
+    ck_assert_msg(sft_run(&r, &c, files, 1, out, &io, err) == 0, "%s", err);
+    ck_assert_int_eq(r.steps, 6);
+    ck_assert_msg(r.last_loss < r.first_loss, "loss %g -> %g", r.first_loss, r.last_loss);
+    sft_config_dispose(&c);
+    ck_assert_int_eq(model_load(&m, &meta, out, NULL, err), 0);
+    ck_assert(m->cfg.untied && !m->cfg.qk_norm && m->head_dim == 8);
+    ck_assert_str_eq(meta.hf_tokenizer, path);
+
+    snprintf(back, sizeof back, "%s/exported", dir);
+    snprintf(cmd, sizeof cmd, "%s/grpo export-hf %s --out %s 2>/dev/null", bin, out, back);
+    ck_assert_int_eq(system(cmd), 0);
+    model *m2;
+    ck_assert_msg(model_load_hf(&m2, back, NULL, err) == 0, "%s", err);
+    ck_assert_int_eq(memcmp(m->params, m2->params, m->n_params * sizeof(float)), 0);
+    snprintf(path, sizeof path, "%s/tokenizer_config.json", back);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    model_free(m2);
+    model_free(m);
+    /* usage errors exit 2, a directory that is not a checkpoint 1 */
+    snprintf(cmd, sizeof cmd, "%s/grpo export-hf %s --out %s --dtype f16 2>/dev/null", bin, out, back);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+    snprintf(cmd, sizeof cmd, "%s/grpo import-hf %s --out %s/x.safetensors 2>/dev/null", bin, dir, dir);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
+}
+END_TEST
+
 Suite *sft_suite(void)
 {
     Suite *s = suite_create("sft");
@@ -465,6 +549,7 @@ Suite *sft_suite(void)
     tcase_add_test(tc, test_stop_after);
     tcase_add_test(tc, test_cli);
     tcase_add_test(tc, test_score_cli);
+    tcase_add_test(tc, test_sft_from_imported);
     suite_add_tcase(s, tc);
     return s;
 }
