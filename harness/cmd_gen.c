@@ -242,6 +242,9 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
     int same = val_same_outcome(&r[0].report, &r[1].report);
     if (r[0].report.n == 0)
         buf_puts(out, "no tests did not run at the base (build error)");
+    else if (r[0].report.integrity[0] || r[1].report.integrity[0])
+        buf_printf(out, "no results not trusted at the base: %.200s",
+                   r[0].report.integrity[0] ? r[0].report.integrity : r[1].report.integrity);
     else if (!nf)
         buf_puts(out, "no no test fails at the base");
     else if (!same)
