@@ -29,7 +29,7 @@
 
 /* ---- names ------------------------------------------------------------ */
 
-static const char *const FORMAT_NAMES[] = {"check", "tap", "junit"};
+static const char *const FORMAT_NAMES[] = {"check", "tap", "junit", "unity", "testhelp"};
 static const char *const SPLIT_NAMES[] = {"train", "heldout"};
 static const char *const KIND_NAMES[] = {"single_edit", "look_again", "cross_file", "generated"};
 
@@ -863,6 +863,8 @@ int task_parse_results(tr_report *out, const task *t, const char *text, size_t l
     switch (t->test_format) {
     case TASK_FMT_TAP: return tr_parse_tap(out, text, len, err);
     case TASK_FMT_JUNIT: return tr_parse_junit(out, text, len, err);
+    case TASK_FMT_UNITY: return tr_parse_unity(out, text, len, err);
+    case TASK_FMT_TESTHELP: return tr_parse_testhelp(out, text, len, err);
     case TASK_FMT_CHECK: break;
     }
     return tr_parse_check(out, text, len, err);

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-typedef enum task_format { TASK_FMT_CHECK, TASK_FMT_TAP, TASK_FMT_JUNIT } task_format;
+typedef enum task_format { TASK_FMT_CHECK, TASK_FMT_TAP, TASK_FMT_JUNIT, TASK_FMT_UNITY, TASK_FMT_TESTHELP } task_format;
 typedef enum task_split { TASK_SPLIT_TRAIN, TASK_SPLIT_HELDOUT } task_split;
 typedef enum task_kind {
     TASK_KIND_SINGLE_EDIT,

@@ -276,6 +276,11 @@ static int starts_ci(const char *l, size_t n, const char *pre)
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
+static int is_ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '_';
+}
+
 static void trim(const char **s, size_t *n)
 {
     while (*n && (**s == ' ' || **s == '\t')) {
@@ -478,12 +483,211 @@ int tr_parse_tap(tr_report *out, const char *text, size_t len, char *err)
     return 0;
 }
 
-/* ---- Check --------------------------------------------------------------------- */
+/* ---- Unity ---------------------------------------------------------------------- */
 
-static int is_ident_char(char c)
+/* Reads an unsigned decimal at l[*i], advancing *i; -1 when there is none. */
+static long read_num(const char *l, size_t n, size_t *i)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '_';
+    long v = 0;
+    size_t s = *i;
+    for (; *i < n && is_digit(l[*i]); (*i)++)
+        if (v < 1000000000L)
+            v = v * 10 + (l[*i] - '0');
+    return *i > s ? v : -1;
 }
+
+/* 1 when l[*i..] starts with word (then skips it). */
+static int eat(const char *l, size_t n, size_t *i, const char *word)
+{
+    size_t k = strlen(word);
+    if (n - *i < k || memcmp(l + *i, word, k))
+        return 0;
+    *i += k;
+    return 1;
+}
+
+/* One result line "path:line:name:PASS|FAIL|IGNORE[: message]". The path
+ * may hold ':' (or text the test printed without a newline), so every
+ * ":digits:" is tried as the anchor. Fills *st; 1 when added. */
+static int unity_line(builder *b, const char *l, size_t n, tr_status *st)
+{
+    for (size_t a = 1; a < n; a++) {
+        if (l[a] != ':' || a + 1 >= n || !is_digit(l[a + 1]))
+            continue;
+        size_t i = a + 1;
+        read_num(l, n, &i);
+        if (i >= n || l[i] != ':')
+            continue;
+        size_t ns = ++i;
+        while (i < n && is_ident_char(l[i]))
+            i++;
+        size_t ne = i;
+        if (ne == ns || i >= n || l[i] != ':')
+            continue;
+        i++;
+        if (eat(l, n, &i, "PASS"))
+            *st = TR_PASS;
+        else if (eat(l, n, &i, "FAIL"))
+            *st = TR_FAIL;
+        else if (eat(l, n, &i, "IGNORE"))
+            *st = TR_SKIP;
+        else
+            continue;
+        if (i < n && l[i] != ':')
+            continue;
+        if (i < n)
+            i++;
+        if (i < n && l[i] == ' ')
+            i++;
+        builder_add(b, l + ns, ne - ns, *st, l + i, n - i);
+        return 1;
+    }
+    return 0;
+}
+
+/* "N Tests M Failures K Ignored": 1 with the three numbers. */
+static int unity_summary(const char *l, size_t n, long v[3])
+{
+    static const char *const words[3] = {" Tests ", " Failures ", " Ignored"};
+    size_t i = 0;
+    for (int k = 0; k < 3; k++)
+        if ((v[k] = read_num(l, n, &i)) < 0 || !eat(l, n, &i, words[k]))
+            return 0;
+    while (i < n && l[i] == ' ')
+        i++;
+    return i == n;
+}
+
+/* Every case added since case index `from` becomes an error: its test
+ * program ended without the summary that closes its results. */
+static void fail_since(tr_report *r, size_t from, const char *why)
+{
+    for (size_t i = from; i < r->n; i++) {
+        if (r->cases[i].status == TR_ERROR)
+            continue;
+        free(r->cases[i].message);
+        r->cases[i].message = strdup(why);
+        r->cases[i].status = TR_ERROR;
+    }
+}
+
+int tr_parse_unity(tr_report *out, const char *text, size_t len, char *err)
+{
+    builder b;
+    if (builder_init(&b, out))
+        return rl_err(err, RL_ENOMEM, "Unity: out of memory");
+    line_iter it = {text, text ? len : 0, 0};
+    const char *l;
+    size_t n;
+    long seen = 0, got[TR_MISSING + 1] = {0}, block = 0;
+    size_t block_from = 0; /* first case of the running program's block */
+    while (next_line(&it, &l, &n)) {
+        tr_status st;
+        long v[3];
+        if (unity_line(&b, l, n, &st)) {
+            seen++;
+            got[st]++;
+            block++;
+        } else if (unity_summary(l, n, v)) {
+            seen++;
+            out->summary_lines++;
+            out->summary_checks += v[0];
+            out->summary_failures += v[1];
+            if (v[0] != block || v[1] != got[TR_FAIL] || v[2] != got[TR_SKIP])
+                tr_report_set_integrity(out,
+                                        "Unity: a summary says %ld tests, %ld failures, %ld ignored; its "
+                                        "program printed %ld results, %ld failed, %ld ignored",
+                                        v[0], v[1], v[2], block, got[TR_FAIL], got[TR_SKIP]);
+            memset(got, 0, sizeof got);
+            block = 0;
+            block_from = out->n;
+        }
+    }
+    builder_done(&b);
+    if (b.oom)
+        return rl_err(err, RL_ENOMEM, "Unity: out of memory");
+    if (!seen && len)
+        return not_this_format(err, RL_EPARSE, "Unity", len);
+    if (block)
+        fail_since(out, block_from, "Unity: the test program ended before its summary line (crashed or exited)");
+    return 0;
+}
+
+/* ---- testhelp ------------------------------------------------------------------- */
+
+/* "N - description: PASSED|FAILED" (antirez's testhelp.h, the sds and Redis
+ * unit tests): 1 when added, with N in *num. */
+static int testhelp_line(builder *b, const char *l, size_t n, long *num, tr_status *st)
+{
+    size_t i = 0;
+    if ((*num = read_num(l, n, &i)) < 0 || !eat(l, n, &i, " - "))
+        return 0;
+    size_t ds = i, de;
+    if (n >= ds + 8 && !memcmp(l + n - 8, ": PASSED", 8)) {
+        *st = TR_PASS;
+        de = n - 8;
+    } else if (n >= ds + 8 && !memcmp(l + n - 8, ": FAILED", 8)) {
+        *st = TR_FAIL;
+        de = n - 8;
+    } else {
+        return 0;
+    }
+    builder_add(b, l + ds, de - ds, *st, "testhelp: the condition was false", 33);
+    return 1;
+}
+
+int tr_parse_testhelp(tr_report *out, const char *text, size_t len, char *err)
+{
+    builder b;
+    if (builder_init(&b, out))
+        return rl_err(err, RL_ENOMEM, "testhelp: out of memory");
+    line_iter it = {text, text ? len : 0, 0};
+    const char *l;
+    size_t n;
+    long seen = 0, lines = 0, got[TR_MISSING + 1] = {0}, num;
+    long sum[3] = {-1, -1, -1};
+    while (next_line(&it, &l, &n)) {
+        tr_status st;
+        size_t i = 0;
+        if (testhelp_line(&b, l, n, &num, &st)) {
+            seen++;
+            got[st]++;
+            if (num != ++lines)
+                tr_report_set_integrity(out, "testhelp: result line %ld is numbered %ld", lines, num);
+            if (out->summary_lines)
+                tr_report_set_integrity(out, "testhelp: a result line after the summary");
+        } else if ((sum[0] = read_num(l, n, &i)) >= 0 && eat(l, n, &i, " tests, ") &&
+                   (sum[1] = read_num(l, n, &i)) >= 0 && eat(l, n, &i, " passed, ") &&
+                   (sum[2] = read_num(l, n, &i)) >= 0 && eat(l, n, &i, " failed") && i == n) {
+            seen++;
+            if (++out->summary_lines > 1)
+                tr_report_set_integrity(out, "testhelp: %d summary lines (expected one)", out->summary_lines);
+            out->summary_checks = sum[0];
+            out->summary_failures = sum[2];
+            if (sum[0] != lines || sum[1] != got[TR_PASS] || sum[2] != got[TR_FAIL])
+                tr_report_set_integrity(out,
+                                        "testhelp: the summary says %ld tests, %ld passed, %ld failed; the "
+                                        "run printed %ld, %ld passed, %ld failed",
+                                        sum[0], sum[1], sum[2], lines, got[TR_PASS], got[TR_FAIL]);
+        } else if ((n == 6 && (!memcmp(l, "PASSED", 6) || !memcmp(l, "FAILED", 6))) ||
+                   (n > 8 && (!memcmp(l + n - 8, ": PASSED", 8) || !memcmp(l + n - 8, ": FAILED", 8)))) {
+            /* A verdict on a line of its own, or after something other
+             * than "N - ": printed output cut a result line in two. */
+            seen++;
+            tr_report_set_integrity(out, "testhelp: a verdict outside a result line: %.80s", l);
+        }
+    }
+    builder_done(&b);
+    if (b.oom)
+        return rl_err(err, RL_ENOMEM, "testhelp: out of memory");
+    if (!seen && len)
+        return not_this_format(err, RL_EPARSE, "testhelp", len);
+    if (lines && !out->summary_lines)
+        fail_since(out, 0, "testhelp: the program ended before its summary line (crashed or exited)");
+    return 0;
+}
+
+/* ---- Check --------------------------------------------------------------------- */
 
 /* One result line "path:line:R:tcase:name:iter: message". The path may hold
  * ':' in theory, so every ":digits:R:" is tried as the anchor; the message

@@ -1,4 +1,5 @@
-/* testres.h - parsers of test-runner output: TAP, JUnit XML, Check.
+/* testres.h - parsers of test-runner output: TAP, JUnit XML, Check, Unity,
+ * testhelp.
  *
  * Output is untrusted (agent-written code runs in the test process): the
  * parsers cap everything they keep, never crash on garbage, and report
@@ -51,6 +52,19 @@ int tr_parse_check(tr_report *out, const char *text, size_t len, char *err);
 /* Check's XML log (CK_XML_LOG_FILE_NAME): <testsuites><suite><test
  * result="success|failure|error"><id>NAME</id><message>..</message>. */
 int tr_parse_check_xml(tr_report *out, const char *xml, size_t len, char *err);
+/* Unity's stdout, one or more test programs one after the other: result
+ * lines "path:line:name:PASS|FAIL|IGNORE[: message]" (IGNORE reads as
+ * skip), each program's closed by "N Tests M Failures K Ignored". A
+ * summary that disagrees with the lines since the previous one makes the
+ * run untrusted; results after the last summary (a program that crashed
+ * or exited early) become errors. */
+int tr_parse_unity(tr_report *out, const char *text, size_t len, char *err);
+/* testhelp.h's stdout (sds, Redis): "N - description: PASSED|FAILED", the
+ * test id being the description, and one summary "T tests, P passed, F
+ * failed". Numbers out of sequence, a second summary, totals that
+ * disagree, or a verdict cut off its line make the run untrusted; results
+ * with no summary after them become errors. */
+int tr_parse_testhelp(tr_report *out, const char *text, size_t len, char *err);
 void tr_report_dispose(tr_report *r);
 
 /* Cross-checks Check's XML log against the same run's stdout: the stdout

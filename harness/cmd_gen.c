@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct src_file {
     char *path; /* relative to the repo */
@@ -50,6 +51,7 @@ typedef struct cand {
 
 typedef struct gen_ctx {
     const char *repo;
+    const char *outdir;    /* where tasks (and the workers' test lists) go */
     const task *profile;   /* a hand-written task of the repo */
     src_file *files;
     size_t nfiles, files_alloc;
@@ -184,7 +186,34 @@ static task *cand_task(const gen_ctx *g, size_t i)
     return t;
 }
 
-/* In a worker: validate candidate idx; result "ok|no failed... | passed..." */
+/* Separators of a worker's result line: test ids hold spaces, commas and
+ * '|' (testhelp descriptions, pytest parameters) but never control
+ * characters other than these two. */
+#define ID_SEP "\x1f"
+#define LIST_SEP "\x1e"
+
+/* Where a worker leaves the test lists of candidate idx for the parent. */
+static void ids_path(char *out, size_t n, const gen_ctx *g, size_t idx)
+{
+    snprintf(out, n, "%.4000s/.gen-%zu.ids", g->outdir, idx);
+}
+
+/* Keeps the names the run reported exactly once: a name reported more
+ * often (a unittest method name in two classes, a check in a loop) cannot
+ * be a listed test (the scorer fails a run that reports one twice). */
+static void once_only(const tr_report *r, const char **names, size_t *n)
+{
+    size_t k = 0;
+    for (size_t i = 0; names && i < *n; i++) {
+        const tr_case *c = tr_find(r, names[i]);
+        if (c && c->count == 1)
+            names[k++] = names[i];
+    }
+    *n = k;
+}
+
+/* In a worker: validate candidate idx; result "ok FAILED\x1ePASSED" (ids
+ * joined by \x1f) or "no why". */
 static void gen_run(void *user, size_t idx, int slot, buf_t *out)
 {
     gen_ctx *g = user;
@@ -213,9 +242,14 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
     const char **failed, **passed;
     size_t nf, np;
     val_split(&r[0].report, &failed, &nf, &passed, &np);
+    once_only(&r[0].report, failed, &nf);
+    once_only(&r[0].report, passed, &np);
     int same = val_same_outcome(&r[0].report, &r[1].report);
     if (r[0].report.n == 0)
         buf_puts(out, "no tests did not run at the base (build error)");
+    else if (r[0].report.integrity[0] || r[1].report.integrity[0])
+        buf_printf(out, "no results not trusted at the base: %.200s",
+                   r[0].report.integrity[0] ? r[0].report.integrity : r[1].report.integrity);
     else if (!nf)
         buf_puts(out, "no no test fails at the base");
     else if (!same)
@@ -235,12 +269,21 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
         else if (!v.ok)
             buf_printf(out, "no %s", v.why);
         else {
-            buf_puts(out, "ok");
+            /* The lists go through a file: they outgrow a pool result line. */
+            buf_t ids;
+            buf_init(&ids, RL_TASK_FILE_MAX);
             for (size_t i = 0; i < nf; i++)
-                buf_printf(out, "%s%s", i ? "," : " ", failed[i]);
-            buf_puts(out, " |");
+                buf_printf(&ids, "%s%s", i ? ID_SEP : "", failed[i]);
+            buf_puts(&ids, LIST_SEP);
             for (size_t i = 0; i < np; i++)
-                buf_printf(out, "%s%s", i ? "," : " ", passed[i]);
+                buf_printf(&ids, "%s%s", i ? ID_SEP : "", passed[i]);
+            char path[4400];
+            ids_path(path, sizeof path, g, idx);
+            if (fs_write_atomic(path, buf_str(&ids), ids.len, err) < 0)
+                buf_printf(out, "no %s", err);
+            else
+                buf_puts(out, "ok ids");
+            buf_dispose(&ids);
         }
         t->fail_to_pass.v = t->pass_to_pass.v = NULL;
     }
@@ -281,7 +324,7 @@ static cJSON *names_json(const char *list)
 {
     cJSON *a = cJSON_CreateArray();
     char *dup = strdup(list), *save = NULL;
-    for (char *s = strtok_r(dup, ", ", &save); s; s = strtok_r(NULL, ", ", &save))
+    for (char *s = strtok_r(dup, ID_SEP, &save); s; s = strtok_r(NULL, ID_SEP, &save))
         cJSON_AddItemToArray(a, cJSON_CreateString(s));
     free(dup);
     return a;
@@ -294,8 +337,16 @@ static int write_task(gen_ctx *g, size_t i, const char *line, int heldout_repo, 
     const mut_site *s = &f->sites.v[c->site];
     char id[128];
     snprintf(id, sizeof id, "%s__gen%llu_%04zu", g->repo, (unsigned long long)g->seed, i);
-    const char *bar = strchr(line, '|');
-    char *f2p = strndup(line + 3, bar ? (size_t)(bar - line - 3) : strlen(line + 3));
+    (void)line;
+    char ipath[4400], *lists = NULL;
+    size_t llen = 0;
+    ids_path(ipath, sizeof ipath, g, i);
+    int lrc = fs_read_file(&lists, &llen, ipath, RL_TASK_FILE_MAX, err);
+    unlink(ipath);
+    if (lrc < 0)
+        return lrc;
+    const char *bar = strstr(lists, LIST_SEP);
+    char *f2p = strndup(lists, bar ? (size_t)(bar - lists) : llen);
     const task *p = g->profile;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "instance_id", id);
@@ -317,6 +368,7 @@ static int write_task(gen_ctx *g, size_t i, const char *line, int heldout_repo, 
     cJSON_AddStringToObject(o, "patch", c->fix);
     cJSON_AddItemToObject(o, "FAIL_TO_PASS", fails);
     cJSON_AddItemToObject(o, "PASS_TO_PASS", names_json(bar ? bar + 1 : ""));
+    free(lists);
     cJSON_AddStringToObject(o, "test_cmd", p->test_cmd);
     cJSON_AddStringToObject(o, "test_format", task_format_name(p->test_format));
     if (p->test_result_file)
@@ -417,6 +469,7 @@ int cmd_gen(int argc, char **argv)
     char root[4096], outdir[4096];
     snprintf(root, sizeof root, "repos/%s", repo);
     snprintf(outdir, sizeof outdir, "%s/%s", out, repo);
+    g.outdir = outdir;
     int rc = collect(&g, root, "", 0, err);
     if (rc == 0)
         rc = make_candidates(&g, err);
@@ -449,6 +502,10 @@ int cmd_gen(int argc, char **argv)
             if (g.accepted < (size_t)count && str_has_prefix(line, "ok ")) {
                 if ((rc = write_task(&g, c, line, heldout_repo, outdir, err)) == 0)
                     g.accepted++;
+            } else if (str_has_prefix(line, "ok ")) {
+                char ipath[4400];
+                ids_path(ipath, sizeof ipath, &g, c);
+                unlink(ipath);
             }
         }
         next += n;

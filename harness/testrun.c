@@ -99,6 +99,12 @@ static int parse_output(testrun *r, const task *t, const char *dir, const char *
         }
         return read_results(r, result_path, 0);
     }
+    /* Unity and testhelp print their results: stdout, cross-checked
+     * against the summary lines (corpus/testres.h). */
+    if (t->test_format == TASK_FMT_UNITY)
+        return tr_parse_unity(&r->report, out, r->sb.out_len, perr) == 0;
+    if (t->test_format == TASK_FMT_TESTHELP)
+        return tr_parse_testhelp(&r->report, out, r->sb.out_len, perr) == 0;
     /* Check: the XML log, cross-checked against the verbose stdout. */
     if (!read_results(r, result_path, 1))
         return 0;
@@ -177,7 +183,7 @@ static int run_tests(testrun *out, const task *t, const char *dir, const task_st
         snprintf(env_py, sizeof env_py, "PYTEST_ADDOPTS=--junitxml=%s", rpath);
         size_t ne = 0;
         env[ne++] = env_file;
-        if (t->test_format != TASK_FMT_TAP)
+        if (t->test_format == TASK_FMT_CHECK || t->test_format == TASK_FMT_JUNIT)
             env[ne++] = t->test_format == TASK_FMT_CHECK ? env_ck : env_py;
         rw[0] = rdir;
         int k = lim ? lim->variant : 0;

@@ -68,7 +68,7 @@ static const edit EDITS[] = {
     {"split", "\"test\"", "field \"split\": expected \"train\" or \"heldout\"", RL_EINVAL},
     {"kind", "\"easy\"",
      "field \"kind\": expected \"single_edit\", \"look_again\", \"cross_file\" or \"generated\"", RL_EINVAL},
-    {"test_format", "\"xml\"", "field \"test_format\": expected \"check\", \"tap\" or \"junit\"", RL_EINVAL},
+    {"test_format", "\"xml\"", "field \"test_format\": expected \"check\", \"tap\", \"junit\", \"unity\" or \"testhelp\"", RL_EINVAL},
     {"test_format", "1", "field \"test_format\": expected \"check\"", RL_EINVAL},
     {"timeout_s", "0", "field \"timeout_s\": expected an integer from 1 to 600", RL_EINVAL},
     {"timeout_s", "601", "field \"timeout_s\": expected an integer from 1 to 600", RL_EINVAL},

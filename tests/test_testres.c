@@ -1,4 +1,5 @@
-/* test_testres.c - TAP, JUnit XML and Check parsers on real runner output
+/* test_testres.c - TAP, JUnit XML, Check, Unity and testhelp parsers on real
+ * runner output
  * (tests/data/testres, made by regen.sh there), on hand-written edge
  * cases, and on garbage, truncated and oversized input. */
 #include "common/err.h"
@@ -498,6 +499,140 @@ START_TEST(test_truncated)
 }
 END_TEST
 
+/* ---- Unity ------------------------------------------------------------------ */
+
+/* cJSON's 21 Unity programs with a bug in parse_hex4 (regen.sh). */
+START_TEST(test_unity_cjson)
+{
+    tr_report r;
+    parse_file(&r, tr_parse_unity, DATA "unity_cjson.txt");
+    ck_assert_str_eq(r.integrity, "");
+    ck_assert_int_eq(r.summary_lines, 21);
+    ck_assert_int_eq(r.summary_checks, 162);
+    ck_assert_int_eq(r.summary_failures, 2);
+    ck_assert_int_eq(r.reported[TR_PASS], 159);
+    ck_assert_int_eq(r.reported[TR_FAIL], 2);
+    ck_assert_int_eq(r.reported[TR_SKIP], 1);
+    ck_assert_uint_eq(r.n, 162);
+    expect(&r, "parse_hex4_should_parse_all_combinations", TR_FAIL, "Failed to parse uppercase digits");
+    expect(&r, "parse_hex4_should_parse_mixed_case", TR_FAIL, "Expected 48879 Was 0");
+    expect(&r, "print_number_should_print_non_number", TR_SKIP, "");
+    expect(&r, "parse_with_opts_should_handle_null", TR_PASS, NULL);
+    expect(&r, "cjson_utils_functions_shouldnt_crash_with_null_pointers", TR_PASS, NULL);
+    tr_report_dispose(&r);
+}
+END_TEST
+
+START_TEST(test_unity_edges)
+{
+    tr_report r;
+    /* Text the test printed without a newline stays in front of the path;
+     * a message may hold ':'; IGNORE with a message. */
+    parse_str(&r, tr_parse_unity,
+              "hello tests/a.c:10:test_one:PASS\n"
+              "tests/a.c:12:test_two:FAIL: Expected 1 Was 2: see a.c:3:x:PASS\n"
+              "tests/a.c:14:test_three:IGNORE: later\n"
+              "\n-----------------------\n3 Tests 1 Failures 1 Ignored \nFAIL\n",
+              0);
+    ck_assert_str_eq(r.integrity, "");
+    expect(&r, "test_one", TR_PASS, NULL);
+    expect(&r, "test_two", TR_FAIL, "Expected 1 Was 2: see a.c:3:x:PASS");
+    expect(&r, "test_three", TR_SKIP, "later");
+    ck_assert_uint_eq(r.n, 3);
+    tr_report_dispose(&r);
+
+    /* Library code printing a PASS line for a failing test: reported
+     * twice, and its program's summary disagrees with the lines. */
+    parse_str(&r, tr_parse_unity,
+              "tests/a.c:12:test_two:PASS\ntests/a.c:12:test_two:FAIL: Expected 1 Was 2\n"
+              "tests/a.c:20:test_other:PASS\n"
+              "2 Tests 1 Failures 0 Ignored\nFAIL\n",
+              0);
+    expect(&r, "test_two", TR_FAIL, "Expected 1 Was 2");
+    ck_assert_int_eq(tr_find(&r, "test_two")->count, 2);
+    ck_assert_ptr_nonnull(strstr(r.integrity, "a summary says 2 tests, 1 failures"));
+    tr_report_dispose(&r);
+
+    /* A second program that crashed (or exited) before its summary: its
+     * results become errors; the first program's stand. */
+    parse_str(&r, tr_parse_unity,
+              "tests/a.c:1:test_a:PASS\n1 Tests 0 Failures 0 Ignored\nOK\n"
+              "tests/b.c:1:test_b:PASS\ntests/b.c:2:test_c:PASS\n",
+              0);
+    ck_assert_str_eq(r.integrity, "");
+    expect(&r, "test_a", TR_PASS, NULL);
+    expect(&r, "test_b", TR_ERROR, "before its summary");
+    expect(&r, "test_c", TR_ERROR, "before its summary");
+    tr_report_dispose(&r);
+
+    /* Not Unity's output at all; nothing is fine. */
+    parse_str(&r, tr_parse_unity, "make: *** [Makefile:3: all] Error 1\n", RL_EPARSE);
+    tr_report_dispose(&r);
+    parse_str(&r, tr_parse_unity, "", 0);
+    ck_assert_uint_eq(r.n, 0);
+    tr_report_dispose(&r);
+}
+END_TEST
+
+/* ---- testhelp --------------------------------------------------------------- */
+
+/* sds's tests with a bug in sdsrange (regen.sh). */
+START_TEST(test_testhelp_sds)
+{
+    tr_report r;
+    parse_file(&r, tr_parse_testhelp, DATA "testhelp_sds.txt");
+    ck_assert_str_eq(r.integrity, "");
+    ck_assert_int_eq(r.summary_lines, 1);
+    ck_assert_int_eq(r.summary_checks, 46);
+    ck_assert_int_eq(r.summary_failures, 2);
+    ck_assert_int_eq(r.reported[TR_PASS], 44);
+    ck_assert_int_eq(r.reported[TR_FAIL], 2);
+    expect(&r, "sdsrange(...,1,-1)", TR_FAIL, "condition was false");
+    expect(&r, "sdsrange(...,-2,-1)", TR_FAIL, "condition was false");
+    expect(&r, "Create a string and obtain the length", TR_PASS, NULL);
+    ck_assert_int_gt(tr_find(&r, "sdsMakeRoomFor() len")->count, 1); /* a check in a loop */
+    tr_report_dispose(&r);
+}
+END_TEST
+
+START_TEST(test_testhelp_edges)
+{
+    tr_report r;
+    parse_str(&r, tr_parse_testhelp, "1 - a: b: PASSED\n2 - c: FAILED\n2 tests, 1 passed, 1 failed\n", 0);
+    ck_assert_str_eq(r.integrity, "");
+    expect(&r, "a: b", TR_PASS, NULL);
+    expect(&r, "c", TR_FAIL, "condition was false");
+    tr_report_dispose(&r);
+
+    /* Library code printing "PASSED\n" inside the condition: the runner's
+     * own verdict lands on a line of its own. */
+    parse_str(&r, tr_parse_testhelp, "1 - a: PASSED\nFAILED\n1 tests, 0 passed, 1 failed\n", 0);
+    ck_assert_ptr_nonnull(strstr(r.integrity, "a verdict outside a result line"));
+    tr_report_dispose(&r);
+
+    /* A forged line out of sequence; totals that disagree; two summaries. */
+    parse_str(&r, tr_parse_testhelp, "1 - a: PASSED\n3 - b: PASSED\n2 tests, 2 passed, 0 failed\n", 0);
+    ck_assert_ptr_nonnull(strstr(r.integrity, "numbered 3"));
+    tr_report_dispose(&r);
+    parse_str(&r, tr_parse_testhelp, "1 - a: PASSED\n2 tests, 2 passed, 0 failed\n", 0);
+    ck_assert_ptr_nonnull(strstr(r.integrity, "the summary says 2 tests"));
+    tr_report_dispose(&r);
+    parse_str(&r, tr_parse_testhelp, "1 - a: PASSED\n1 tests, 1 passed, 0 failed\n1 tests, 1 passed, 0 failed\n",
+              0);
+    ck_assert_ptr_nonnull(strstr(r.integrity, "2 summary lines"));
+    tr_report_dispose(&r);
+
+    /* No summary (the program crashed): what it printed becomes errors. */
+    parse_str(&r, tr_parse_testhelp, "1 - a: PASSED\n2 - b: ", 0);
+    ck_assert_str_eq(r.integrity, "");
+    expect(&r, "a", TR_ERROR, "before its summary");
+    tr_report_dispose(&r);
+
+    parse_str(&r, tr_parse_testhelp, "cc: error: no input files\n", RL_EPARSE);
+    tr_report_dispose(&r);
+}
+END_TEST
+
 static uint64_t fz_next(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -508,14 +643,15 @@ static uint64_t fz_next(uint64_t *s)
 
 START_TEST(test_fuzz)
 {
-    parser ps[] = {tr_parse_junit, tr_parse_check, tr_parse_tap, tr_parse_check_xml};
+    parser ps[] = {tr_parse_junit, tr_parse_check, tr_parse_tap, tr_parse_check_xml, tr_parse_unity,
+                   tr_parse_testhelp};
     const char *files[] = {DATA "junit_pytest.xml", DATA "check_verbose.txt", DATA "tap_yaml.txt",
-                           DATA "check_log.xml"};
+                           DATA "check_log.xml",    DATA "unity_cjson.txt",   DATA "testhelp_sds.txt"};
     /* Interesting bytes for the formats, so the fuzz reaches deep states. */
     const char alpha[] = "<>/='\"&#;x![]?-: \n\tPFEok1.";
     uint64_t seed = 7;
     char err[RL_ERR_MAX];
-    for (size_t f = 0; f < 4; f++) {
+    for (size_t f = 0; f < 6; f++) {
         size_t len;
         char *s = slurp(files[f], &len);
         for (int it = 0; it < 300; it++) {
@@ -526,7 +662,7 @@ START_TEST(test_fuzz)
                 uint64_t v = fz_next(&seed);
                 m[v % len] = v & 1 ? alpha[(v >> 8) % (sizeof alpha - 1)] : (char)(v >> 16);
             }
-            for (size_t p = 0; p < 4; p++) {
+            for (size_t p = 0; p < 6; p++) {
                 tr_report r;
                 int rc = ps[p](&r, m, len, err);
                 ck_assert(rc == 0 || rc == RL_EPARSE);
@@ -544,7 +680,7 @@ START_TEST(test_fuzz)
         for (size_t k = 0; k < len; k++)
             m[k] = alpha[fz_next(&seed) % (sizeof alpha - 1)];
         m[len] = '\0';
-        for (size_t p = 0; p < 4; p++) {
+        for (size_t p = 0; p < 6; p++) {
             tr_report r;
             int rc = ps[p](&r, m, len, err);
             ck_assert(rc == 0 || rc == RL_EPARSE);
@@ -608,6 +744,10 @@ Suite *testres_suite(void)
     tcase_add_test(tc, test_check_xml);
     tcase_add_test(tc, test_summaries);
     tcase_add_test(tc, test_truncated);
+    tcase_add_test(tc, test_unity_cjson);
+    tcase_add_test(tc, test_unity_edges);
+    tcase_add_test(tc, test_testhelp_sds);
+    tcase_add_test(tc, test_testhelp_edges);
     tcase_add_test(tc, test_fuzz);
     tcase_add_test(tc, test_caps);
     tcase_set_timeout(tc, 120);

@@ -12,11 +12,19 @@ _ROOT = os.path.dirname(os.path.abspath(__file__))
 _STDLIB = {os.path.realpath(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib")}
 
 
+def _is_stdlib(real):
+    """The standard library's folders: stdlib, its lib-dynload, the zip.
+    Installed packages live below stdlib too on Debian
+    (/usr/lib/python3.11/dist-packages), so a prefix test is not enough."""
+    if real.endswith(".zip") or real in _STDLIB:
+        return True
+    return any(real.startswith(s + os.sep) and os.path.basename(real) == "lib-dynload" for s in _STDLIB)
+
+
 def _after_stdlib(path):
     last = -1
     for i, p in enumerate(path):
-        real = os.path.realpath(p) if p else p
-        if real in _STDLIB or any(real.startswith(s + os.sep) for s in _STDLIB) or real.endswith(".zip"):
+        if p and _is_stdlib(os.path.realpath(p)):
             last = i
     return last + 1
 

@@ -22,3 +22,14 @@ cp -r $d/pytest_sample "$tmp/py"
 sed -e "s|$tmp/py/||g" -e 's/timestamp="[^"]*"/timestamp="2024-01-01T00:00:00.000000"/' -e 's/hostname="[^"]*"/hostname="host"/' \
     "$tmp/py/junit.xml" > $d/junit_pytest.xml
 perl $d/tap_sample.t > $d/tap_sample.txt 2>&1 || true
+# Unity and testhelp fixtures: cJSON's and sds's own tests (repos/) with the
+# bug of a corpus task applied, so the output holds failures.
+for spec in cjson:cjson_hex4_upper_f:unity_cjson.txt sds:sds_range_negative_end:testhelp_sds.txt; do
+    repo=${spec%%:*} rest=${spec#*:}
+    task=${rest%%:*} out=${rest#*:}
+    rm -rf "$tmp/$repo" && cp -r repos/$repo "$tmp/$repo"
+    /usr/bin/python3 -c 'import json,sys; sys.stdout.write(json.load(open(sys.argv[1]))["bug"])' tasks/$task.json |
+        (cd "$tmp/$repo" && patch -s -p1)
+    (cd "$tmp/$repo" && make -s test > out.txt 2>/dev/null || true)
+    cp "$tmp/$repo/out.txt" $d/$out
+done
