@@ -8,8 +8,10 @@
  * Qwen3, Qwen2 and Llama; BF16, F16, F32) and writes CKPT, an fp32
  * checkpoint. DIR's tokenizer.json and tokenizer_config.json are copied
  * into CKPT's directory and named in its metadata (hf_tokenizer,
- * hf_tokenizer_config); --tokenizer names a built-in BPE tokenizer file for
- * the metadata's tokenizer (its vocabulary must match the model's).
+ * hf_tokenizer_config); the copied tokenizer.json is the checkpoint's
+ * tokenizer (what run, sft, grpo and serve encode with) unless --tokenizer
+ * names a built-in BPE tokenizer file instead (its vocabulary must fit the
+ * model's).
  * export-hf writes DIR/config.json, DIR/model.safetensors (fp32, or bf16
  * with --dtype bf16) and the Hugging Face tokenizer files the checkpoint
  * names. CKPT may also be a Hugging Face directory.
@@ -34,10 +36,10 @@ static void import_usage(FILE *f)
                "Qwen2ForCausalLM or LlamaForCausalLM; model.safetensors or shards with\n"
                "model.safetensors.index.json; BF16, F16 or F32) into an fp32 checkpoint.\n"
                "DIR's tokenizer.json and tokenizer_config.json are copied beside CKPT and\n"
-               "named in its metadata.\n"
+               "named in its metadata; the tokenizer.json is the checkpoint's tokenizer.\n"
                "  --out CKPT        the checkpoint to write (.safetensors)\n"
-               "  --tokenizer FILE  a BPE tokenizer file of `grpo tokenizer` to name in the\n"
-               "                    metadata (its vocabulary must be the model's)\n"
+               "  --tokenizer FILE  a BPE tokenizer file of `grpo tokenizer` to use instead\n"
+               "                    (its vocabulary must fit the model's)\n"
                "  --max-seq N       context window (default: max_position_embeddings, at most\n"
                "                    %d); KV caches and rotary tables are sized by it\n",
             RL_MODEL_SEQ_MAX);
@@ -182,6 +184,13 @@ int cmd_import_hf(int argc, char **argv)
         snprintf(path, sizeof path, "%s/%s", outdir, names[i]);
         if ((rc = copy_file(srcs[i], path, err)) == 0)
             memcpy(dsts[i], path, strlen(path) + 1);
+    }
+    if (!rc && !tokfile && meta.hf_tokenizer[0]) { /* the checkpoint speaks its own tokenizer.json */
+        char hash[17];
+        if ((rc = model_file_hash(hash, meta.hf_tokenizer, err)) == 0) {
+            snprintf(meta.tokenizer, sizeof meta.tokenizer, "%s", meta.hf_tokenizer);
+            snprintf(meta.tokenizer_hash, sizeof meta.tokenizer_hash, "%s", hash);
+        }
     }
     if (!rc)
         rc = model_save(m, out, &meta, err);

@@ -730,6 +730,7 @@ int grpo_final_report(grpo_trainer *t, char *err)
     model *sft;
     if ((rc = model_new(&sft, &t->m->cfg, &mo, err)) < 0)
         return rc;
+    model_set_active_vocab(sft, t->m->n_active);
     if ((rc = grpo_load_weights(sft, path, err)) < 0) {
         model_free(sft);
         return rc;
@@ -801,6 +802,7 @@ static int open_model(grpo_trainer *t, const char *weights, char *err)
     if (tok_vocab_size(t->tok) > t->m->cfg.vocab)
         return rl_err(err, RL_EINVAL, "tokenizer %s: %d ids, the model has only %d", tp, tok_vocab_size(t->tok),
                       t->m->cfg.vocab);
+    model_set_active_vocab(t->m, tok_vocab_size(t->tok)); /* padded rows get no probability */
     if (c->max_context_tokens + c->max_reply_tokens > t->m->cfg.max_seq)
         return rl_err(err, RL_EINVAL,
                       "config: episode.max_context_tokens + max_reply_tokens is %d, the model's context is %d",
@@ -822,6 +824,7 @@ static int open_reference(grpo_trainer *t, int resuming, char *err)
     int rc = model_new(&t->ref, &t->m->cfg, &mo, err);
     if (rc < 0)
         return rc;
+    model_set_active_vocab(t->ref, t->m->n_active);
     if (resuming)
         return grpo_load_weights(t->ref, path, err);
     memcpy(t->ref->params, t->m->params, t->m->n_params * sizeof(float));

@@ -204,6 +204,8 @@ int grpo_async_new(grpo_async **out, const model *m, const tok_t *tok, const grp
     model_opts_default(&mo);
     mo.n_threads = c->threads;
     int rc = model_new(&A->sm, &m->cfg, &mo, err);
+    if (rc == 0)
+        model_set_active_vocab(A->sm, m->n_active);
     A->pub = rc == 0 ? malloc(m->n_params * sizeof(float)) : NULL;
     if (rc == 0 && !A->pub)
         rc = rl_err(err, RL_ENOMEM, "grpo async: out of memory");

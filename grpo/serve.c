@@ -794,6 +794,7 @@ int serve_new(serve **out, model *m, const tok_t *tok, const serve_opts *o, char
     if (tok_vocab_size(tok) > m->cfg.vocab)
         return rl_err(err, RL_EINVAL, "serve: tokenizer vocabulary %d, expected at most the model's %d",
                       tok_vocab_size(tok), m->cfg.vocab);
+    model_set_active_vocab(m, tok_vocab_size(tok)); /* padded rows are never drawn */
     serve *s = calloc(1, sizeof *s);
     if (!s)
         return rl_err(err, RL_ENOMEM, "serve: out of memory");

@@ -328,9 +328,10 @@ static int open_model(trainer *t, char *err)
             return rc;
         model_random_init(t->m, c->seed);
     }
-    if (tok_vocab_size(t->tok) != t->m->cfg.vocab)
-        return rl_err(err, RL_EINVAL, "model vocab %d differs from tokenizer %s (%d ids)", t->m->cfg.vocab,
+    if (tok_vocab_size(t->tok) > t->m->cfg.vocab)
+        return rl_err(err, RL_EINVAL, "model vocab %d is smaller than tokenizer %s (%d ids)", t->m->cfg.vocab,
                       t->meta.tokenizer, tok_vocab_size(t->tok));
+    model_set_active_vocab(t->m, tok_vocab_size(t->tok)); /* padded rows get no probability */
     if (c->seq_len > t->m->cfg.max_seq)
         return rl_err(err, RL_EINVAL, "seq_len %d is past the model's context of %d tokens", c->seq_len,
                       t->m->cfg.max_seq);

@@ -305,6 +305,21 @@ void model_free(model *m)
     free(m);
 }
 
+void model_set_active_vocab(model *m, int n)
+{
+    m->n_active = n > 0 && n < m->cfg.vocab ? n : 0;
+}
+
+void model_mask_logits(const model *m, float *logits, int n)
+{
+    int V = m->cfg.vocab, a = m->n_active;
+    if (a <= 0)
+        return;
+    for (int r = 0; r < n; r++)
+        for (int v = a; v < V; v++)
+            logits[(size_t)r * V + v] = MODEL_LOGIT_MASKED;
+}
+
 void model_random_init(model *m, uint64_t seed)
 {
     mrng r;
@@ -481,6 +496,7 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
     a->n_rows = nr;
     if (nr > 0) {
         ops_matmul_forward(p, a->logits, a->h, m->lm_head, nr, d, c->vocab, 0.0f);
+        model_mask_logits(m, a->logits, nr);
         /* head_dlogp doubles as the row logp / entropy scratch here */
         float *row_logp = a->head_dlogp, *row_ent = entropy ? a->d_res : NULL;
         ops_logp_forward(p, row_logp, row_ent, a->lse, a->logits, a->row_targets, nr, c->vocab, temperature);

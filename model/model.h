@@ -103,6 +103,8 @@ typedef struct model {
     float *rope_cos, *rope_sin; /* max_seq x head_dim/2 */
     model_acts *acts;
     mpool *pool;
+    int n_active; /* ids 0..n_active-1 can be drawn and scored (0: all of vocab); see
+                     model_set_active_vocab */
 } model;
 
 /* A model is not thread-safe: one caller at a time (it owns a thread pool
@@ -121,6 +123,19 @@ void model_free(model *m);
 /* Normal(0, 0.02) for matrices, residual output projections (o, down)
  * scaled by 1/sqrt(2 n_layer), norm gains 1. Deterministic in seed. */
 void model_random_init(model *m, uint64_t seed);
+
+/* Restricts the output distribution to ids 0..n-1: a checkpoint whose
+ * embedding has more rows than its tokenizer has ids (Hugging Face models pad
+ * the vocabulary, e.g. Qwen3's 151,936 rows for 151,669 ids) must never draw
+ * an id the tokenizer cannot decode. The logits of the other ids are set to
+ * MODEL_LOGIT_MASKED before the softmax everywhere (training, scoring,
+ * sampling), so they get probability 0 and no gradient, and sampled logprobs
+ * equal trained ones. n <= 0 or n >= vocab: no restriction. */
+#define MODEL_LOGIT_MASKED (-1e30f)
+void model_set_active_vocab(model *m, int n);
+/* Sets the logits of ids n_active..vocab-1 of n rows (n x vocab) to
+ * MODEL_LOGIT_MASKED; nothing when every id is active. */
+void model_mask_logits(const model *m, float *logits, int n);
 
 /* Allocates (if needed) and zeroes the gradient buffer. */
 int model_zero_grad(model *m, char *err);
@@ -261,7 +276,9 @@ int model_score(model *m, float *const *logp, const int *const *seqs, const int 
 /* ---- checkpoints (model_io.c) ------------------------------------------ */
 
 typedef struct model_meta {
-    char tokenizer[1024];      /* path of the tokenizer file ("" if none) */
+    char tokenizer[1024];      /* path of the tokenizer file ("" if none); when the
+                                  metadata names none, the hf_tokenizer below (a Hugging
+                                  Face directory: its tokenizer.json) */
     char tokenizer_hash[64];   /* fnv1a64 of its bytes, 16 hex digits */
     long step;                 /* optimizer step; -1 if unknown */
     char hf_tokenizer[1024];   /* a Hugging Face tokenizer.json beside it ("" if none) */

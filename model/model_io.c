@@ -230,6 +230,8 @@ static int parse_config(model_config *c, model_meta *meta, const cJSON *root, co
             snprintf(meta->hf_tokenizer, sizeof meta->hf_tokenizer, "%s", s);
         if (get_meta_str(md, "hf_tokenizer_config", &s, path, NULL) == 0)
             snprintf(meta->hf_tokenizer_config, sizeof meta->hf_tokenizer_config, "%s", s);
+        if (!meta->tokenizer[0]) /* a checkpoint imported with its tokenizer.json speaks it */
+            snprintf(meta->tokenizer, sizeof meta->tokenizer, "%s", meta->hf_tokenizer);
     }
     return 0;
 }
@@ -333,6 +335,7 @@ int model_load(model **out, model_meta *meta, const char *path, const model_opts
         if (meta) {
             model_meta_default(meta);
             model_hf_tokenizer_files(meta, path);
+            snprintf(meta->tokenizer, sizeof meta->tokenizer, "%s", meta->hf_tokenizer);
         }
         return model_load_hf(out, path, opts, err);
     }

@@ -249,6 +249,7 @@ static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out,
         memcpy(w->ln + (size_t)j * d, w->x + (size_t)w->out_rows[j] * d, (size_t)d * sizeof(float));
     ops_rmsnorm_forward(p, w->h, w->rstd, w->ln, m->final_norm, n_out, d, c->norm_eps);
     ops_matmul_forward(p, w->logits, w->h, m->lm_head, n_out, d, c->vocab, 0.0f);
+    model_mask_logits(m, w->logits, n_out);
     if (!temps) {
         ops_logp_forward(p, w->lp, NULL, w->lse, w->logits, w->no_target, n_out, c->vocab, temp);
         return;

@@ -265,6 +265,7 @@ static int mpol_new(policy **out, model *m, const tok_t *tok, const model_policy
     if (tok_vocab_size(tok) > m->cfg.vocab)
         return rl_err(err, RL_EINVAL, "policy %s: tokenizer vocabulary %d, expected at most the model's %d", what,
                       tok_vocab_size(tok), m->cfg.vocab);
+    model_set_active_vocab(m, tok_vocab_size(tok)); /* padded rows are never drawn */
     policy *p = calloc(1, sizeof *p);
     mpol *mp = calloc(1, sizeof *mp);
     if (!p || !mp) {
@@ -319,8 +320,8 @@ int model_policy_open(policy **out, const char *ckpt, const pol_env *env, char *
     int rc = model_load(&m, &meta, ckpt, &mo, err);
     if (rc == 0)
         rc = open_tokenizer(&tok, &meta, ckpt, err);
-    if (rc == 0 && tok_vocab_size(tok) != m->cfg.vocab)
-        rc = rl_err(err, RL_EINVAL, "%s: the model has %d token ids, its tokenizer %d", ckpt, m->cfg.vocab,
+    if (rc == 0 && tok_vocab_size(tok) > m->cfg.vocab)
+        rc = rl_err(err, RL_EINVAL, "%s: the model has %d token ids, its tokenizer more (%d)", ckpt, m->cfg.vocab,
                     tok_vocab_size(tok));
     if (rc == 0 && tok_special_id(tok, "<|im_end|>") < 0)
         rc = rl_err(err, RL_EINVAL, "%s: its tokenizer has no <|im_end|> token", ckpt);

