@@ -1469,18 +1469,23 @@ START_TEST(test_dp_two_ranks)
     grpo_close(t);
 
     /* two ranks: this program's worker case under mpirun (root needs the
-     * two OMPI_ALLOW variables) */
+     * two OMPI_ALLOW variables). Under the sanitizers the ranks run without
+     * leak detection: OpenMPI's components (unloaded at finalize, so no
+     * suppression can name them) leave about 120 KB allocated; the
+     * one-process run above keeps leak detection for the trainer's code. */
     const char *bin = getenv("RL_BIN") ? getenv("RL_BIN") : "bin";
     snprintf(cmd, sizeof cmd,
              "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader OMPI_MCA_mpi_yield_when_idle=1 "
-             "RL_DP_TEST_DIR=%s CK_RUN_SUITE=grpo_dp CK_RUN_CASE=worker CK_FORK=no "
+             "ASAN_OPTIONS=detect_leaks=0 RL_DP_TEST_DIR=%s CK_RUN_SUITE=grpo_dp CK_RUN_CASE=worker CK_FORK=no "
              "timeout 150 mpirun -n 2 --oversubscribe %s/check_all > %s/mpirun.log 2>&1",
              g_tmp, bin, g_tmp);
     int st = system(cmd);
     snprintf(path, sizeof path, "%s/mpirun.log", g_tmp);
     char *log = NULL;
     fs_read_file(&log, NULL, path, 1 << 20, err);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "mpirun -n 2 failed (status %d): %s", st, log ? log : "");
+    size_t loglen = log ? strlen(log) : 0; /* the tail: Check caps a message's length */
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "mpirun -n 2 failed (status %d): ...%s", st,
+                  log ? log + (loglen > 1500 ? loglen - 1500 : 0) : "");
     free(log);
 
     /* the same weights */
