@@ -56,6 +56,7 @@ int sb_prof_last(long long *out, int n)
 
 void sb_limits_default(sb_limits *lim)
 {
+    memset(lim, 0, sizeof *lim); /* fields without a default below (no_as_limit) are 0 */
     lim->timeout_ms = SB_TIMEOUT_MS_DEFAULT;
     lim->cpu_ms = SB_CPU_MS_DEFAULT;
     lim->mem_mb = SB_MEM_MB_DEFAULT;
