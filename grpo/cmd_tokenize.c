@@ -12,6 +12,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/fsutil.h"
 #include "common/limits.h"
 #include "protocol/tokenizer.h"
 
@@ -68,29 +69,23 @@ static int parse(targs *a, int argc, char **argv, const char *cmd, int detok)
     return 0;
 }
 
+/* The whole input: a regular file through fs_read_file (a FIFO or device
+ * named by --file is refused, not waited on), else standard input. */
 static int read_input(char **out, size_t *len, const char *path, char *err)
 {
-    FILE *f = path ? fopen(path, "rb") : stdin;
-    if (!f)
-        return rl_err(err, RL_ENOENT, "%s: cannot open for reading", path);
+    if (path)
+        return fs_read_file(out, len, path, RL_TOK_TEXT_MAX, err);
     buf_t b;
     buf_init(&b, RL_TOK_TEXT_MAX);
     char chunk[65536];
     size_t n;
     int rc = 0;
-    while (!rc && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+    while (!rc && (n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
         rc = buf_append(&b, chunk, n);
-    int bad = ferror(f);
-    if (path)
-        fclose(f);
-    const char *name = path ? path : "standard input";
-    if (rc) {
+    if (rc || ferror(stdin)) {
         buf_dispose(&b);
-        return rl_err(err, rc, "%s: more than %zu bytes", name, (size_t)RL_TOK_TEXT_MAX);
-    }
-    if (bad) {
-        buf_dispose(&b);
-        return rl_err(err, RL_EIO, "%s: read error", name);
+        return rc ? rl_err(err, rc, "standard input: more than %zu bytes", (size_t)RL_TOK_TEXT_MAX)
+                  : rl_err(err, RL_EIO, "standard input: read error");
     }
     *out = buf_detach(&b, len);
     return 0;
