@@ -119,6 +119,10 @@
 /* Cgroups of finished runs whose removal found them still busy, retried
  * at later reaps: about one per thread running sandboxes. */
 #define SB_CG_PENDING_MAX 64
+/* sb_release waits at most this long (ms) for busy cgroups to empty: they
+ * do within a few ms of their tree's reaping; longer means a task of the
+ * tree is stuck in the kernel and the next reap retries. */
+#define SB_CG_FLUSH_MS 200
 
 /* Fixed SOURCE_DATE_EPOCH (2020-01-01 UTC) so builds are reproducible. */
 #define SB_SOURCE_DATE_EPOCH "1577836800"

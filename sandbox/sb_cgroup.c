@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -210,14 +211,21 @@ static int sb_cg_rmdir(int fd, const char *name)
     return unlinkat(fd, name, AT_REMOVEDIR) == 0 || errno == ENOENT ? 0 : -1;
 }
 
-void sb_cgroup_remove(const sb_child *c)
+/* Retries the busy ones; how many are still pending. Lock held. */
+static int sb_cg_retry_pending(void)
 {
-    pthread_mutex_lock(&g_cg_lock);
     int k = 0;
     for (int i = 0; i < g_ncg_pending; i++)
         if (sb_cg_rmdir(g_cg_pending[i].fd, g_cg_pending[i].name) < 0)
             g_cg_pending[k++] = g_cg_pending[i];
     g_ncg_pending = k;
+    return k;
+}
+
+void sb_cgroup_remove(const sb_child *c)
+{
+    pthread_mutex_lock(&g_cg_lock);
+    sb_cg_retry_pending();
     if (c && c->cg_name[0] && c->cg_ok != 0) {
         for (int i = 0; i < 2; i++) {
             if (c->cg_fd[i] < 0 || (i == 1 && c->cg_fd[1] == c->cg_fd[0]))
@@ -231,4 +239,17 @@ void sb_cgroup_remove(const sb_child *c)
         }
     }
     pthread_mutex_unlock(&g_cg_lock);
+}
+
+void sb_cgroup_flush(void)
+{
+    for (int waited = 0;; waited++) {
+        pthread_mutex_lock(&g_cg_lock);
+        int left = sb_cg_retry_pending();
+        pthread_mutex_unlock(&g_cg_lock);
+        if (!left || waited >= SB_CG_FLUSH_MS)
+            return;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
 }

@@ -84,6 +84,10 @@ long sb_cgroup_oom_kills(const sb_child *c, int v2);
 /* Removes the spare's cgroups (its init reaped) and retries earlier ones
  * that were busy; c may be NULL. */
 void sb_cgroup_remove(const sb_child *c);
+/* Retries the busy cgroups until none is left or SB_CG_FLUSH_MS passed:
+ * the kernel drops a reaped tree's tasks from a cgroup a moment after the
+ * wait returns, so a removal right after it can find the cgroup busy. */
+void sb_cgroup_flush(void);
 
 /* ---- filters ----------------------------------------------------------- */
 

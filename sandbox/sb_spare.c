@@ -541,4 +541,5 @@ void sb_release(void)
         sb_spare_free(sp);
     }
     sb_reap_retired(1);
+    sb_cgroup_flush();
 }
