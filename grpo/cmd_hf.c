@@ -1,7 +1,7 @@
 /* cmd_hf.c - `grpo import-hf` and `grpo export-hf`: Hugging Face checkpoint
  * directories to and from the trainer's checkpoints.
  *
- *   grpo import-hf DIR --out CKPT [--tokenizer FILE] [--max-seq N]
+ *   grpo import-hf DIR --out CKPT [--tokenizer FILE] [--max-seq N] [--template NAME]
  *   grpo export-hf CKPT --out DIR [--dtype f32|bf16]
  *
  * import-hf reads DIR (config.json plus model.safetensors or its shards;
@@ -11,13 +11,17 @@
  * hf_tokenizer_config); the copied tokenizer.json is the checkpoint's
  * tokenizer (what run, sft, grpo and serve encode with) unless --tokenizer
  * names a built-in BPE tokenizer file instead (its vocabulary must fit the
- * model's).
+ * model's). The metadata also names the chat template the checkpoint
+ * speaks (--template, else the one DIR's tokenizer_config.json renders as:
+ * qwen3 for the Qwen3 checkpoints' template; else none, which is qwen3-xml).
  * export-hf writes DIR/config.json, DIR/model.safetensors (fp32, or bf16
  * with --dtype bf16) and the Hugging Face tokenizer files the checkpoint
  * names. CKPT may also be a Hugging Face directory.
  */
 #include "grpo/cli.h"
+#include "harness/episode.h"
 #include "model/model.h"
+#include "protocol/template.h"
 
 #include "common/arg.h"
 #include "common/err.h"
@@ -30,7 +34,7 @@
 
 static void import_usage(FILE *f)
 {
-    fprintf(f, "usage: grpo import-hf DIR --out CKPT [--tokenizer FILE] [--max-seq N]\n"
+    fprintf(f, "usage: grpo import-hf DIR --out CKPT [--tokenizer FILE] [--max-seq N] [--template NAME]\n"
                "\n"
                "Converts a Hugging Face checkpoint directory (config.json of a Qwen3ForCausalLM,\n"
                "Qwen2ForCausalLM or LlamaForCausalLM; model.safetensors or shards with\n"
@@ -41,7 +45,11 @@ static void import_usage(FILE *f)
                "  --tokenizer FILE  a BPE tokenizer file of `grpo tokenizer` to use instead\n"
                "                    (its vocabulary must fit the model's)\n"
                "  --max-seq N       context window (default: max_position_embeddings, at most\n"
-               "                    %d); KV caches and rotary tables are sized by it\n",
+               "                    %d); KV caches and rotary tables are sized by it\n"
+               "  --template NAME   the chat template the checkpoint speaks, recorded in its\n"
+               "                    metadata (qwen3 or qwen3-xml; default: qwen3 when DIR's\n"
+               "                    tokenizer_config.json has the Qwen3 chat template, else\n"
+               "                    none recorded: qwen3-xml)\n",
             RL_MODEL_SEQ_MAX);
 }
 
@@ -119,9 +127,9 @@ static int parse_args(const char *cmd, int argc, char **argv, const char **pos, 
 
 int cmd_import_hf(int argc, char **argv)
 {
-    const char *dir, *out, *fv[2];
-    static const char *const flags[2] = {"--tokenizer", "--max-seq"};
-    int prc = parse_args("import-hf", argc, argv, &dir, &out, flags, fv, 2, import_usage);
+    const char *dir, *out, *fv[3];
+    static const char *const flags[3] = {"--tokenizer", "--max-seq", "--template"};
+    int prc = parse_args("import-hf", argc, argv, &dir, &out, flags, fv, 3, import_usage);
     if (prc)
         return prc < 0 ? 0 : prc;
     const char *tokfile = fv[0];
@@ -131,9 +139,22 @@ int cmd_import_hf(int argc, char **argv)
         fprintf(stderr, "grpo import-hf: %s\n", err);
         return 2;
     }
+    tpl_kind kind = TPL_QWEN3_XML;
+    if (fv[2] && tpl_kind_parse(&kind, fv[2], err) < 0) {
+        fprintf(stderr, "grpo import-hf: --template: %s\n", err);
+        return 2;
+    }
     if (!fs_is_dir(dir)) {
         fprintf(stderr, "grpo import-hf: %s: expected a Hugging Face checkpoint directory\n", dir);
         return 1;
+    }
+    if (!fv[2]) {
+        int k = ep_template_of_ckpt(dir, err);
+        if (k < 0) {
+            fprintf(stderr, "grpo import-hf: %s\n", err);
+            return 1;
+        }
+        kind = (tpl_kind)k;
     }
     model *m;
     if (model_load_hf(&m, dir, NULL, err)) {
@@ -156,6 +177,8 @@ int cmd_import_hf(int argc, char **argv)
     model_meta meta, src;
     model_meta_default(&meta);
     model_meta_default(&src);
+    if (fv[2] || kind != TPL_QWEN3_XML)
+        snprintf(meta.chat_template, sizeof meta.chat_template, "%s", tpl_kind_name(kind));
     model_hf_tokenizer_files(&src, dir);
     /* room for "/tokenizer_config.json" within the metadata's path field */
     char outdir[RL_MODEL_HF_PATH_MAX - 64], path[RL_MODEL_HF_PATH_MAX];
@@ -201,9 +224,9 @@ int cmd_import_hf(int argc, char **argv)
     }
     const char *arch = "?";
     model_hf_arch(&m->cfg, &arch, NULL);
-    fprintf(stderr, "grpo import-hf: %s (%s, %zu parameters, vocab %d, %d layers) -> %s%s\n", dir, arch,
-            m->n_params, m->cfg.vocab, m->cfg.n_layer, out,
-            meta.hf_tokenizer[0] ? " with tokenizer.json" : "");
+    fprintf(stderr, "grpo import-hf: %s (%s, %zu parameters, vocab %d, %d layers) -> %s%s, template %s\n", dir,
+            arch, m->n_params, m->cfg.vocab, m->cfg.n_layer, out, meta.hf_tokenizer[0] ? " with tokenizer.json" : "",
+            tpl_kind_name(kind));
     model_free(m);
     return 0;
 }

@@ -11,8 +11,10 @@
  */
 #include "grpo/cli.h"
 #include "grpo/serve.h"
+#include "harness/episode.h"
 #include "http/http.h"
 #include "policy/model_policy.h"
+#include "protocol/template.h"
 
 #include "common/arg.h"
 #include "common/err.h"
@@ -28,7 +30,7 @@ static void serve_usage(FILE *f)
     fprintf(f,
             "usage: grpo serve --ckpt CKPT [--host ADDR] [--port N] [--served-model-name NAME]\n"
             "                  [--max-batch N] [--max-queue N] [--prefix-cache-mb N]\n"
-            "                  [--stream-interval-ms MS]\n"
+            "                  [--stream-interval-ms MS] [--template NAME]\n"
             "\n"
             "Serves a checkpoint over an OpenAI-compatible HTTP API (docs/serve.md):\n"
             "/v1/models, /v1/completions, /v1/chat/completions, /health, /metrics.\n"
@@ -42,6 +44,9 @@ static void serve_usage(FILE *f)
             "                    sharing their prefix skips its prefill (default %d, 0: no reuse)\n"
             "  --stream-interval-ms MS  least time between two events of a stream; the tokens\n"
             "                    decoded in between go out together (default %d, 0: every step)\n"
+            "  --template NAME   the chat template /v1/chat/completions renders with (qwen3 or\n"
+            "                    qwen3-xml; default: the one the checkpoint speaks, as\n"
+            "                    `--policy model:CKPT` finds it)\n"
             "SIGINT or SIGTERM stops the server.\n",
             SERVE_BATCH_DEFAULT, SERVE_BATCH_HARD, SERVE_QUEUE_DEFAULT, SERVE_PREFIX_CACHE_MB_DEFAULT,
             SERVE_STREAM_INTERVAL_MS_DEFAULT);
@@ -49,7 +54,7 @@ static void serve_usage(FILE *f)
 
 int cmd_serve(int argc, char **argv)
 {
-    const char *ckpt = NULL, *host = "127.0.0.1", *name = NULL;
+    const char *ckpt = NULL, *host = "127.0.0.1", *name = NULL, *tpl = NULL;
     int port = 8000;
     serve_opts so;
     serve_opts_default(&so);
@@ -63,7 +68,8 @@ int cmd_serve(int argc, char **argv)
         int rc = 0;
         if (!v && (!strcmp(a, "--ckpt") || !strcmp(a, "--host") || !strcmp(a, "--port") ||
                    !strcmp(a, "--served-model-name") || !strcmp(a, "--max-batch") || !strcmp(a, "--max-queue") ||
-                   !strcmp(a, "--prefix-cache-mb") || !strcmp(a, "--stream-interval-ms"))) {
+                   !strcmp(a, "--prefix-cache-mb") || !strcmp(a, "--stream-interval-ms") ||
+                   !strcmp(a, "--template"))) {
             fprintf(stderr, "grpo serve: %s: expected a value\n", a);
             return 2;
         }
@@ -83,6 +89,12 @@ int cmd_serve(int argc, char **argv)
             rc = arg_int(&so.prefix_cache_mb, a, v, 0, SERVE_PREFIX_CACHE_MB_MAX, err);
         else if (!strcmp(a, "--stream-interval-ms"))
             rc = arg_int(&so.stream_interval_ms, a, v, 0, SERVE_STREAM_INTERVAL_MS_MAX, err);
+        else if (!strcmp(a, "--template")) {
+            tpl_kind k;
+            tpl = v;
+            if ((rc = tpl_kind_parse(&k, v, err)) == 0)
+                so.chat_template = (int)k;
+        }
         else {
             fprintf(stderr, "grpo serve: unknown option '%s'\n", a);
             serve_usage(stderr);
@@ -111,6 +123,14 @@ int cmd_serve(int argc, char **argv)
         return 2;
     }
     so.log = cli_log_stderr;
+    if (!tpl) {
+        int k = ep_template_of_ckpt(ckpt, err);
+        if (k < 0) {
+            fprintf(stderr, "grpo serve: %s\n", err);
+            return 1;
+        }
+        so.chat_template = k;
+    }
 
     /* the signals go to sigwait below, not to the server's threads */
     sigset_t sigs;
@@ -147,9 +167,9 @@ int cmd_serve(int argc, char **argv)
         pol_free(p);
         return 1;
     }
-    fprintf(stderr, "grpo serve: serving \"%s\" on http://%s%s%s:%d (window %d tokens, batch %d)\n", so.name,
-            strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", http_server_port(hs), m->cfg.max_seq,
-            so.max_batch);
+    fprintf(stderr, "grpo serve: serving \"%s\" on http://%s%s%s:%d (window %d tokens, batch %d, template %s)\n",
+            so.name, strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", http_server_port(hs),
+            m->cfg.max_seq, so.max_batch, tpl_kind_name((tpl_kind)so.chat_template));
     fflush(stderr);
     int sig = 0;
     sigwait(&sigs, &sig);

@@ -522,6 +522,7 @@ static int parse_chat(serve *s, job *j, const cJSON *o, perr *pe)
         return rc;
     tpl_opts to;
     tpl_opts_default(&to);
+    to.kind = (tpl_kind)s->o.chat_template;
     const cJSON *kw = field(o, "chat_template_kwargs");
     if (kw && cJSON_IsObject(kw)) {
         int think = 1;

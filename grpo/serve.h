@@ -43,6 +43,8 @@ typedef struct serve_opts {
     int max_queue;      /* requests waiting; more get 429 */
     int prefix_cache_mb; /* KV caches kept for prefix reuse (model_dec_prefix_cache); 0: none */
     int stream_interval_ms; /* least time between a stream's wake-ups; 0: every step */
+    int chat_template;  /* the tpl_kind chat requests render with (protocol/template.h);
+                           default TPL_QWEN3_XML */
     rl_log_fn log;      /* one line per failed step; NULL: silent */
     void *log_ctx;
 } serve_opts;

@@ -554,8 +554,9 @@ static int apply_config(sep *ep, const cJSON *cfg, http_server_resp *resp)
         reply_error(resp, 400, "config", "config: expected an object");
         return -1;
     }
-    static const char *allowed[] = {"prompt", "think", "history", "max_turns", "max_context_tokens",
-                                    "max_wall_s", "max_reply_tokens", "obs_budget", NULL};
+    static const char *allowed[] = {"prompt",     "think",           "history",          "template",
+                                    "max_turns",  "max_context_tokens", "max_wall_s", "max_reply_tokens",
+                                    "obs_budget", NULL};
     const cJSON *f;
     cJSON_ArrayForEach(f, cfg)
     {
@@ -566,7 +567,7 @@ static int apply_config(sep *ep, const cJSON *cfg, http_server_resp *resp)
             char p[96];
             str_fmt(p, sizeof p, "config.%.60s", f->string);
             reply_error(resp, 400, p,
-                        "config.%.60s: not a setting a client may choose (prompt, think, history, max_turns, "
+                        "config.%.60s: not a setting a client may choose (prompt, think, history, template, max_turns, "
                         "max_context_tokens, max_wall_s, max_reply_tokens, obs_budget)",
                         f->string);
             return -1;
@@ -605,6 +606,15 @@ static int apply_config(sep *ep, const cJSON *cfg, http_server_resp *resp)
             return -1;
         }
         ep->cfg.history_keep = !strcmp(t, "keep");
+    }
+    if ((v = field(cfg, "template"))) {
+        tpl_kind k;
+        char e[RL_ERR_MAX];
+        if (tpl_kind_parse(&k, cJSON_GetStringValue(v), e) < 0) {
+            reply_error(resp, 400, "config.template", "config.template: %s", e);
+            return -1;
+        }
+        ep->cfg.chat_template = (int)k;
     }
     int n;
     if (cfg_int(&ep->cfg.max_turns, cfg, "max_turns", 1, RL_EP_HARD_TURNS, resp) < 0 ||

@@ -16,6 +16,7 @@
 #include "common/limits.h"
 #include "common/utf8.h"
 #include "common/vec.h"
+#include "model/model.h"
 #include "protocol/chat.h"
 #include "protocol/template.h"
 #include "harness/integrity.h"
@@ -132,33 +133,68 @@ void ep_config_pol_env(pol_env *env, const ep_config *c)
 
 int ep_config_is_openai(const ep_config *c) { return c->policy && !strcmp(c->policy, "openai"); }
 
-int ep_config_template(const ep_config *c, char *err)
+/* The template named by the "chat_template" string of the JSON file at path:
+ * a template name (state.json of a GRPO run) or, jinja set, a Jinja
+ * template text (tokenizer_config.json). 0 and *kind set; 1 when the file
+ * or the field is not there, or the text is no template of
+ * protocol/template.h; RL_EINVAL when a name is unknown. */
+static int template_of_file(int *kind, const char *path, int jinja, char *err)
 {
-    if (c->chat_template >= 0)
-        return c->chat_template;
-    if (!c->policy || strncmp(c->policy, "model:", 6) || !c->policy[6])
-        return TPL_QWEN3_XML;
-    const char *ckpt = c->policy + 6, *slash = strrchr(ckpt, '/');
+    char *text = NULL;
+    size_t len;
+    if (fs_read_file(&text, &len, path, jinja ? RL_MODEL_HF_TOKENIZER_MAX : RL_GRPO_STATE_MAX, NULL) < 0)
+        return 1;
+    cJSON *st = cJSON_ParseWithLength(text, len);
+    free(text);
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "chat_template"));
+    int rc = 1;
+    if (name && jinja) {
+        *kind = tpl_kind_of_jinja(name, strlen(name));
+        rc = *kind < 0;
+    } else if (name) {
+        tpl_kind k;
+        char e[RL_ERR_MAX];
+        rc = tpl_kind_parse(&k, name, e) < 0 ? rl_err(err, RL_EINVAL, "%s: chat_template: %s", path, e) : 0;
+        *kind = (int)k;
+    }
+    cJSON_Delete(st);
+    return rc;
+}
+
+int ep_template_of_ckpt(const char *ckpt, char *err)
+{
+    const char *slash = strrchr(ckpt, '/');
     char path[4096];
     if (fs_is_dir(ckpt))
         snprintf(path, sizeof path, "%s/state.json", ckpt);
     else
         snprintf(path, sizeof path, "%.*s%sstate.json", slash ? (int)(slash - ckpt + 1) : 0, ckpt,
                  slash ? "" : "./");
-    char *text = NULL;
-    size_t len;
-    if (fs_read_file(&text, &len, path, RL_GRPO_STATE_MAX, NULL) < 0)
+    int k, rc = template_of_file(&k, path, 0, err);
+    if (rc <= 0)
+        return rc < 0 ? rc : k;
+    model_meta meta;
+    if (model_read_meta(&meta, ckpt, NULL) < 0)
         return TPL_QWEN3_XML;
-    cJSON *st = cJSON_Parse(text);
-    free(text);
-    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "chat_template"));
-    tpl_kind k = TPL_QWEN3_XML;
-    char e[RL_ERR_MAX];
-    int rc = name ? tpl_kind_parse(&k, name, e) : 0;
-    cJSON_Delete(st);
-    if (rc < 0)
-        return rl_err(err, rc, "%s: chat_template: %s", path, e);
-    return (int)k;
+    if (meta.chat_template[0]) {
+        tpl_kind kind;
+        char e[RL_ERR_MAX];
+        if (tpl_kind_parse(&kind, meta.chat_template, e) < 0)
+            return rl_err(err, RL_EINVAL, "%s: chat_template: %s", ckpt, e);
+        return (int)kind;
+    }
+    if (meta.hf_tokenizer_config[0] && template_of_file(&k, meta.hf_tokenizer_config, 1, NULL) == 0)
+        return k;
+    return TPL_QWEN3_XML;
+}
+
+int ep_config_template(const ep_config *c, char *err)
+{
+    if (c->chat_template >= 0)
+        return c->chat_template;
+    if (!c->policy || strncmp(c->policy, "model:", 6) || !c->policy[6])
+        return TPL_QWEN3_XML;
+    return ep_template_of_ckpt(c->policy + 6, err);
 }
 
 static uint64_t fnv(uint64_t h, const char *s)

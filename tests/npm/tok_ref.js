@@ -2,6 +2,7 @@
 // Hugging Face tokenizer tests (tests/test_tokenizer_hf.c).
 //
 //   node tok_ref.js json OUT        writes the package's tokenizer.json to OUT
+//   node tok_ref.js config OUT      writes its tokenizer_config.json (chat template included)
 //   node tok_ref.js encode IN...    IN: one JSON string per line; writes
 //                                   IN.ids, one JSON array of ids per line
 //                                   (encode(text, {add_special_tokens: false})),
@@ -80,6 +81,9 @@ if (cmd === "json") {
   // (its ES-module interop); the file is the JSON itself.
   const j = q.tokenizerJSON.default ?? q.tokenizerJSON;
   fs.writeFileSync(a, JSON.stringify(j));
+} else if (cmd === "config") {
+  const j = q.tokenizerConfig.default ?? q.tokenizerConfig;
+  fs.writeFileSync(a, JSON.stringify(j));
 } else if (cmd === "encode") {
   const tok = q.fromPreTrained();
   for (const path of process.argv.slice(3)) {
@@ -95,6 +99,6 @@ if (cmd === "json") {
   for (const d of process.argv.slice(4)) walk(d, out);
   fs.writeFileSync(a, out.join("\n") + "\n");
 } else {
-  process.stderr.write("usage: node tok_ref.js json OUT | encode IN... | fuzz SEED N OUT | corpus OUT DIR...\n");
+  process.stderr.write("usage: node tok_ref.js json OUT | config OUT | encode IN... | fuzz SEED N OUT | corpus OUT DIR...\n");
   process.exit(2);
 }
