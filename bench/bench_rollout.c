@@ -112,17 +112,16 @@ int main(void)
         perror("bench_rollout: mkdtemp");
         return 1;
     }
-    snprintf(run, sizeof run, "%s/run", dir);
     /* the config's own max_turns: the cap of the episodes outside the tail */
     snprintf(cmd, sizeof cmd, "%s/grpo train --config %s --check", bin, config);
     FILE *p = popen(cmd, "r");
     char *merged = NULL;
-    size_t cap = 0, len = 0;
+    size_t len = 0;
     if (p) {
         char chunk[4096];
         size_t k;
         while ((k = fread(chunk, 1, sizeof chunk, p)) > 0) {
-            char *nb = realloc(merged, cap = len + k + 1);
+            char *nb = realloc(merged, len + k + 1);
             if (!nb)
                 break;
             merged = nb;
