@@ -872,6 +872,9 @@ static int episode_config(grpo_trainer *t, char *err)
     e->test_limits.disk_mb = c->test_disk_mb;
     e->history_keep = c->history_keep;
     e->max_turns = c->max_turns;
+    e->tail_share = c->tail_share;
+    e->tail_min_turns = c->tail_min_turns;
+    e->tail_max_turns = c->tail_max_turns;
     e->max_context_tokens = c->max_context_tokens;
     e->max_wall_s = c->max_wall_s;
     e->max_reply_tokens = c->max_reply_tokens;

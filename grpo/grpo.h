@@ -84,6 +84,10 @@ typedef struct grpo_config {
     /* episodes */
     char prompt[256];
     int think, history_keep, max_turns, max_context_tokens, max_reply_tokens, max_wall_s;
+    double tail_share;               /* episode.tail_share: this share of episodes gets a
+                                        turn cap from [tail_min_turns, tail_max_turns]
+                                        (ep_config_turn_cap); 0 (default): none */
+    int tail_min_turns, tail_max_turns;
     char chat_template[16];          /* episode.template: "qwen3-xml" or "qwen3"; "": the
                                         one the init checkpoint records, else qwen3-xml */
     int edit_hints;                  /* episode.edit_hints (default true) */

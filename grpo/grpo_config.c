@@ -155,6 +155,9 @@ static const field FIELDS[] = {
     ENUM("episode.history", history_keep, HISTORY),
     STR("episode.template", chat_template),
     INT("episode.max_turns", max_turns, 1, RL_EP_HARD_TURNS),
+    DBL("episode.tail_share", tail_share, 0, 1),
+    INT("episode.tail_min_turns", tail_min_turns, 0, RL_EP_HARD_TURNS),
+    INT("episode.tail_max_turns", tail_max_turns, 0, RL_EP_HARD_TURNS),
     INT("episode.max_context_tokens", max_context_tokens, 16, RL_MODEL_SEQ_MAX),
     INT("episode.max_reply_tokens", max_reply_tokens, 1, RL_MODEL_SEQ_MAX),
     INT("episode.max_wall_s", max_wall_s, 0, 86400),
@@ -399,6 +402,9 @@ static int check_config(const grpo_config *c, const char *name, char *err)
     if (c->max_context_tokens + c->max_reply_tokens > RL_MODEL_SEQ_MAX)
         return rl_err(err, RL_EINVAL, "%s: episode.max_context_tokens + max_reply_tokens: expected at most %d", name,
                       RL_MODEL_SEQ_MAX);
+    if (c->tail_share > 0 && (c->tail_min_turns < 1 || c->tail_max_turns < c->tail_min_turns))
+        return rl_err(err, RL_EINVAL,
+                      "%s: episode.tail_min_turns and tail_max_turns: expected 1 <= min <= max with a tail_share", name);
     if (c->loss.dual_clip != 0 && c->loss.dual_clip <= 1)
         return rl_err(err, RL_EINVAL, "%s: loss.dual_clip: expected 0 (off) or a number > 1", name);
     if ((long)c->tasks_per_step * c->group_size > RL_ROLLOUT_ACTIVE_MAX && c->max_active == 0)

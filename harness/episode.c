@@ -14,6 +14,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/limits.h"
+#include "common/rng.h"
 #include "common/utf8.h"
 #include "common/vec.h"
 #include "model/model.h"
@@ -197,6 +198,21 @@ int ep_config_template(const ep_config *c, char *err)
     return ep_template_of_ckpt(c->policy + 6, err);
 }
 
+int ep_config_turn_cap(const ep_config *c)
+{
+    if (!(c->tail_share > 0) || c->tail_min_turns < 1 || c->tail_max_turns < c->tail_min_turns)
+        return c->max_turns;
+    /* one draw picks whether the episode is in the tail (its top 53 bits
+     * against the share), the next its cap; the constant keeps these draws
+     * apart from the policy's own use of the seed */
+    uint64_t st = c->seed ^ 0x7475726e2d636170ull;
+    double u = (double)(rl_splitmix64(&st) >> 11) * 0x1.0p-53;
+    if (u >= c->tail_share)
+        return c->max_turns;
+    uint64_t span = (uint64_t)(c->tail_max_turns - c->tail_min_turns) + 1;
+    return c->tail_min_turns + (int)(rl_splitmix64(&st) % span);
+}
+
 static uint64_t fnv(uint64_t h, const char *s)
 {
     for (; s && *s; s++)
@@ -224,6 +240,14 @@ static void config_json(cJSON *o, const ep_config *c, int with_seed)
         cJSON_AddNumberToObject(o, "max_turns", c->max_turns);
     else
         cJSON_AddStringToObject(o, "max_turns", "unlimited");
+    if (c->tail_share > 0) { /* absent: every episode's cap is max_turns */
+        cJSON *tl = cJSON_AddObjectToObject(o, "turns_tail");
+        cJSON_AddNumberToObject(tl, "share", c->tail_share);
+        cJSON_AddNumberToObject(tl, "min_turns", c->tail_min_turns);
+        cJSON_AddNumberToObject(tl, "max_turns", c->tail_max_turns);
+        if (with_seed) /* this episode's draw; the digest stays the config's */
+            cJSON_AddNumberToObject(tl, "cap", ep_config_turn_cap(c));
+    }
     cJSON_AddNumberToObject(o, "max_context_tokens", c->max_context_tokens);
     cJSON_AddNumberToObject(o, "max_wall_s", c->max_wall_s);
     cJSON_AddNumberToObject(o, "max_reply_tokens", c->max_reply_tokens);
@@ -301,6 +325,7 @@ typedef struct ep_turn {
 struct ep_state {
     const task *t;
     ep_config cfg;
+    int turn_cap;           /* ep_config_turn_cap of cfg: 0 unlimited */
     ws_tree *ws;
     const tok_t *tok;
     chat *chat;
@@ -398,6 +423,7 @@ int ep_new(ep_state **out, const task *t, const ep_config *cfg, struct ws_tree *
         return rl_err(err, RL_ENOMEM, "episode: out of memory");
     e->t = t;
     e->cfg = *cfg;
+    e->turn_cap = ep_config_turn_cap(cfg);
     e->ws = ws;
     e->tok = cfg->tok;
     e->t_start = clk_ms();
@@ -594,7 +620,7 @@ static void end(ep_state *e, const char *why)
 
 static int check_limits(ep_state *e)
 {
-    if (e->cfg.max_turns && e->nturns >= (size_t)e->cfg.max_turns)
+    if (e->turn_cap && e->nturns >= (size_t)e->turn_cap)
         end(e, "max_turns");
     else if (e->cfg.max_wall_s && clk_ms() - e->t_start > e->cfg.max_wall_s * 1000.0)
         end(e, "wall_time");

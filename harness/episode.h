@@ -63,6 +63,12 @@ typedef struct ep_config {
                                 (harness/integrity.h) scores 0; 1: it is only
                                 recorded, the test reward stands */
     int max_turns;           /* 0: unlimited */
+    double tail_share;       /* long tail of episode lengths: this share of
+                                episodes (chosen by the seed) get a turn cap
+                                drawn from [tail_min_turns, tail_max_turns]
+                                instead of max_turns (ep_config_turn_cap);
+                                0: none. Recorded when set */
+    int tail_min_turns, tail_max_turns;
     int max_context_tokens;  /* 0: unlimited */
     int max_wall_s;          /* 0: unlimited */
     int max_reply_tokens;    /* per assistant message */
@@ -103,6 +109,14 @@ int ep_config_template(const ep_config *c, char *err);
  * chat_template (tpl_kind_of_jinja: "qwen3" for the Qwen3 checkpoints');
  * else qwen3-xml. RL_EINVAL when a file names an unknown template. */
 int ep_template_of_ckpt(const char *ckpt, char *err);
+
+/* The turn cap of the episode of c with seed c->seed: max_turns, or,
+ * for the tail_share of seeds a splitmix64 draw of the seed selects, a cap
+ * drawn uniformly from [tail_min_turns, tail_max_turns] by the same draw
+ * (0: unlimited). A function of the config and the seed only, so every
+ * rollout of the same episodes (sync, async, another process) sees the
+ * same caps. */
+int ep_config_turn_cap(const ep_config *c);
 
 /* FNV-1a digest of every recorded config field except the seed: episodes
  * of one config share it (a GRPO group is one task under one digest). */

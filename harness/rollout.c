@@ -112,12 +112,12 @@ size_t rollout_pending(const rollout *r)
 
 void rollout_set_version(rollout *r, long version) { r->version = version; }
 
-/* Scores a finished episode, hands its record over, frees the slot. */
-static void finish(const rollout *r, slot *s, rollout_done_fn done, void *user)
+/* Hands a scored episode's record over and frees the slot. */
+static void hand_over(const rollout *r, slot *s, char *rec, const char *ferr, rollout_done_fn done, void *user)
 {
-    char err[RL_ERR_MAX], *rec = NULL;
-    if (ep_finish(&rec, s->ep, err) < 0) {
-        rl_logf(r->o.log, r->o.log_ctx, RL_LOG_ERROR, "rollout: episode %ld: %s", s->tag, err);
+    if (ferr) {
+        rl_logf(r->o.log, r->o.log_ctx, RL_LOG_ERROR, "rollout: episode %ld: %s", s->tag, ferr);
+        free(rec);
         rec = NULL;
     }
     double reward = ep_reward(s->ep);
@@ -129,6 +129,90 @@ static void finish(const rollout *r, slot *s, rollout_done_fn done, void *user)
         done(user, s->tag, rec, reward);
     else
         free(rec);
+}
+
+typedef struct score_job {
+    slot **slots;   /* the episodes that ended */
+    char **recs;
+    char (*errs)[RL_ERR_MAX];
+    int *failed;
+    int n, next;
+    pthread_mutex_t mu;
+} score_job;
+
+static void *score_worker(void *arg)
+{
+    score_job *j = arg;
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        int i = j->next++;
+        pthread_mutex_unlock(&j->mu);
+        if (i >= j->n)
+            return NULL;
+        j->failed[i] = ep_finish(&j->recs[i], j->slots[i]->ep, j->errs[i]) < 0;
+    }
+}
+
+/* Scoring the episodes that ended: each runs its tests in its own sandbox
+ * and companion tree, so several run at once, on up to threads threads,
+ * while the caller goes on (generation and tool calls of the other
+ * episodes); score_end joins them and hands the records over in slot
+ * order. */
+typedef struct scoring {
+    score_job j;
+    pthread_t th[RL_ROLLOUT_THREADS_MAX];
+    int started;
+} scoring;
+
+static int score_begin(scoring *sc, const rollout *r, slot **ended, int n)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->j.slots = ended;
+    sc->j.n = n;
+    pthread_mutex_init(&sc->j.mu, NULL);
+    if (n == 0)
+        return 0;
+    sc->j.recs = calloc((size_t)n, sizeof *sc->j.recs);
+    sc->j.errs = calloc((size_t)n, sizeof *sc->j.errs);
+    sc->j.failed = calloc((size_t)n, sizeof *sc->j.failed);
+    if (!sc->j.recs || !sc->j.errs || !sc->j.failed) {
+        free(sc->j.recs);
+        free(sc->j.errs);
+        free(sc->j.failed);
+        return RL_ENOMEM;
+    }
+    int nt = r->o.threads < n ? r->o.threads : n;
+    if (nt > RL_ROLLOUT_THREADS_MAX)
+        nt = RL_ROLLOUT_THREADS_MAX;
+    for (int t = 0; t < nt; t++)
+        if (pthread_create(&sc->th[sc->started], NULL, score_worker, &sc->j) == 0)
+            sc->started++;
+    return 0;
+}
+
+static void score_end(scoring *sc, const rollout *r, rollout_done_fn done, void *user)
+{
+    if (sc->j.n > 0) {
+        score_worker(&sc->j); /* what the threads have not taken (all, without threads) */
+        for (int t = 0; t < sc->started; t++)
+            pthread_join(sc->th[t], NULL);
+        for (int i = 0; i < sc->j.n; i++)
+            hand_over(r, sc->j.slots[i], sc->j.recs[i], sc->j.failed[i] ? sc->j.errs[i] : NULL, done, user);
+        free(sc->j.recs);
+        free(sc->j.errs);
+        free(sc->j.failed);
+    }
+    pthread_mutex_destroy(&sc->j.mu);
+}
+
+/* Out of memory for the scoring's arrays: each episode scored in turn. */
+static void score_each(const rollout *r, slot **ended, int n, rollout_done_fn done, void *user)
+{
+    for (int i = 0; i < n; i++) {
+        char ferr[RL_ERR_MAX], *rec = NULL;
+        int bad = ep_finish(&rec, ended[i]->ep, ferr) < 0;
+        hand_over(r, ended[i], rec, bad ? ferr : NULL, done, user);
+    }
 }
 
 /* Fills free slots from the queue. An episode that cannot start (its work
@@ -200,10 +284,13 @@ int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
     pol_request *reqs = calloc(n, sizeof *reqs);
     pol_response *resps = calloc(n, sizeof *resps);
     int *who = calloc(n, sizeof *who);
-    if (!reqs || !resps || !who) {
+    slot **ended = calloc(n, sizeof *ended);
+    int nended = 0;
+    if (!reqs || !resps || !who || !ended) {
         free(reqs);
         free(resps);
         free(who);
+        free(ended);
         return rl_err(err, RL_ENOMEM, "rollout: out of memory");
     }
     for (int i = 0; i < (int)n; i++) {
@@ -212,12 +299,19 @@ int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
         if (!s->ep)
             continue;
         if (!ep_request(s->ep, &s->req)) {
-            finish(r, s, done, user);
+            ended[nended++] = s;
             continue;
         }
         s->req.episode = i;
         reqs[nreq] = s->req;
         who[nreq++] = i;
+    }
+    /* the episodes that ended at their limits are scored while the others
+     * generate and run their tools */
+    scoring sc;
+    if (score_begin(&sc, r, ended, nended) < 0) {
+        score_each(r, ended, nended, done, user);
+        score_begin(&sc, r, ended, 0);
     }
     if (nreq) {
         char perr[RL_ERR_MAX];
@@ -250,12 +344,19 @@ int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
     free(reqs);
     free(resps);
     free(who);
-    /* episodes that ended in this step are scored now */
+    score_end(&sc, r, done, user);
+    /* the episodes that ended in this step are scored now, together */
+    int first = nended;
     for (int i = 0; i < (int)n; i++) {
         slot *s = &r->slots[i];
         if (s->ep && s->pending && ep_done(s->ep))
-            finish(r, s, done, user);
+            ended[nended++] = s;
     }
+    if (score_begin(&sc, r, ended + first, nended - first) < 0)
+        score_each(r, ended + first, nended - first, done, user);
+    else
+        score_end(&sc, r, done, user);
+    free(ended);
     return (int)rollout_pending(r);
 }
 

@@ -4,8 +4,9 @@
  * stepped together. Each step gathers the pending requests of every
  * active episode into ONE policy call (the model samples them as a batch
  * with its KV cache), then runs each episode's tool calls on a few
- * threads. Finished episodes are scored and handed back with their
- * record. A step can be interleaved with training: the policy version set
+ * threads. Finished episodes are scored (their tests run, several at
+ * once on those threads; an episode that ended at a limit is scored
+ * while the others generate) and handed back with their record. A step can be interleaved with training: the policy version set
  * with rollout_set_version is stamped on every turn generated afterwards,
  * so partial (asynchronous) rollouts know which tokens are off-policy.
  */
