@@ -172,6 +172,25 @@ int grpo_rollout_groups(grpo_group ***gs, size_t *ng, rollout *ro, const grpo_ru
                         const grpo_config *c, const grpo_opts *o, grpo_durs *durs, grpo_step_metrics *sm, double *busy,
                         char *err);
 
+/* ---- grpo_fleet.c: generation and env servers of a fleet -------------------------------- */
+
+typedef struct grpo_fleet grpo_fleet;
+
+/* The fleet of c (fleet.generate, fleet.env, fleet.token_env,
+ * fleet.weights): every server is asked once (GET /v1/models, /health);
+ * one that does not answer 200 is an error naming its URL. */
+int grpo_fleet_new(grpo_fleet **out, const grpo_config *c, const char *run_dir, char *err);
+void grpo_fleet_free(grpo_fleet *f);
+/* The env servers' base URLs (borrowed from f). */
+const char *const *grpo_fleet_env_urls(const grpo_fleet *f, int *n);
+const char *grpo_fleet_weights_path(const grpo_fleet *f);
+/* The version pushed last, -1 before the first push. */
+long grpo_fleet_version(const grpo_fleet *f);
+/* Writes m to the weights path (temp + rename) and has every generation
+ * server load it as version; returns once all acknowledged, else an
+ * error naming the first server that did not. */
+int grpo_fleet_push(grpo_fleet *f, const model *m, const model_meta *meta, long version, char *err);
+
 /* ---- grpo_async.c: the asynchronous rollout thread ------------------------------------ */
 
 typedef struct grpo_async grpo_async;
