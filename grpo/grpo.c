@@ -125,8 +125,12 @@ static void say(const grpo_trainer *t, int level, const char *fmt, ...)
 /* Where episodes run, with the version the next sampled tokens carry. */
 static grpo_run_env run_env(const grpo_trainer *t)
 {
-    grpo_run_env e = {&t->ep, t->cfg.ws_root[0] ? t->cfg.ws_root : NULL, t->max_active, t->cfg.tool_threads,
-                      t->step + 1, t->cfg.seed};
+    grpo_run_env e = {.ep = &t->ep,
+                      .ws_root = t->cfg.ws_root[0] ? t->cfg.ws_root : NULL,
+                      .max_active = t->max_active,
+                      .tool_threads = t->cfg.tool_threads,
+                      .version = t->step + 1,
+                      .seed = t->cfg.seed};
     return e;
 }
 
@@ -396,6 +400,15 @@ static int step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, ch
 {
     int rc;
     grpo_run_env env = run_env(t);
+    if (t->fleet) {
+        if ((rc = fleet_sync(t, err)) < 0)
+            return rc;
+        env.ep = &t->fleet_ep;
+        env.pol = t->fleet_pol;
+        env.env_urls = grpo_fleet_env_urls(t->fleet, &env.n_env);
+        env.env_token = t->cfg.fleet_token_env[0] ? getenv(t->cfg.fleet_token_env) : NULL;
+        env.env_timeout_ms = t->cfg.fleet_timeout_ms;
+    }
     if (!t->as && (rc = grpo_async_new(&t->as, t->m, t->tok, &env, &t->cfg, err)) < 0)
         return rc;
     double t0 = clk_s(), busy0, busy1, gs0, gs1;
@@ -941,6 +954,10 @@ int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir
     t->root = dp_rank() == 0;
     t->max_active = cfg->max_active > 0 ? cfg->max_active : cfg->tasks_per_step * cfg->group_size;
     int ranks = dp_size();
+    if (ranks > 1 && cfg->fleet_generate[0]) {
+        free(t);
+        return rl_err(err, RL_EINVAL, "fleet: data-parallel training (%d ranks) with a fleet is not supported", ranks);
+    }
     if (ranks > 1) {
         if (cfg->mode != GRPO_SYNC) {
             free(t);

@@ -445,8 +445,6 @@ static int check_config(const grpo_config *c, const char *name, char *err)
                       name, c->eval_policy == GRPO_POLICY_OPENAI ? "eval.policy" : "flywheel.policy");
     if ((c->fleet_generate[0] || c->fleet_env[0]) && (!c->fleet_generate[0] || !c->fleet_env[0] || !c->fleet_model[0]))
         return rl_err(err, RL_EINVAL, "%s: fleet: expected generate, env and model together", name);
-    if (c->fleet_generate[0] && c->mode != GRPO_SYNC)
-        return rl_err(err, RL_EINVAL, "%s: fleet: expected rollout.mode \"sync\" (rollouts on a fleet are synchronous)", name);
     if (c->eval_every > 0 && !c->eval_tasks[0])
         return rl_err(err, RL_EINVAL, "%s: eval.tasks: expected a task selector", name);
     return 0;

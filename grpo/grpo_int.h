@@ -161,6 +161,13 @@ typedef struct grpo_run_env {
     int tool_threads;
     long version;         /* stamped on the tokens sampled */
     long seed;            /* the run's seed: episode seeds derive from it */
+    /* a fleet (grpo_fleet.c): the policy over its generation servers
+     * (borrowed) and its env servers; pol NULL: local rollouts */
+    policy *pol;
+    const char *const *env_urls;
+    int n_env;
+    const char *env_token;
+    long env_timeout_ms;
 } grpo_run_env;
 
 /* The groups of one synchronous step: tasks_per_step new groups run to

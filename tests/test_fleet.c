@@ -271,6 +271,42 @@ START_TEST(test_fleet_two_steps)
     for (int k = 0; k < ne; k++)
         cJSON_Delete(ev[k]);
 
+    /* asynchronous: the same servers, turns stamped by the servers'
+     * versions, every episode the trainer took recorded once */
+    fleet_config(&c, &f, "run-async");
+    c.mode = GRPO_ASYNC;
+    c.lambda = 0.5;
+    ck_assert_msg(grpo_open(&t, &c, NULL, NULL, err) == 0, "%s", err);
+    ck_assert_msg(grpo_train(t, 0, err) == 0, "%s", err);
+    grpo_close(t);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(served_version(f.gport[i]), 3);
+    snprintf(path, sizeof path, "%s/run-async/records.jsonl", f.dir);
+    nt = read_jsonl(tr, 8, path);
+    ck_assert_int_ge(nt, 2);
+    ne = 0;
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/env%d.jsonl", f.dir, i);
+        ne += read_jsonl(ev + ne, 16 - ne, path);
+    }
+    for (int i = 0; i < nt; i++) {
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(tr[i], "episode_id"));
+        int found = 0;
+        for (int k = 0; k < ne; k++)
+            found += !strcmp(id, cJSON_GetStringValue(cJSON_GetObjectItem(ev[k], "episode_id")));
+        ck_assert_int_eq(found, 1);
+        const cJSON *turn;
+        cJSON_ArrayForEach(turn, cJSON_GetObjectItem(tr[i], "turns"))
+        {
+            long v = (long)cJSON_GetObjectItem(turn, "policy_version")->valuedouble;
+            ck_assert(v >= 1 && v <= 2);
+        }
+    }
+    for (int i = 0; i < nt; i++)
+        cJSON_Delete(tr[i]);
+    for (int k = 0; k < ne; k++)
+        cJSON_Delete(ev[k]);
+
     /* a generation server that is down: one line naming its URL */
     int down = f.gport[1];
     su_stop(f.gen[1], SIGTERM, 1);
