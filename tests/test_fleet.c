@@ -5,6 +5,8 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "grpo/grpo.h"
+#include "grpo/grpo_int.h"
+#include "grpo/sample.h"
 #include "http/http.h"
 #include "model/model.h"
 #include "tests/srvutil.h"
@@ -224,6 +226,28 @@ START_TEST(test_fleet_two_steps)
         /* after each update every generation server decodes with the next version */
         for (int i = 0; i < 2; i++)
             ck_assert_int_eq(served_version(f.gport[i]), step + 1);
+    }
+    /* the servers' records train as they are: one sequence per episode
+     * (history keep) holding every sampled id as a target of version 2 */
+    size_t nlast = 0;
+    char *const *last = grpo_last_records(t, &nlast);
+    ck_assert_uint_eq(nlast, 2);
+    for (size_t i = 0; i < nlast; i++) {
+        grpo_seqs S;
+        grpo_seqs_init(&S);
+        ck_assert_msg(grpo_seqs_add_json(&S, last[i], 0, grpo_model(t)->cfg.vocab, grpo_model(t)->cfg.max_seq, err) == 0,
+                      "%s", err);
+        ck_assert_uint_eq(S.n, 1);
+        cJSON *rec = cJSON_Parse(last[i]);
+        int nids = 0;
+        const cJSON *turn;
+        cJSON_ArrayForEach(turn, cJSON_GetObjectItem(rec, "turns")) nids += cJSON_GetArraySize(cJSON_GetObjectItem(turn, "ids"));
+        cJSON_Delete(rec);
+        ck_assert_int_eq(S.v[0].n_policy, nids);
+        for (int p = 0; p < S.v[0].n; p++)
+            if (S.v[0].targets[p] >= 0)
+                ck_assert_int_eq(S.v[0].version[p], 2);
+        grpo_seqs_dispose(&S);
     }
     grpo_close(t);
 
