@@ -216,6 +216,30 @@ START_TEST(test_fleet_two_steps)
     free(q.body);
     ck_assert_int_eq(served_version(f.gport[0]), 5);
 
+    /* the env server's token fields: context ids at reset, refusals at a step */
+    ck_assert_int_eq(su_call(f.eport[0], FLEET_TOKEN, "POST", "/v1/reset",
+                             "{\"task\": \"leapyear\", \"seed\": 3, \"return_context_ids\": true}", 0, &body),
+                     200);
+    cJSON *r = cJSON_Parse(body);
+    free(body);
+    const cJSON *g = cJSON_GetObjectItem(r, "generation");
+    ck_assert_int_gt(cJSON_GetArraySize(cJSON_GetObjectItem(g, "context_ids")), 100);
+    ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(g, "max_tokens")) && cJSON_IsNumber(cJSON_GetObjectItem(g, "seed")));
+    snprintf(req, sizeof req, "{\"episode_id\": \"%s\", \"message\": \"hi\", \"token_ids\": [1, 2], \"logprobs\": [-1]}",
+             cJSON_GetStringValue(cJSON_GetObjectItem(r, "episode_id")));
+    ck_assert_int_eq(su_call(f.eport[0], FLEET_TOKEN, "POST", "/v1/step", req, 0, &body), 400);
+    ck_assert_msg(strstr(body, "\"param\":\"logprobs\""), "%s", body);
+    free(body);
+    snprintf(req, sizeof req, "{\"episode_id\": \"%s\", \"message\": \"hi\", \"token_ids\": [999999], \"logprobs\": [-1]}",
+             cJSON_GetStringValue(cJSON_GetObjectItem(r, "episode_id")));
+    ck_assert_int_eq(su_call(f.eport[0], FLEET_TOKEN, "POST", "/v1/step", req, 0, &body), 400);
+    ck_assert_msg(strstr(body, "token_ids[0]"), "%s", body);
+    free(body);
+    snprintf(req, sizeof req, "{\"episode_id\": \"%s\"}", cJSON_GetStringValue(cJSON_GetObjectItem(r, "episode_id")));
+    ck_assert_int_eq(su_call(f.eport[0], FLEET_TOKEN, "POST", "/v1/close", req, 0, &body), 200);
+    free(body);
+    cJSON_Delete(r);
+
     /* two steps on the fleet */
     grpo_config c;
     fleet_config(&c, &f, "run");
@@ -254,15 +278,15 @@ START_TEST(test_fleet_two_steps)
     /* every episode recorded once by one env server, the trainer's record
      * equal to it; step-1 turns carry version 1, step-2 turns version 2 */
     char path[160];
-    cJSON *tr[8], *ev[16];
+    cJSON *tr[8], *ev[32];
     snprintf(path, sizeof path, "%s/run/records.jsonl", f.dir);
     int nt = read_jsonl(tr, 8, path);
     ck_assert_int_eq(nt, 4);
     int ne = 0;
     for (int i = 0; i < 2; i++) {
         snprintf(path, sizeof path, "%s/env%d.jsonl", f.dir, i);
-        int k = read_jsonl(ev + ne, 16 - ne, path);
-        ck_assert_int_eq(k, 2); /* resets go round robin */
+        int k = read_jsonl(ev + ne, 32 - ne, path);
+        ck_assert_int_eq(k, i == 0 ? 3 : 2); /* resets go round robin; env 0 also has the closed one */
         ne += k;
     }
     for (int i = 0; i < nt; i++) {
@@ -311,7 +335,7 @@ START_TEST(test_fleet_two_steps)
     ne = 0;
     for (int i = 0; i < 2; i++) {
         snprintf(path, sizeof path, "%s/env%d.jsonl", f.dir, i);
-        ne += read_jsonl(ev + ne, 16 - ne, path);
+        ne += read_jsonl(ev + ne, 32 - ne, path);
     }
     for (int i = 0; i < nt; i++) {
         const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(tr[i], "episode_id"));
