@@ -104,7 +104,7 @@ int grpo_fleet_new(grpo_fleet **out, const grpo_config *c, const char *run_dir, 
         http_client_opts_default(&ho);
         if (c->fleet_timeout_ms > 0)
             ho.timeout_ms = c->fleet_timeout_ms;
-        ho.retries = 1; /* a server that is down is said at once */
+        ho.retries = 1; /* one retry: a server that is down is reported within a second */
         rc = http_client_new(&f->http, &ho, err);
     }
     /* every server answers before the first step */
@@ -154,8 +154,8 @@ int grpo_fleet_push(grpo_fleet *f, const model *m, const model_meta *meta, long 
         *slash = '\0';
         rc = fs_mkdirs(dir, err);
     }
-    if (rc == 0 && (rc = model_save(m, f->weights, meta, err)) < 0)
-        return rc;
+    if (rc == 0)
+        rc = model_save(m, f->weights, meta, err);
     if (rc < 0)
         return rc;
     cJSON *b = cJSON_CreateObject();
