@@ -345,6 +345,9 @@
 /* Requests a batch keeps open at once by default: a single inference
  * server batches eight concurrent requests without queueing them. */
 #define OAI_INFLIGHT_DEFAULT 8
+/* Servers of one openai policy (a comma-separated --base-url): a fleet of
+ * generation servers one trainer drives; each costs a URL buffer. */
+#define OAI_BASE_URLS_MAX 64
 /* A chat reply written back in the harness's tool-call format: the reply
  * cap in tokens (RL_EP_REPLY_TOKENS) at a few bytes each, with room for
  * tool-call markup. */
@@ -666,6 +669,11 @@
 
 /* Threads running tool calls of a rollout step (tests in the sandbox). */
 #define RL_ROLLOUT_THREADS_MAX 32
+/* Env servers one rollout spreads its remote episodes over, and the
+ * length of an episode id they hand out (harness serve's ids are
+ * SERVER-BOOT-N, under ENVSRV_ID_MAX). */
+#define RL_ROLLOUT_ENV_URLS_MAX 64
+#define RL_ROLLOUT_REMOTE_ID_MAX 128
 
 /* -- integrity check of a scored diff (harness/integrity) -- */
 
@@ -748,6 +756,9 @@
 
 /* The bearer token: long enough for any generated secret. */
 #define ENVSRV_TOKEN_MAX 512
+/* Sampled token ids one /v1/step may carry (its "token_ids"): a reply is
+ * at most the model's window; the body cap (ENVSRV_BODY_MAX) binds first. */
+#define ENVSRV_STEP_TOKENS_MAX RL_MODEL_SEQ_MAX
 
 /* Finished episodes whose record GET /v1/state still answers (read back
  * from the records file: an id and an offset each, ~90 bytes): a
@@ -1071,6 +1082,10 @@
  * (docs/serve.md, Benchmark). 0: an event per step. */
 #define SERVE_STREAM_INTERVAL_MS_DEFAULT 20
 #define SERVE_STREAM_INTERVAL_MS_MAX 1000
+/* The bearer token of `grpo serve --token-env` (as `harness serve`'s). */
+#define SERVE_TOKEN_MAX 512
+/* A checkpoint path given to POST /v1/weights (PATH_MAX). */
+#define SERVE_WEIGHTS_PATH_MAX 4096
 
 /* ---- grpo: sft/traj --------------------------------------------------- */
 
@@ -1151,6 +1166,10 @@
  * is 4096, real paths here are under 200 bytes; longer ones are refused
  * by the config loader with a message, not cut. */
 #define GRPO_PATH_MAX 1024
+/* fleet.generate and fleet.env of a trainer config, the URLs joined by
+ * commas: 64 servers of each kind (OAI_BASE_URLS_MAX,
+ * RL_ROLLOUT_ENV_URLS_MAX) at ~60 bytes a URL. */
+#define GRPO_FLEET_URLS_CHARS 4096
 /* A task selector in a trainer config: "split:train", or a comma list of
  * task ids such as scripts/grpo-probe.sh prints (tens of ids of ~20
  * bytes, several hundred bytes: 512 was too small for a probed list). */

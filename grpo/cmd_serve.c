@@ -3,7 +3,8 @@
  *
  *   grpo serve --ckpt CKPT [--host 127.0.0.1] [--port 8000]
  *              [--served-model-name NAME] [--max-batch N] [--max-queue N]
- *              [--prefix-cache-mb N] [--stream-interval-ms MS]
+ *              [--prefix-cache-mb N] [--stream-interval-ms MS] [--template NAME]
+ *              [--token-env VAR]
  *
  * The checkpoint and its tokenizer open as `--policy model:CKPT` opens
  * them. One line on stderr says where it listens; SIGINT or SIGTERM ends
@@ -23,6 +24,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void serve_usage(FILE *f)
@@ -30,10 +32,10 @@ static void serve_usage(FILE *f)
     fprintf(f,
             "usage: grpo serve --ckpt CKPT [--host ADDR] [--port N] [--served-model-name NAME]\n"
             "                  [--max-batch N] [--max-queue N] [--prefix-cache-mb N]\n"
-            "                  [--stream-interval-ms MS] [--template NAME]\n"
+            "                  [--stream-interval-ms MS] [--template NAME] [--token-env VAR]\n"
             "\n"
             "Serves a checkpoint over an OpenAI-compatible HTTP API (docs/serve.md):\n"
-            "/v1/models, /v1/completions, /v1/chat/completions, /health, /metrics.\n"
+            "/v1/models, /v1/completions, /v1/chat/completions, /v1/weights, /health, /metrics.\n"
             "  --host ADDR       address to listen on (default 127.0.0.1: loopback only)\n"
             "  --port N          port, 0 for any free one (default 8000)\n"
             "  --served-model-name NAME  the model name requests must give\n"
@@ -47,6 +49,7 @@ static void serve_usage(FILE *f)
             "  --template NAME   the chat template /v1/chat/completions renders with (qwen3 or\n"
             "                    qwen3-xml; default: the one the checkpoint speaks, as\n"
             "                    `--policy model:CKPT` finds it)\n"
+            "  --token-env VAR   every /v1 request must carry \"Authorization: Bearer $VAR\"\n"
             "SIGINT or SIGTERM stops the server.\n",
             SERVE_BATCH_DEFAULT, SERVE_BATCH_HARD, SERVE_QUEUE_DEFAULT, SERVE_PREFIX_CACHE_MB_DEFAULT,
             SERVE_STREAM_INTERVAL_MS_DEFAULT);
@@ -54,7 +57,7 @@ static void serve_usage(FILE *f)
 
 int cmd_serve(int argc, char **argv)
 {
-    const char *ckpt = NULL, *host = "127.0.0.1", *name = NULL, *tpl = NULL;
+    const char *ckpt = NULL, *host = "127.0.0.1", *name = NULL, *tpl = NULL, *token_env = NULL;
     int port = 8000;
     serve_opts so;
     serve_opts_default(&so);
@@ -69,7 +72,7 @@ int cmd_serve(int argc, char **argv)
         if (!v && (!strcmp(a, "--ckpt") || !strcmp(a, "--host") || !strcmp(a, "--port") ||
                    !strcmp(a, "--served-model-name") || !strcmp(a, "--max-batch") || !strcmp(a, "--max-queue") ||
                    !strcmp(a, "--prefix-cache-mb") || !strcmp(a, "--stream-interval-ms") ||
-                   !strcmp(a, "--template"))) {
+                   !strcmp(a, "--template") || !strcmp(a, "--token-env"))) {
             fprintf(stderr, "grpo serve: %s: expected a value\n", a);
             return 2;
         }
@@ -79,6 +82,8 @@ int cmd_serve(int argc, char **argv)
             host = v;
         else if (!strcmp(a, "--served-model-name"))
             name = v;
+        else if (!strcmp(a, "--token-env"))
+            token_env = v;
         else if (!strcmp(a, "--port"))
             rc = arg_int(&port, a, v, 0, 65535, err);
         else if (!strcmp(a, "--max-batch"))
@@ -94,8 +99,7 @@ int cmd_serve(int argc, char **argv)
             tpl = v;
             if ((rc = tpl_kind_parse(&k, v, err)) == 0)
                 so.chat_template = (int)k;
-        }
-        else {
+        } else {
             fprintf(stderr, "grpo serve: unknown option '%s'\n", a);
             serve_usage(stderr);
             return 2;
@@ -130,6 +134,14 @@ int cmd_serve(int argc, char **argv)
             return 1;
         }
         so.chat_template = k;
+    }
+    if (token_env) {
+        so.token = getenv(token_env);
+        if (!so.token || !so.token[0] || strlen(so.token) > SERVE_TOKEN_MAX) {
+            fprintf(stderr, "grpo serve: --token-env %s: expected the variable to hold a token of 1..%d bytes\n",
+                    token_env, SERVE_TOKEN_MAX);
+            return 2;
+        }
     }
 
     /* the signals go to sigwait below, not to the server's threads */

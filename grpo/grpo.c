@@ -67,7 +67,10 @@ struct grpo_trainer {
     model *m, *ref;       /* the weights trained, the frozen reference (KL) */
     adamw *opt;
     policy *pol;          /* model policy over m */
-    rollout *ro;          /* synchronous rollout over pol */
+    rollout *ro;          /* synchronous rollout over pol (a fleet: over fleet_pol) */
+    grpo_fleet *fleet;    /* fleet section: its servers; NULL: local rollouts */
+    policy *fleet_pol;    /* the openai policy over the fleet's generation servers */
+    ep_config fleet_ep;   /* t->ep with the fleet's policy */
     grpo_async *as;       /* the rollout thread, once an async step ran */
     ep_config ep;
     int max_active;
@@ -122,8 +125,12 @@ static void say(const grpo_trainer *t, int level, const char *fmt, ...)
 /* Where episodes run, with the version the next sampled tokens carry. */
 static grpo_run_env run_env(const grpo_trainer *t)
 {
-    grpo_run_env e = {&t->ep, t->cfg.ws_root[0] ? t->cfg.ws_root : NULL, t->max_active, t->cfg.tool_threads,
-                      t->step + 1, t->cfg.seed};
+    grpo_run_env e = {.ep = &t->ep,
+                      .ws_root = t->cfg.ws_root[0] ? t->cfg.ws_root : NULL,
+                      .max_active = t->max_active,
+                      .tool_threads = t->cfg.tool_threads,
+                      .version = t->step + 1,
+                      .seed = t->cfg.seed};
     return e;
 }
 
@@ -320,6 +327,21 @@ static void free_groups(grpo_group **gs, size_t ng)
 }
 
 /* Sync: every episode of the step is done before the update. */
+/* A fleet's generation servers get the weights the next rollouts are
+ * stamped with (version step + 1) unless they have them: after every
+ * update, and before the first step or after a rollback. */
+static int fleet_sync(grpo_trainer *t, char *err)
+{
+    long v = t->step + 1;
+    if (!t->fleet || grpo_fleet_version(t->fleet) == v)
+        return 0;
+    double tp = clk_s();
+    int rc = grpo_fleet_push(t->fleet, t->m, &t->init_meta, v, err);
+    if (rc == 0)
+        say(t, RL_LOG_INFO, "fleet: weights version %ld on every generation server (%.2f s)", v, clk_s() - tp);
+    return rc;
+}
+
 static int step_sync(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, char *err)
 {
     double t0 = clk_s(), busy = 0;
@@ -327,6 +349,12 @@ static int step_sync(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, cha
     double gs0, gs1;
     model_policy_counters(t->pol, &gen0, &pre0, &gs0);
     grpo_run_env env = run_env(t);
+    if (t->fleet) {
+        int prc = fleet_sync(t, err);
+        if (prc < 0)
+            return prc;
+        env.ep = &t->fleet_ep;
+    }
     grpo_group **gs;
     size_t ng;
     int rc = grpo_rollout_groups(&gs, &ng, t->ro, &env, &t->data, &t->cfg, &t->opts, &t->durs, sm, &busy, err);
@@ -372,6 +400,15 @@ static int step_async(grpo_trainer *t, grpo_step_metrics *sm, int *nonfinite, ch
 {
     int rc;
     grpo_run_env env = run_env(t);
+    if (t->fleet) {
+        if ((rc = fleet_sync(t, err)) < 0)
+            return rc;
+        env.ep = &t->fleet_ep;
+        env.pol = t->fleet_pol;
+        env.env_urls = grpo_fleet_env_urls(t->fleet, &env.n_env);
+        env.env_token = t->cfg.fleet_token_env[0] ? getenv(t->cfg.fleet_token_env) : NULL;
+        env.env_timeout_ms = t->cfg.fleet_timeout_ms;
+    }
     if (!t->as && (rc = grpo_async_new(&t->as, t->m, t->tok, &env, &t->cfg, err)) < 0)
         return rc;
     double t0 = clk_s(), busy0, busy1, gs0, gs1;
@@ -667,7 +704,7 @@ int grpo_train(grpo_trainer *t, long until, char *err)
         if (evaluated || (t->cfg.ckpt_every > 0 && t->step % t->cfg.ckpt_every == 0) || t->step == until)
             rc = evaluated ? checkpoint(t, erecs, nerec, err) : checkpoint(t, t->last_recs, t->n_last, err);
         free_records(erecs, nerec);
-        if (rc < 0)
+        if (rc < 0 || (rc = fleet_sync(t, err)) < 0)
             return rc;
     }
     if (t->cmp_steps[0] && t->cmp_steps[1])
@@ -920,6 +957,10 @@ int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir
     t->root = dp_rank() == 0;
     t->max_active = cfg->max_active > 0 ? cfg->max_active : cfg->tasks_per_step * cfg->group_size;
     int ranks = dp_size();
+    if (ranks > 1 && cfg->fleet_generate[0]) {
+        free(t);
+        return rl_err(err, RL_EINVAL, "fleet: data-parallel training (%d ranks) with a fleet is not supported", ranks);
+    }
     if (ranks > 1) {
         if (cfg->mode != GRPO_SYNC) {
             free(t);
@@ -1015,7 +1056,32 @@ int grpo_open(grpo_trainer **out, const grpo_config *cfg, const char *resume_dir
     ro.threads = t->cfg.tool_threads;
     ro.log = cfg->quiet ? NULL : t->opts.log; /* episodes that could not start */
     ro.log_ctx = t->opts.log_ctx;
-    if ((rc = rollout_new(&t->ro, t->pol, &ro, err)) < 0)
+    if (cfg->fleet_generate[0]) {
+        /* generation on the fleet's grpo serve instances in completions
+         * mode, episodes on its harness serve instances */
+        if ((rc = grpo_fleet_new(&t->fleet, cfg, t->run_dir, err)) < 0)
+            goto fail;
+        t->fleet_ep = t->ep;
+        t->fleet_ep.policy = "openai";
+        t->fleet_ep.openai = (ep_openai){.base_url = cfg->fleet_generate,
+                                         .model = cfg->fleet_model,
+                                         .api = "completions",
+                                         .api_key_env = cfg->fleet_token_env[0] ? cfg->fleet_token_env : NULL,
+                                         .tokenizer = t->tok_path,
+                                         .max_inflight = cfg->fleet_max_inflight ? cfg->fleet_max_inflight
+                                                                                 : t->max_active,
+                                         .timeout_ms = cfg->fleet_timeout_ms};
+        pol_env pe;
+        ep_config_pol_env(&pe, &t->fleet_ep);
+        pe.log = t->opts.log;
+        pe.log_ctx = t->opts.log_ctx;
+        if ((rc = pol_open(&t->fleet_pol, "openai", &pe, err)) < 0)
+            goto fail;
+        ro.env_urls = grpo_fleet_env_urls(t->fleet, &ro.n_env);
+        ro.env_token = cfg->fleet_token_env[0] ? getenv(cfg->fleet_token_env) : NULL;
+        ro.env_timeout_ms = cfg->fleet_timeout_ms;
+    }
+    if ((rc = rollout_new(&t->ro, t->fleet_pol ? t->fleet_pol : t->pol, &ro, err)) < 0)
         goto fail;
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "event", resume_dir ? "resume" : "start");
@@ -1044,6 +1110,8 @@ void grpo_close(grpo_trainer *t)
         return;
     grpo_async_free(t->as);
     rollout_free(t->ro);
+    pol_free(t->fleet_pol);
+    grpo_fleet_free(t->fleet);
     pol_free(t->pol);
     opt_free(t->opt);
     model_free(t->m);

@@ -149,6 +149,15 @@ typedef struct grpo_config {
     int oai_max_inflight;
     long oai_timeout_ms;
     int oai_retries;                 /* attempts per request */
+    /* rollouts on a fleet (docs/grpo.md): generation on `grpo serve`
+     * instances, episodes on `harness serve` instances; URLs comma-joined */
+    char fleet_generate[GRPO_FLEET_URLS_CHARS]; /* API roots ending in /v1 */
+    char fleet_env[GRPO_FLEET_URLS_CHARS];      /* server roots */
+    char fleet_model[256];           /* the served model's name */
+    char fleet_token_env[128];       /* the variable holding both kinds' bearer token */
+    char fleet_weights[GRPO_PATH_MAX]; /* checkpoint path every server reads; "": OUT/fleet/weights.safetensors */
+    int fleet_max_inflight;          /* generation requests open at once; 0: the episodes stepped */
+    long fleet_timeout_ms;           /* per request attempt; 0: the http client's default */
     /* final evaluation (the experiment report) */
     grpo_final_set final_sets[GRPO_FINAL_SETS_MAX];
     int n_final;

@@ -225,7 +225,11 @@ int grpo_async_new(grpo_async **out, const model *m, const tok_t *tok, const grp
         ro.ws_root = env->ws_root;
         ro.max_active = env->max_active;
         ro.threads = env->tool_threads;
-        rc = rollout_new(&A->ro, A->spol, &ro, err);
+        ro.env_urls = env->env_urls; /* a fleet: remote episodes, generation by env->pol */
+        ro.n_env = env->n_env;
+        ro.env_token = env->env_token;
+        ro.env_timeout_ms = env->env_timeout_ms;
+        rc = rollout_new(&A->ro, env->pol ? env->pol : A->spol, &ro, err);
     }
     if (rc == 0) {
         rollout_set_version(A->ro, env->version);

@@ -231,6 +231,13 @@ static const field FIELDS[] = {
     INT("openai.max_inflight", oai_max_inflight, 0, HTTP_MANY_INFLIGHT_MAX),
     LNG("openai.timeout_ms", oai_timeout_ms, 0, 86400000),
     INT("openai.retries", oai_retries, 0, 11),
+    STR("fleet.generate", fleet_generate),
+    STR("fleet.env", fleet_env),
+    STR("fleet.model", fleet_model),
+    STR("fleet.token_env", fleet_token_env),
+    STR("fleet.weights", fleet_weights),
+    INT("fleet.max_inflight", fleet_max_inflight, 0, HTTP_MANY_INFLIGHT_MAX),
+    LNG("fleet.timeout_ms", fleet_timeout_ms, 0, 86400000),
     STR("final.results", results),
     STR("final.name", results_name),
     INT("final.seed", final_seed, 1, RL_GRPO_FINAL_SEED_MAX),
@@ -356,6 +363,32 @@ static int parse_final_sets(grpo_config *c, const cJSON *a, const char *name, ch
     return 0;
 }
 
+/* A list of URLs (fleet.generate, fleet.env) into one comma-joined string. */
+static int parse_url_list(char *out, size_t cap, const cJSON *a, const char *full, const char *name, char *err)
+{
+    size_t len = 0;
+    int i = 0;
+    const cJSON *e;
+    out[0] = '\0';
+    cJSON_ArrayForEach(e, a)
+    {
+        const char *u = cJSON_GetStringValue(e);
+        if (!u || !u[0] || strchr(u, ',') || strpbrk(u, " \t\r\n"))
+            return rl_err(err, RL_EINVAL, "%s: %s[%d]: expected a URL (no blanks or commas)", name, full, i);
+        size_t l = strlen(u);
+        if (len + l + 2 > cap)
+            return rl_err(err, RL_ELIMIT, "%s: %s: expected at most %zu bytes of URLs", name, full, cap - 1);
+        if (len)
+            out[len++] = ',';
+        memcpy(out + len, u, l + 1);
+        len += l;
+        i++;
+    }
+    if (!i)
+        return rl_err(err, RL_EINVAL, "%s: %s: expected at least one URL", name, full);
+    return 0;
+}
+
 static int parse_object(grpo_config *c, const cJSON *o, const char *prefix, const char *name, char *err)
 {
     const cJSON *m;
@@ -368,7 +401,9 @@ static int parse_object(grpo_config *c, const cJSON *o, const char *prefix, cons
             return rl_err(err, RL_EINVAL, "%s: field name too long", name);
         const field *f = find_field(full);
         int rc;
-        if (f) {
+        if (f && cJSON_IsArray(m) && (!strcmp(full, "fleet.generate") || !strcmp(full, "fleet.env"))) {
+            rc = parse_url_list((char *)c + f->off, f->size, m, full, name, err);
+        } else if (f) {
             rc = set_field(c, f, m, name, err);
         } else if (!strcmp(full, "final.sets")) {
             rc = parse_final_sets(c, m, name, err);
@@ -414,6 +449,8 @@ static int check_config(const grpo_config *c, const char *name, char *err)
         (!c->oai_base_url[0] || !c->oai_model[0]))
         return rl_err(err, RL_EINVAL, "%s: openai.base_url and openai.model: expected both when %s is \"openai\"",
                       name, c->eval_policy == GRPO_POLICY_OPENAI ? "eval.policy" : "flywheel.policy");
+    if ((c->fleet_generate[0] || c->fleet_env[0]) && (!c->fleet_generate[0] || !c->fleet_env[0] || !c->fleet_model[0]))
+        return rl_err(err, RL_EINVAL, "%s: fleet: expected generate, env and model together", name);
     if (c->eval_every > 0 && !c->eval_tasks[0])
         return rl_err(err, RL_EINVAL, "%s: eval.tasks: expected a task selector", name);
     return 0;
@@ -566,6 +603,14 @@ void grpo_config_carry_free(grpo_config *dst, const grpo_config *src)
     dst->oai_max_inflight = src->oai_max_inflight;
     dst->oai_timeout_ms = src->oai_timeout_ms;
     dst->oai_retries = src->oai_retries;
+    /* where the fleet's servers are */
+    memcpy(dst->fleet_generate, src->fleet_generate, sizeof dst->fleet_generate);
+    memcpy(dst->fleet_env, src->fleet_env, sizeof dst->fleet_env);
+    memcpy(dst->fleet_model, src->fleet_model, sizeof dst->fleet_model);
+    memcpy(dst->fleet_token_env, src->fleet_token_env, sizeof dst->fleet_token_env);
+    memcpy(dst->fleet_weights, src->fleet_weights, sizeof dst->fleet_weights);
+    dst->fleet_max_inflight = src->fleet_max_inflight;
+    dst->fleet_timeout_ms = src->fleet_timeout_ms;
     memcpy(dst->final_sets, src->final_sets, sizeof dst->final_sets);
     dst->n_final = src->n_final;
     memcpy(dst->results, src->results, sizeof dst->results);

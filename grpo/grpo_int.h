@@ -161,6 +161,13 @@ typedef struct grpo_run_env {
     int tool_threads;
     long version;         /* stamped on the tokens sampled */
     long seed;            /* the run's seed: episode seeds derive from it */
+    /* a fleet (grpo_fleet.c): the policy over its generation servers
+     * (borrowed) and its env servers; pol NULL: local rollouts */
+    policy *pol;
+    const char *const *env_urls;
+    int n_env;
+    const char *env_token;
+    long env_timeout_ms;
 } grpo_run_env;
 
 /* The groups of one synchronous step: tasks_per_step new groups run to
@@ -171,6 +178,25 @@ typedef struct grpo_run_env {
 int grpo_rollout_groups(grpo_group ***gs, size_t *ng, rollout *ro, const grpo_run_env *env, grpo_data *d,
                         const grpo_config *c, const grpo_opts *o, grpo_durs *durs, grpo_step_metrics *sm, double *busy,
                         char *err);
+
+/* ---- grpo_fleet.c: generation and env servers of a fleet -------------------------------- */
+
+typedef struct grpo_fleet grpo_fleet;
+
+/* The fleet of c (fleet.generate, fleet.env, fleet.token_env,
+ * fleet.weights): every server is asked once (GET /v1/models, /health);
+ * one that does not answer 200 is an error naming its URL. */
+int grpo_fleet_new(grpo_fleet **out, const grpo_config *c, const char *run_dir, char *err);
+void grpo_fleet_free(grpo_fleet *f);
+/* The env servers' base URLs (borrowed from f). */
+const char *const *grpo_fleet_env_urls(const grpo_fleet *f, int *n);
+const char *grpo_fleet_weights_path(const grpo_fleet *f);
+/* The version pushed last, -1 before the first push. */
+long grpo_fleet_version(const grpo_fleet *f);
+/* Writes m to the weights path (temp + rename) and has every generation
+ * server load it as version; returns once all acknowledged, else an
+ * error naming the first server that did not. */
+int grpo_fleet_push(grpo_fleet *f, const model *m, const model_meta *meta, long version, char *err);
 
 /* ---- grpo_async.c: the asynchronous rollout thread ------------------------------------ */
 

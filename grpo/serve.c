@@ -30,9 +30,9 @@
 #include <string.h>
 #include <time.h>
 
-enum { EP_MODELS, EP_COMPLETIONS, EP_CHAT, EP_HEALTH, EP_METRICS, EP_OTHER, EP_N };
+enum { EP_MODELS, EP_COMPLETIONS, EP_CHAT, EP_HEALTH, EP_METRICS, EP_WEIGHTS, EP_OTHER, EP_N };
 static const char *const EP_NAME[EP_N] = {"models", "completions", "chat_completions", "health", "metrics",
-                                          "other"};
+                                          "weights", "other"};
 
 enum { JOB_QUEUED, JOB_RUNNING, JOB_COMPLETE };
 enum { FIN_STOP, FIN_LENGTH };
@@ -84,6 +84,8 @@ typedef struct job {
     size_t out_pos;
     int began, ended;
     double woken_ms; /* the scheduler's last wake-up of the stream */
+    long version;      /* weights that drew the first token (set at admission) */
+    long version_last; /* weights of the latest step that drew a token */
     serve *s;
 } job;
 
@@ -117,6 +119,13 @@ struct serve {
     size_t prefix_bytes;
     double lat[SERVE_LATENCY_WINDOW], lat_sum;
     long lat_count;
+    /* weights: the version decoding now; a loaded update waiting for the
+     * scheduler to copy it in between two steps (one at a time) */
+    long version;
+    model *pending;
+    long pending_version;
+    long swaps;
+    char token[SERVE_TOKEN_MAX + 1];
 };
 
 void serve_opts_default(serve_opts *o)
@@ -126,6 +135,7 @@ void serve_opts_default(serve_opts *o)
     o->max_queue = SERVE_QUEUE_DEFAULT;
     o->prefix_cache_mb = SERVE_PREFIX_CACHE_MB_DEFAULT;
     o->stream_interval_ms = SERVE_STREAM_INTERVAL_MS_DEFAULT;
+    o->version = 0;
 }
 
 /* ---- jobs ------------------------------------------------------------------ */
@@ -630,6 +640,7 @@ static void admit(serve *s)
             continue;
         }
         s->prompt_tokens += (long)j->plen * j->n;
+        j->version = j->version_last = s->version;
         j->state = JOB_RUNNING;
         s->active[s->nactive++] = j;
     }
@@ -701,6 +712,7 @@ static void collect(serve *s)
     double now = s->o.stream_interval_ms ? clk_ms() : 0;
     for (int k = 0; k < s->nactive;) {
         job *j = s->active[k];
+        j->version_last = s->version; /* the step just taken ran on these weights */
         int all = 1;
         for (int i = 0; i < j->n; i++) {
             if (!j->ch[i].done)
@@ -752,6 +764,15 @@ static void *sched_main(void *arg)
             pthread_cond_wait(&s->work, &s->mu);
             continue;
         }
+        if (s->pending) { /* between two steps: no sequence is mid-step */
+            memcpy(s->m->params, s->pending->params, s->m->n_params * sizeof(float));
+            model_dec_prefix_clear(s->dec); /* its keys and values are of the old weights */
+            model_free(s->pending);
+            s->pending = NULL;
+            s->version = s->pending_version;
+            s->swaps++;
+            pthread_cond_broadcast(&s->progress);
+        }
         admit(s);
         if (s->nactive == 0) {
             pthread_cond_wait(&s->work, &s->mu);
@@ -786,6 +807,10 @@ int serve_new(serve **out, model *m, const tok_t *tok, const serve_opts *o, char
     if (o->stream_interval_ms < 0 || o->stream_interval_ms > SERVE_STREAM_INTERVAL_MS_MAX)
         return rl_err(err, RL_EINVAL, "serve: stream_interval_ms %d: expected 0..%d", o->stream_interval_ms,
                       SERVE_STREAM_INTERVAL_MS_MAX);
+    if (o->token && (!o->token[0] || strlen(o->token) > SERVE_TOKEN_MAX))
+        return rl_err(err, RL_EINVAL, "serve: token: expected 1..%d bytes", SERVE_TOKEN_MAX);
+    if (o->version < 0)
+        return rl_err(err, RL_EINVAL, "serve: version %ld: expected >= 0", o->version);
     if (o->prefix_cache_mb < 0 || o->prefix_cache_mb > SERVE_PREFIX_CACHE_MB_MAX)
         return rl_err(err, RL_EINVAL, "serve: prefix_cache_mb %d: expected 0..%d", o->prefix_cache_mb,
                       SERVE_PREFIX_CACHE_MB_MAX);
@@ -804,6 +829,11 @@ int serve_new(serve **out, model *m, const tok_t *tok, const serve_opts *o, char
     s->o = *o;
     str_copy(s->name, sizeof s->name, o->name);
     s->o.name = s->name;
+    if (o->token) {
+        str_copy(s->token, sizeof s->token, o->token);
+        s->o.token = s->token;
+    }
+    s->version = o->version;
     s->im_end = im_end;
     s->seed_state = (uint64_t)clk_ns() ^ (uint64_t)time(NULL) << 20;
     s->active = calloc((size_t)o->max_batch, sizeof *s->active);
@@ -855,6 +885,7 @@ void serve_free(serve *s)
     pthread_cond_destroy(&s->work);
     pthread_cond_destroy(&s->progress);
     model_dec_free(s->dec);
+    model_free(s->pending);
     free(s->active);
     free(s);
 }
@@ -1081,6 +1112,9 @@ static int reply_result(serve *s, job *j, http_server_resp *resp)
         cJSON_AddItemToArray(chs, e);
     }
     cJSON_AddItemToObject(o, "usage", usage_json(j));
+    cJSON_AddNumberToObject(o, "policy_version", (double)j->version);
+    if (j->version_last != j->version)
+        cJSON_AddNumberToObject(o, "policy_version_last", (double)j->version_last);
     return reply_json(resp, 200, o);
 }
 
@@ -1393,6 +1427,9 @@ static int reply_models(serve *s, http_server_resp *resp)
     cJSON_AddNumberToObject(e, "created", 0);
     cJSON_AddStringToObject(e, "owned_by", "rl-fix");
     cJSON_AddNumberToObject(e, "max_model_len", s->m->cfg.max_seq);
+    pthread_mutex_lock(&s->mu);
+    cJSON_AddNumberToObject(e, "policy_version", (double)s->version);
+    pthread_mutex_unlock(&s->mu);
     cJSON_AddItemToArray(d, e);
     return reply_json(resp, 200, o);
 }
@@ -1434,8 +1471,13 @@ static int reply_metrics(serve *s, http_server_resp *resp)
                "# HELP rl_serve_running_requests Requests in the batch.\n"
                "# TYPE rl_serve_running_requests gauge\nrl_serve_running_requests %d\n"
                "# HELP rl_serve_batch_capacity Sequences the batch holds.\n"
-               "# TYPE rl_serve_batch_capacity gauge\nrl_serve_batch_capacity %d\n",
-               s->prompt_tokens, s->prefix_reused, s->prefix_entries, s->prefix_bytes, s->gen_tokens, s->steps, s->qlen, s->nactive, s->o.max_batch);
+               "# TYPE rl_serve_batch_capacity gauge\nrl_serve_batch_capacity %d\n"
+               "# HELP rl_serve_policy_version Version of the weights decoding now.\n"
+               "# TYPE rl_serve_policy_version gauge\nrl_serve_policy_version %ld\n"
+               "# HELP rl_serve_weight_updates_total Weight updates applied (POST /v1/weights).\n"
+               "# TYPE rl_serve_weight_updates_total counter\nrl_serve_weight_updates_total %ld\n",
+               s->prompt_tokens, s->prefix_reused, s->prefix_entries, s->prefix_bytes, s->gen_tokens, s->steps, s->qlen, s->nactive, s->o.max_batch,
+               s->version, s->swaps);
     double sum = s->lat_sum;
     long count = s->lat_count;
     pthread_mutex_unlock(&s->mu);
@@ -1532,6 +1574,128 @@ static int handle_generate(serve *s, int ep, const http_server_req *req, http_se
     return rc;
 }
 
+/* The first field where a loaded checkpoint's config differs from the
+ * served model's, or NULL when they match (values in a and b). */
+static const char *config_diff(const model_config *x, const model_config *y, double *a, double *b)
+{
+#define CFG_FIELD(f)                                                                                                   \
+    if (x->f != y->f) {                                                                                                \
+        *a = (double)x->f;                                                                                             \
+        *b = (double)y->f;                                                                                             \
+        return #f;                                                                                                     \
+    }
+    CFG_FIELD(vocab)
+    CFG_FIELD(d_model)
+    CFG_FIELD(n_layer)
+    CFG_FIELD(n_head)
+    CFG_FIELD(n_kv_head)
+    CFG_FIELD(d_ff)
+    CFG_FIELD(max_seq)
+    CFG_FIELD(qk_norm)
+    CFG_FIELD(head_dim)
+    CFG_FIELD(untied)
+    CFG_FIELD(qkv_bias)
+    CFG_FIELD(rope_theta)
+    CFG_FIELD(norm_eps)
+#undef CFG_FIELD
+    return NULL;
+}
+
+/* POST /v1/weights {"path": CKPT, "version": N}: loads CKPT (a file both
+ * the trainer and this server see), checks it has the served model's
+ * config, and waits until the scheduler copied it in between two steps. */
+static int handle_weights(serve *s, const http_server_req *req, http_server_resp *resp, int *status)
+{
+    cJSON *doc = cJSON_ParseWithLength(req->body, req->body_len);
+    const cJSON *jp = doc ? cJSON_GetObjectItemCaseSensitive(doc, "path") : NULL;
+    const cJSON *jv = doc ? cJSON_GetObjectItemCaseSensitive(doc, "version") : NULL;
+    int rc;
+    *status = 400;
+    if (!doc || !cJSON_IsObject(doc))
+        rc = http_reply_error(resp, 400, NULL, NULL, "request body: expected a JSON object");
+    else if (!cJSON_IsString(jp) || !jp->valuestring[0] || strlen(jp->valuestring) >= SERVE_WEIGHTS_PATH_MAX)
+        rc = http_reply_error(resp, 400, "path", NULL, "path: expected the checkpoint's path (1..%d bytes)",
+                              SERVE_WEIGHTS_PATH_MAX - 1);
+    else if (!cJSON_IsNumber(jv) || jv->valuedouble < 0 || jv->valuedouble > 1e15 ||
+             jv->valuedouble != (double)(long)jv->valuedouble)
+        rc = http_reply_error(resp, 400, "version", NULL, "version: expected an integer >= 0");
+    else
+        rc = 1;
+    if (rc != 1) {
+        cJSON_Delete(doc);
+        return rc;
+    }
+    long version = (long)jv->valuedouble;
+    double t0 = clk_ms();
+    model_opts mo;
+    model_opts_default(&mo);
+    mo.n_threads = 1; /* only read: its pool does no work */
+    model *nm = NULL;
+    char err[RL_ERR_MAX];
+    if (model_load(&nm, NULL, jp->valuestring, &mo, err) < 0) {
+        rc = http_reply_error(resp, 400, "path", NULL, "path: %s", err);
+        cJSON_Delete(doc);
+        return rc;
+    }
+    double a = 0, b = 0;
+    const char *diff = config_diff(&nm->cfg, &s->m->cfg, &a, &b);
+    if (diff || nm->n_params != s->m->n_params) {
+        rc = http_reply_error(resp, 400, "path", NULL, "path: %.200s has %s %g, expected the served model's %g",
+                              jp->valuestring, diff ? diff : "n_params", diff ? a : (double)nm->n_params,
+                              diff ? b : (double)s->m->n_params);
+        model_free(nm);
+        cJSON_Delete(doc);
+        return rc;
+    }
+    cJSON_Delete(doc);
+    pthread_mutex_lock(&s->mu);
+    if (s->stopping || s->pending) {
+        int st = s->stopping ? 503 : 409;
+        pthread_mutex_unlock(&s->mu);
+        model_free(nm);
+        *status = st;
+        return http_reply_error(resp, st, NULL, NULL, "%s",
+                                st == 503 ? "the server is shutting down"
+                                          : "another weights update is being applied: retry when it is answered");
+    }
+    s->pending = nm;
+    s->pending_version = version;
+    pthread_cond_signal(&s->work);
+    while (s->pending == nm && !s->stopping)
+        pthread_cond_wait(&s->progress, &s->mu);
+    int applied = s->pending != nm;
+    if (!applied) { /* stopped first: the scheduler never took it */
+        s->pending = NULL;
+        model_free(nm);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (!applied) {
+        *status = 503;
+        return http_reply_error(resp, 503, NULL, NULL, "the server is shutting down");
+    }
+    *status = 200;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "policy_version", (double)version);
+    cJSON_AddNumberToObject(o, "ms", clk_ms() - t0);
+    return reply_json(resp, 200, o);
+}
+
+/* Constant-time comparison of the Authorization header with the token. */
+static int authorized(const serve *s, const http_server_req *req)
+{
+    if (!s->o.token)
+        return 1;
+    const char *h = http_server_req_header(req, "Authorization");
+    if (!h || strncmp(h, "Bearer ", 7))
+        return 0;
+    h += 7;
+    size_t a = strlen(h), b = strlen(s->o.token);
+    unsigned char d = a != b;
+    for (size_t i = 0; i < b; i++)
+        d |= (unsigned char)(h[i < a ? i : 0] ^ s->o.token[i]);
+    return d == 0;
+}
+
 int serve_handle(void *ctx, const http_server_req *req, http_server_resp *resp, char *err)
 {
     serve *s = ctx;
@@ -1541,13 +1705,19 @@ int serve_handle(void *ctx, const http_server_req *req, http_server_resp *resp, 
              : !strcmp(path, "/v1/chat/completions") ? EP_CHAT
              : !strcmp(path, "/health")              ? EP_HEALTH
              : !strcmp(path, "/metrics")             ? EP_METRICS
+             : !strcmp(path, "/v1/weights")          ? EP_WEIGHTS
                                                      : EP_OTHER;
-    int post = ep == EP_COMPLETIONS || ep == EP_CHAT;
+    int post = ep == EP_COMPLETIONS || ep == EP_CHAT || ep == EP_WEIGHTS;
     int status = 200, rc;
     if (ep == EP_OTHER) {
         status = 404;
         rc = http_reply_error(resp, 404, NULL, NULL, "%.100s: no such endpoint (expected /v1/models, /v1/completions, "
-                                                     "/v1/chat/completions, /health or /metrics)", path);
+                                                     "/v1/chat/completions, /v1/weights, /health or /metrics)", path);
+    } else if (!strncmp(path, "/v1/", 4) && !authorized(s, req)) {
+        status = 401;
+        http_reply_header(resp, "WWW-Authenticate", "Bearer");
+        rc = http_reply_error(resp, 401, "Authorization", NULL,
+                              "Authorization: expected the header \"Bearer TOKEN\" with the server's token");
     } else if (strcmp(req->method, post ? "POST" : "GET")) {
         status = 405;
         http_reply_header(resp, "Allow", post ? "POST" : "GET");
@@ -1563,6 +1733,8 @@ int serve_handle(void *ctx, const http_server_req *req, http_server_resp *resp, 
         rc = http_reply(resp, status, "application/json", body, strlen(body));
     } else if (ep == EP_METRICS) {
         rc = reply_metrics(s, resp);
+    } else if (ep == EP_WEIGHTS) {
+        rc = handle_weights(s, req, resp, &status);
     } else {
         rc = handle_generate(s, ep, req, resp, &status);
     }

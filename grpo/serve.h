@@ -11,7 +11,16 @@
  * serve_opts.stream_interval_ms together).
  *
  * Endpoints: GET /v1/models, POST /v1/completions, POST
- * /v1/chat/completions, GET /health, GET /metrics (Prometheus text).
+ * /v1/chat/completions, POST /v1/weights, GET /health, GET /metrics
+ * (Prometheus text). With a token every /v1 request needs
+ * "Authorization: Bearer TOKEN".
+ *
+ * Weights: POST /v1/weights {"path", "version"} loads a checkpoint of the
+ * served model's config and the scheduler copies it in between two
+ * decoding steps (dropping the prefix caches, which hold keys of the old
+ * weights). A non-streamed answer carries "policy_version", the version
+ * of the weights that drew its first token, and "policy_version_last"
+ * when later tokens were drawn with newer ones.
  * Errors are JSON in the OpenAI shape,
  *   {"error": {"message": "...", "type": "invalid_request_error", "param": "FIELD", "code": null}}
  * naming the field at fault.
@@ -45,6 +54,8 @@ typedef struct serve_opts {
     int stream_interval_ms; /* least time between a stream's wake-ups; 0: every step */
     int chat_template;  /* the tpl_kind chat requests render with (protocol/template.h);
                            default TPL_QWEN3_XML */
+    const char *token;  /* bearer token every /v1 request must carry; NULL: none */
+    long version;       /* the policy version of the weights served at start */
     rl_log_fn log;      /* one line per failed step; NULL: silent */
     void *log_ctx;
 } serve_opts;

@@ -20,6 +20,7 @@
 #include "harness/workspace.h"
 #include "protocol/chat.h"
 #include "protocol/template.h"
+#include "protocol/tokenizer.h"
 #include "protocol/toolcall.h"
 
 #include <cJSON.h>
@@ -55,6 +56,8 @@ typedef struct sep {
     double last_ms;          /* last request on it */
     size_t ctx_bytes, ctx_tokens;
     int turn;
+    int want_ids;            /* reset asked for "return_context_ids" */
+    pol_request req;         /* the pending turn's request (borrows from e) */
 } sep;
 
 struct envsrv {
@@ -428,10 +431,33 @@ static int next_turn(sep *ep)
     pol_request req;
     if (!ep_request(ep->e, &req))
         return 0;
+    ep->req = req;
     ep->ctx_bytes = req.context_len;
     ep->ctx_tokens = req.n_context_ids;
     ep->turn++;
     return 1;
+}
+
+/* What a client generating from token ids needs for the pending turn:
+ * the context's ids in this server's template and tokenizer, the reply's
+ * token cap and the turn's seed. */
+static cJSON *generation_json(const sep *ep)
+{
+    cJSON *o = cJSON_CreateObject();
+    buf_t arr; /* one raw array: cJSON would print each id as a double */
+    buf_init(&arr, ep->req.n_context_ids * 12 + 16);
+    int rc = buf_putc(&arr, '[');
+    for (size_t i = 0; rc == 0 && i < ep->req.n_context_ids; i++)
+        rc = buf_printf(&arr, i ? ",%d" : "%d", (int)ep->req.context_ids[i]);
+    if (rc == 0)
+        rc = buf_putc(&arr, ']');
+    cJSON_AddItemToObject(o, "context_ids", rc == 0 ? cJSON_CreateRaw(buf_str(&arr)) : cJSON_CreateNull());
+    buf_dispose(&arr);
+    cJSON_AddNumberToObject(o, "max_tokens", ep->req.max_tokens);
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)(ep->req.seed & POL_SEED_MAX));
+    cJSON_AddItemToObject(o, "seed", cJSON_CreateRaw(seed));
+    return o;
 }
 
 static cJSON *info_json(const sep *ep, const char *end_reason)
@@ -631,6 +657,9 @@ static int apply_config(sep *ep, const cJSON *cfg, http_server_resp *resp)
 
 /* ---- endpoints ----------------------------------------------------------------------- */
 
+/* Answers the error and evaluates to -1. */
+#define REFUSE(...) (reply_error(resp, __VA_ARGS__), -1)
+
 static int do_reset(envsrv *s, const cJSON *body, http_server_resp *resp)
 {
     const cJSON *jt = field(body, "task"), *js = field(body, "seed");
@@ -679,7 +708,16 @@ static int do_reset(envsrv *s, const cJSON *body, http_server_resp *resp)
     ep->nsent = 0;
     ep->turn = 0;
     ep->ctx_bytes = ep->ctx_tokens = 0;
-    int rc = apply_config(ep, field(body, "config"), resp);
+    const cJSON *jw = field(body, "return_context_ids");
+    ep->want_ids = cJSON_IsTrue(jw);
+    int rc = 0;
+    if (jw && !cJSON_IsBool(jw))
+        rc = REFUSE(400, "return_context_ids", "return_context_ids: expected true or false");
+    else if (ep->want_ids && !ep->cfg.tok)
+        rc = REFUSE(400, "return_context_ids",
+                         "return_context_ids: this server has no tokenizer (start it with one)");
+    if (rc == 0)
+        rc = apply_config(ep, field(body, "config"), resp);
     char err[RL_ERR_MAX];
     if (rc == 0 && ep->ws_task != t) {
         if (ep->ws) {
@@ -725,6 +763,8 @@ static int do_reset(envsrv *s, const cJSON *body, http_server_resp *resp)
     const tc_spec *specs = tool_specs(&nspecs);
     cJSON_AddItemToObject(o, "tools", tc_specs_json(specs, nspecs));
     cJSON_AddItemToObject(o, "info", info_json(ep, NULL));
+    if (ep->want_ids)
+        cJSON_AddItemToObject(o, "generation", generation_json(ep));
     ep->nsent = ep_chat(ep->e)->n;
     pthread_mutex_lock(&s->mu);
     ep->open = 1;
@@ -775,6 +815,54 @@ static char *step_text(const sep *ep, const cJSON *m, size_t *len, http_server_r
     return text;
 }
 
+/* The optional token fields of a step: "token_ids" (the ids sampled, stop
+ * token included), "logprobs" (one per id) and "policy_version", recorded
+ * with the turn as a local episode records its policy's. -1 and a reply
+ * on error. */
+static int step_tokens(const sep *ep, const cJSON *body, pol_response *pr, http_server_resp *resp)
+{
+    const cJSON *ji = field(body, "token_ids"), *jl = field(body, "logprobs"), *jv = field(body, "policy_version");
+    if (jv) {
+        if (!cJSON_IsNumber(jv) || jv->valuedouble < 0 || jv->valuedouble > 1e15 ||
+            jv->valuedouble != floor(jv->valuedouble))
+            return REFUSE(400, "policy_version", "policy_version: expected an integer >= 0");
+        pr->policy_version = (long)jv->valuedouble;
+    }
+    if (!ji && !jl)
+        return 0;
+    int vocab = ep->cfg.tok ? tok_vocab_size(ep->cfg.tok) : 0;
+    if (!cJSON_IsArray(ji) || !vocab)
+        return REFUSE(400, "token_ids",
+                           vocab ? "token_ids: expected an array of token ids"
+                                 : "token_ids: this server has no tokenizer to check them against");
+    size_t n = (size_t)cJSON_GetArraySize(ji);
+    if (!cJSON_IsArray(jl) || (size_t)cJSON_GetArraySize(jl) != n)
+        return REFUSE(400, "logprobs", "logprobs: expected an array of numbers, one per token id");
+    if (n > ENVSRV_STEP_TOKENS_MAX)
+        return REFUSE(400, "token_ids", "token_ids: expected at most %d ids", ENVSRV_STEP_TOKENS_MAX);
+    pr->ids = malloc((n + 1) * sizeof *pr->ids);
+    pr->logprobs = malloc((n + 1) * sizeof *pr->logprobs);
+    if (!pr->ids || !pr->logprobs) {
+        pol_response_dispose(pr);
+        return REFUSE(500, NULL, "step: out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *a = cJSON_GetArrayItem(ji, (int)i), *b = cJSON_GetArrayItem(jl, (int)i);
+        if (!cJSON_IsNumber(a) || a->valuedouble < 0 || a->valuedouble >= vocab || a->valuedouble != floor(a->valuedouble)) {
+            pol_response_dispose(pr);
+            return REFUSE(400, "token_ids", "token_ids[%zu]: expected an id in 0..%d", i, vocab - 1);
+        }
+        if (!cJSON_IsNumber(b) || !isfinite(b->valuedouble) || b->valuedouble > 0) {
+            pol_response_dispose(pr);
+            return REFUSE(400, "logprobs", "logprobs[%zu]: expected a finite number <= 0", i);
+        }
+        pr->ids[i] = (int32_t)a->valuedouble;
+        pr->logprobs[i] = (float)b->valuedouble;
+    }
+    pr->n_ids = n;
+    return 0;
+}
+
 /* 1 when text calls run_tests (a test run: it goes through the queue). */
 static int calls_tests(const char *text, size_t len)
 {
@@ -818,14 +906,19 @@ static int do_step(envsrv *s, const cJSON *body, http_server_resp *resp)
     sep *ep = take_or_reply(s, jid->valuestring, 0, resp);
     if (!ep)
         return 0;
-    size_t len = 0;
-    char *text = step_text(ep, jm, &len, resp);
-    if (!text) {
+    pol_response pr;
+    memset(&pr, 0, sizeof pr);
+    if (step_tokens(ep, body, &pr, resp) < 0) {
         give_back(s, ep, 1);
         return 0;
     }
-    pol_response pr;
-    memset(&pr, 0, sizeof pr);
+    size_t len = 0;
+    char *text = step_text(ep, jm, &len, resp);
+    if (!text) {
+        pol_response_dispose(&pr);
+        give_back(s, ep, 1);
+        return 0;
+    }
     pr.text = text;
     pr.text_len = len;
     pr.finish = length ? POL_FINISH_LENGTH : POL_FINISH_STOP;
@@ -854,6 +947,8 @@ static int do_step(envsrv *s, const cJSON *body, http_server_resp *resp)
         cJSON_AddFalseToObject(o, "done");
         cJSON_AddNullToObject(o, "reward");
         cJSON_AddItemToObject(o, "info", info_json(ep, NULL));
+        if (ep->want_ids)
+            cJSON_AddItemToObject(o, "generation", generation_json(ep));
         give_back(s, ep, 1);
     } else {
         cJSON_AddTrueToObject(o, "done");

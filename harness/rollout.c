@@ -1,11 +1,16 @@
 /* rollout.c - step many episodes together, one policy call per step. */
 #include "harness/rollout.h"
 
+#include "common/buf.h"
 #include "common/err.h"
 #include "common/limits.h"
+#include "common/str.h"
 #include "common/vec.h"
 #include "harness/workspace.h"
+#include "http/http.h"
+#include "protocol/template.h"
 
+#include <cJSON.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +25,19 @@ typedef struct slot {
     pol_request req;
     pol_response resp;
     int pending;       /* req filled this step */
+    /* a remote episode (rollout_opts.env_urls): its id and server, the
+     * pending turn's context ids, cap and seed as the server sent them */
+    int remote;
+    char rid[RL_ROLLOUT_REMOTE_ID_MAX];
+    const char *renv;
+    int32_t *rctx;
+    size_t nrctx;
+    int rmax;
+    uint64_t rseed;
+    int rdone;
+    double rreward;
+    char *rrec;
+    http_client *rh;   /* this slot's client (one thread at a time) */
 } slot;
 
 typedef struct queued {
@@ -36,6 +54,8 @@ struct rollout {
     queued *q;
     size_t nq, qhead, qcap;
     long version;
+    size_t next_env;   /* round robin over env_urls */
+    char auth[HTTP_HEADER_LINE_MAX];
 };
 
 void rollout_opts_default(rollout_opts *o)
@@ -46,6 +66,10 @@ void rollout_opts_default(rollout_opts *o)
     o->threads = 0;
     o->log = NULL;
     o->log_ctx = NULL;
+    o->env_urls = NULL;
+    o->n_env = 0;
+    o->env_token = NULL;
+    o->env_timeout_ms = 0;
 }
 
 int rollout_new(rollout **out, policy *pol, const rollout_opts *o, char *err)
@@ -68,10 +92,31 @@ int rollout_new(rollout **out, policy *pol, const rollout_opts *o, char *err)
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         r->o.threads = n > 0 ? (int)n : 1;
     }
+    if (r->o.n_env > RL_ROLLOUT_ENV_URLS_MAX || (r->o.n_env && !r->o.env_urls)) {
+        free(r);
+        return rl_err(err, RL_EINVAL, "rollout: env servers: expected 1..%d URLs", RL_ROLLOUT_ENV_URLS_MAX);
+    }
+    if (r->o.env_token && (strlen(r->o.env_token) > HTTP_HEADER_LINE_MAX - 40 || strpbrk(r->o.env_token, "\r\n"))) {
+        free(r);
+        return rl_err(err, RL_EINVAL, "rollout: env token: expected one line under %d bytes", HTTP_HEADER_LINE_MAX - 40);
+    }
+    if (r->o.env_token && r->o.env_token[0])
+        snprintf(r->auth, sizeof r->auth, "Authorization: Bearer %s", r->o.env_token);
     r->slots = calloc((size_t)r->o.max_active, sizeof *r->slots);
     if (!r->slots) {
         free(r);
         return rl_err(err, RL_ENOMEM, "rollout: out of memory");
+    }
+    for (int i = 0; i < r->o.max_active && r->o.n_env; i++) {
+        http_client_opts ho;
+        http_client_opts_default(&ho);
+        if (r->o.env_timeout_ms > 0)
+            ho.timeout_ms = r->o.env_timeout_ms;
+        int rc = http_client_new(&r->slots[i].rh, &ho, err);
+        if (rc < 0) {
+            rollout_free(r);
+            return rc;
+        }
     }
     *out = r;
     return 0;
@@ -85,6 +130,9 @@ void rollout_free(rollout *r)
         ep_free(r->slots[i].ep);
         ws_free(r->slots[i].ws);
         pol_response_dispose(&r->slots[i].resp);
+        free(r->slots[i].rctx);
+        free(r->slots[i].rrec);
+        http_client_free(r->slots[i].rh);
     }
     free(r->slots);
     free(r->q);
@@ -106,7 +154,7 @@ size_t rollout_pending(const rollout *r)
 {
     size_t n = r->nq - r->qhead;
     for (int i = 0; i < r->o.max_active; i++)
-        n += r->slots[i].ep != NULL;
+        n += r->slots[i].ep != NULL || r->slots[i].remote;
     return n;
 }
 
@@ -215,14 +263,232 @@ static void score_each(const rollout *r, slot **ended, int n, rollout_done_fn do
     }
 }
 
+/* ---- remote episodes: the env server's /v1/reset, /v1/step, /v1/state ---- */
+
+/* One request to the slot's env server: 0 and the parsed 200 answer in
+ * *out, else an error naming the URL and what came back. */
+static int env_call(cJSON **out, const rollout *r, slot *s, const char *method, const char *path, const char *body,
+                    char *err)
+{
+    *out = NULL;
+    char url[HTTP_URL_MAX + 256];
+    snprintf(url, sizeof url, "%s%s", s->renv, path);
+    const char *hdr[] = {r->auth[0] ? r->auth : NULL, NULL};
+    http_request rq = {.method = method, .url = url, .headers = hdr, .content_type = body ? "application/json" : NULL,
+                       .body = body, .body_len = body ? strlen(body) : 0};
+    http_response rs;
+    char herr[RL_ERR_MAX];
+    int rc = http_client_request(s->rh, &rs, &rq, herr);
+    if (rc < 0) {
+        http_response_dispose(&rs);
+        return rl_err(err, rc, "env server %s: %s", s->renv, herr);
+    }
+    cJSON *j = cJSON_ParseWithLength(rs.body, rs.body_len);
+    if (rs.status != 200 || !cJSON_IsObject(j)) {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+        const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
+        rc = rl_err(err, RL_EIO, "env server %s: %s %s: status %ld%s%.200s", s->renv, method, path, rs.status,
+                    m ? ": " : "", m ? m : "");
+        cJSON_Delete(j);
+        http_response_dispose(&rs);
+        return rc;
+    }
+    http_response_dispose(&rs);
+    *out = j;
+    return 0;
+}
+
+/* The pending turn of an answer's "generation" into the slot. */
+static int remote_generation(slot *s, const cJSON *ans, char *err)
+{
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(ans, "generation");
+    const cJSON *ids = cJSON_GetObjectItemCaseSensitive(g, "context_ids");
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(g, "max_tokens");
+    const cJSON *sd = cJSON_GetObjectItemCaseSensitive(g, "seed");
+    if (!cJSON_IsArray(ids) || !cJSON_IsNumber(mt) || !cJSON_IsNumber(sd))
+        return rl_err(err, RL_EPARSE, "env server %s: expected \"generation\" with context_ids, max_tokens and seed",
+                      s->renv);
+    size_t n = (size_t)cJSON_GetArraySize(ids);
+    int32_t *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return rl_err(err, RL_ENOMEM, "rollout: out of memory");
+    size_t k = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, ids) v[k++] = cJSON_IsNumber(e) ? (int32_t)e->valuedouble : 0;
+    free(s->rctx);
+    s->rctx = v;
+    s->nrctx = n;
+    s->rmax = (int)mt->valuedouble;
+    s->rseed = (uint64_t)sd->valuedouble;
+    return 0;
+}
+
+/* Resets a remote episode on the next env server. */
+static int remote_start(rollout *r, slot *s, const queued *q, char *err)
+{
+    s->renv = r->o.env_urls[r->next_env++ % r->o.n_env];
+    const ep_config *c = q->cfg;
+    cJSON *b = cJSON_CreateObject(), *cf = cJSON_CreateObject();
+    cJSON_AddStringToObject(b, "task", q->t->instance_id);
+    cJSON_AddNumberToObject(b, "seed", (double)(q->seed % 2147483648ULL));
+    cJSON_AddTrueToObject(b, "return_context_ids");
+    if (c->prompt && !strchr(c->prompt, '/'))
+        cJSON_AddStringToObject(cf, "prompt", c->prompt);
+    cJSON_AddBoolToObject(cf, "think", c->think);
+    cJSON_AddStringToObject(cf, "history", c->history_keep ? "keep" : "drop");
+    int kind = ep_config_template(c, NULL);
+    if (kind >= 0) /* the server renders and parses as the trainer's policy speaks */
+        cJSON_AddStringToObject(cf, "template", tpl_kind_name((tpl_kind)kind));
+    ep_config seeded = *c; /* the episode's own turn cap (its draw of the long tail) */
+    seeded.seed = q->seed;
+    int cap = ep_config_turn_cap(&seeded);
+    if (cap > 0)
+        cJSON_AddNumberToObject(cf, "max_turns", cap);
+    if (c->max_context_tokens > 0)
+        cJSON_AddNumberToObject(cf, "max_context_tokens", c->max_context_tokens);
+    if (c->max_wall_s > 0)
+        cJSON_AddNumberToObject(cf, "max_wall_s", c->max_wall_s);
+    if (c->max_reply_tokens > 0)
+        cJSON_AddNumberToObject(cf, "max_reply_tokens", c->max_reply_tokens);
+    if (c->obs_budget > 0)
+        cJSON_AddNumberToObject(cf, "obs_budget", (double)c->obs_budget);
+    cJSON_AddItemToObject(b, "config", cf);
+    char *body = cJSON_PrintUnformatted(b);
+    cJSON_Delete(b);
+    if (!body)
+        return rl_err(err, RL_ENOMEM, "rollout: out of memory");
+    cJSON *ans = NULL;
+    int rc = env_call(&ans, r, s, "POST", "/v1/reset", body, err);
+    free(body);
+    if (rc < 0)
+        return rc;
+    const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ans, "episode_id"));
+    if (!id || strlen(id) >= sizeof s->rid)
+        rc = rl_err(err, RL_EPARSE, "env server %s: /v1/reset: expected an episode_id", s->renv);
+    else
+        str_copy(s->rid, sizeof s->rid, id);
+    if (rc == 0)
+        rc = remote_generation(s, ans, err);
+    cJSON_Delete(ans);
+    if (rc == 0) {
+        s->remote = 1;
+        s->rdone = 0;
+        s->rreward = 0;
+    }
+    return rc;
+}
+
+/* The ids of a reply as a raw JSON array (cJSON prints numbers slowly). */
+static cJSON *ids_raw(const int32_t *ids, size_t n)
+{
+    buf_t a;
+    buf_init(&a, n * 12 + 16);
+    int rc = buf_putc(&a, '[');
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = buf_printf(&a, i ? ",%d" : "%d", (int)ids[i]);
+    if (rc == 0)
+        rc = buf_putc(&a, ']');
+    cJSON *o = rc == 0 ? cJSON_CreateRaw(buf_str(&a)) : NULL;
+    buf_dispose(&a);
+    return o;
+}
+
+/* Closes a remote episode whose turn could not be generated; the server
+ * scores and records it as closed. */
+static void remote_close(const rollout *r, slot *s)
+{
+    char body[RL_ROLLOUT_REMOTE_ID_MAX + 32], err[RL_ERR_MAX];
+    snprintf(body, sizeof body, "{\"episode_id\": \"%s\"}", s->rid);
+    cJSON *ans = NULL;
+    if (env_call(&ans, r, s, "POST", "/v1/close", body, err) < 0)
+        rl_logf(r->o.log, r->o.log_ctx, RL_LOG_ERROR, "rollout: %s", err);
+    cJSON_Delete(ans);
+}
+
+/* Sends the policy's reply as the episode's next step; at the end fetches
+ * its record (the server's, with the reply's ids, logprobs and version). */
+static int remote_feed(const rollout *r, slot *s, char *err)
+{
+    pol_response *p = &s->resp;
+    if (p->error) {
+        int rc = rl_err(err, RL_EIO, "%s", p->error);
+        remote_close(r, s);
+        return rc;
+    }
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddStringToObject(b, "episode_id", s->rid);
+    cJSON_AddStringToObject(b, "message", p->text ? p->text : "");
+    cJSON_AddStringToObject(b, "finish_reason", p->finish == POL_FINISH_LENGTH ? "length" : "stop");
+    if (p->ids && p->logprobs) {
+        cJSON_AddItemToObject(b, "token_ids", ids_raw(p->ids, p->n_ids));
+        cJSON *lp = cJSON_AddArrayToObject(b, "logprobs");
+        for (size_t i = 0; i < p->n_ids; i++)
+            cJSON_AddItemToArray(lp, cJSON_CreateNumber(p->logprobs[i]));
+    }
+    cJSON_AddNumberToObject(b, "policy_version", (double)p->policy_version);
+    char *body = cJSON_PrintUnformatted(b);
+    cJSON_Delete(b);
+    if (!body)
+        return rl_err(err, RL_ENOMEM, "rollout: out of memory");
+    cJSON *ans = NULL;
+    int rc = env_call(&ans, r, s, "POST", "/v1/step", body, err);
+    free(body);
+    if (rc < 0)
+        return rc;
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "done"))) {
+        rc = remote_generation(s, ans, err);
+        cJSON_Delete(ans);
+        return rc;
+    }
+    const cJSON *rw = cJSON_GetObjectItemCaseSensitive(ans, "reward");
+    s->rreward = cJSON_IsNumber(rw) ? rw->valuedouble : 0;
+    s->rdone = 1;
+    cJSON_Delete(ans);
+    char path[RL_ROLLOUT_REMOTE_ID_MAX + 32];
+    snprintf(path, sizeof path, "/v1/state?episode_id=%s", s->rid);
+    if ((rc = env_call(&ans, r, s, "GET", path, NULL, err)) < 0)
+        return rc;
+    s->rrec = cJSON_PrintUnformatted(ans);
+    cJSON_Delete(ans);
+    return s->rrec ? 0 : rl_err(err, RL_ENOMEM, "rollout: out of memory");
+}
+
+/* Hands a finished remote episode over and frees the slot. */
+static void remote_finish(slot *s, rollout_done_fn done, void *user)
+{
+    char *rec = s->rrec;
+    s->rrec = NULL;
+    s->remote = 0;
+    free(s->rctx);
+    s->rctx = NULL;
+    s->nrctx = 0;
+    if (done)
+        done(user, s->tag, rec, s->rreward);
+    else
+        free(rec);
+}
+
 /* Fills free slots from the queue. An episode that cannot start (its work
  * tree or prompt failed) is reported with a NULL record. */
 static void start_queued(rollout *r, rollout_done_fn done, void *user)
 {
     for (int i = 0; i < r->o.max_active && r->qhead < r->nq; i++) {
         slot *s = &r->slots[i];
-        if (s->ep)
+        if (s->ep || s->remote)
             continue;
+        if (r->o.n_env) {
+            const queued *q = &r->q[r->qhead++];
+            char err[RL_ERR_MAX];
+            s->tag = q->tag;
+            if (remote_start(r, s, q, err) < 0) {
+                rl_logf(r->o.log, r->o.log_ctx, RL_LOG_ERROR, "rollout: %s seed %llu: %s", q->t->instance_id,
+                        (unsigned long long)q->seed, err);
+                if (done)
+                    done(user, q->tag, NULL, 0);
+                i--;
+            }
+            continue;
+        }
         const queued *q = &r->q[r->qhead++];
         char err[RL_ERR_MAX];
         ws_opts wo;
@@ -250,6 +516,7 @@ static void start_queued(rollout *r, rollout_done_fn done, void *user)
 }
 
 typedef struct feed_job {
+    const rollout *r;
     slot *slots;
     int n, next;
     pthread_mutex_t mu;
@@ -270,8 +537,17 @@ static void *feed_worker(void *arg)
         if (!s->pending)
             continue;
         char err[RL_ERR_MAX];
-        if (ep_feed(s->ep, &s->resp, err) < 0)
+        if (s->remote) {
+            if (remote_feed(j->r, s, err) < 0) {
+                rl_logf(j->r->o.log, j->r->o.log_ctx, RL_LOG_ERROR, "rollout: episode %ld: %s", s->tag, err);
+                s->rdone = 1; /* handed back without a record */
+                free(s->rrec);
+                s->rrec = NULL;
+                s->rreward = 0;
+            }
+        } else if (ep_feed(s->ep, &s->resp, err) < 0) {
             ep_abort(s->ep, "error", err);
+        }
         pol_response_dispose(&s->resp);
     }
 }
@@ -296,6 +572,17 @@ int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
     for (int i = 0; i < (int)n; i++) {
         slot *s = &r->slots[i];
         s->pending = 0;
+        if (s->remote) {
+            memset(&s->req, 0, sizeof s->req);
+            s->req.context_ids = s->rctx;
+            s->req.n_context_ids = s->nrctx;
+            s->req.max_tokens = s->rmax;
+            s->req.seed = s->rseed;
+            s->req.episode = i;
+            reqs[nreq] = s->req;
+            who[nreq++] = i;
+            continue;
+        }
         if (!s->ep)
             continue;
         if (!ep_request(s->ep, &s->req)) {
@@ -317,17 +604,26 @@ int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
         char perr[RL_ERR_MAX];
         if (pol_generate(r->pol, resps, reqs, (size_t)nreq, perr) < 0) {
             for (int k = 0; k < nreq; k++) {
+                slot *s = &r->slots[who[k]];
                 pol_response_dispose(&resps[k]);
-                ep_abort(r->slots[who[k]].ep, "policy_error", perr);
+                if (s->remote) {
+                    rl_logf(r->o.log, r->o.log_ctx, RL_LOG_ERROR, "rollout: episode %ld: %s", s->tag, perr);
+                    remote_close(r, s);
+                    s->rdone = 1;
+                    s->pending = 1;
+                } else {
+                    ep_abort(s->ep, "policy_error", perr);
+                }
             }
         } else {
             for (int k = 0; k < nreq; k++) {
                 slot *s = &r->slots[who[k]];
                 s->resp = resps[k];
-                s->resp.policy_version = r->version;
+                if (!s->remote) /* a remote server's reply carries the version of its weights */
+                    s->resp.policy_version = r->version;
                 s->pending = 1;
             }
-            feed_job j = {r->slots, (int)n, 0, PTHREAD_MUTEX_INITIALIZER};
+            feed_job j = {r, r->slots, (int)n, 0, PTHREAD_MUTEX_INITIALIZER};
             int nt = r->o.threads < nreq ? r->o.threads : nreq;
             pthread_t th[RL_ROLLOUT_THREADS_MAX];
             if (nt > RL_ROLLOUT_THREADS_MAX)
@@ -349,7 +645,9 @@ int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
     int first = nended;
     for (int i = 0; i < (int)n; i++) {
         slot *s = &r->slots[i];
-        if (s->ep && s->pending && ep_done(s->ep))
+        if (s->remote && s->pending && s->rdone)
+            remote_finish(s, done, user);
+        else if (s->ep && s->pending && ep_done(s->ep))
             ended[nended++] = s;
     }
     if (score_begin(&sc, r, ended + first, nended - first) < 0)

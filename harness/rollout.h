@@ -28,6 +28,20 @@ typedef struct rollout_opts {
     rl_log_fn log;         /* why an episode could not start or be scored
                               (it comes back with a NULL record); NULL: none */
     void *log_ctx;
+    /* Remote episodes: with n_env > 0 every episode runs on a `harness
+     * serve` (docs/env-server.md), the i-th reset going to env_urls[i %
+     * n_env] (base URLs without /v1). Its turns' context ids come from the
+     * server (reset with "return_context_ids"); the policy's replies go
+     * back with their ids, logprobs and policy_version (the version the
+     * policy's response carries, not rollout_set_version's), and the
+     * record handed back is the server's (/v1/state once done). The seed
+     * sent is the episode's modulo 2^31 (the server's range). An episode
+     * whose reset, step or generation fails comes back with a NULL record
+     * (a failed generation closes it on the server). */
+    const char *const *env_urls;
+    int n_env;
+    const char *env_token; /* bearer token of the env servers; NULL: none */
+    long env_timeout_ms;   /* per request attempt; 0: the http client's default */
 } rollout_opts;
 
 void rollout_opts_default(rollout_opts *o);

@@ -26,7 +26,11 @@ typedef struct oai {
     oai_opts o;
     char *base_url, *model;
     char auth[HTTP_HEADER_LINE_MAX]; /* "Authorization: Bearer KEY" or "" */
-    char url[HTTP_URL_MAX + 32];
+    /* the servers of a comma-separated base_url: an episode's requests all
+     * go to bases[episode % nbase] (its prefix stays in that server's cache) */
+    char *bases[OAI_BASE_URLS_MAX];
+    char urls[OAI_BASE_URLS_MAX][HTTP_URL_MAX + 32];
+    size_t nbase;
     http_client *http;
     tok_t *tok;         /* completions */
     int32_t stop_id;    /* <|im_end|> in tok, or -1 */
@@ -63,6 +67,8 @@ static void oai_free(policy *p)
     http_client_free(c->http);
     tok_free(c->tok);
     free(c->base_url);
+    for (size_t i = 0; i < c->nbase; i++)
+        free(c->bases[i]);
     free(c->model);
     memset(c->auth, 0, sizeof c->auth);
     free(c);
@@ -393,6 +399,7 @@ static void read_response(pol_response *r, const oai *c, const pol_request *req,
                           const char *herr)
 {
     char err[RL_ERR_MAX];
+    const char *base = c->bases[(size_t)(req->episode < 0 ? 0 : req->episode) % c->nbase];
     const char *path = c->o.api == OAI_COMPLETIONS ? "completions" : "chat/completions";
     r->gen_ms = hr->elapsed_ms > 0 ? hr->elapsed_ms : 1;
     if (hrc < 0) {
@@ -402,7 +409,7 @@ static void read_response(pol_response *r, const oai *c, const pol_request *req,
     if (hr->status != 200) {
         char m[200];
         error_message(m, sizeof m, hr->body ? hr->body : "");
-        snprintf(err, sizeof err, "POST %s/%s: status %ld%s (%d attempts)", c->base_url, path, hr->status, m,
+        snprintf(err, sizeof err, "POST %s/%s: status %ld%s (%d attempts)", base, path, hr->status, m,
                  hr->attempts);
         r->error = strdup(err);
         return;
@@ -430,7 +437,7 @@ static void read_response(pol_response *r, const oai *c, const pol_request *req,
         r->logprobs = NULL;
         r->n_ids = 0;
         char line[RL_ERR_MAX + 64];
-        snprintf(line, sizeof line, "POST %s/%s: %s", c->base_url, path, err);
+        snprintf(line, sizeof line, "POST %s/%s: %s", base, path, err);
         r->error = strndup(line, RL_ERR_MAX - 1);
         cJSON_Delete(j);
         return;
@@ -461,6 +468,18 @@ static void read_response(pol_response *r, const oai *c, const pol_request *req,
     cJSON_AddNumberToObject(meta, "latency_ms", (double)hr->elapsed_ms);
     cJSON_AddNumberToObject(meta, "attempts", hr->attempts);
     cJSON_AddBoolToObject(meta, "tokens_exact", exact);
+    /* grpo serve: the weights' version that drew the first token (and the
+     * last, when they changed during the request) */
+    const cJSON *pv = cJSON_GetObjectItemCaseSensitive(j, "policy_version");
+    const cJSON *pvl = cJSON_GetObjectItemCaseSensitive(j, "policy_version_last");
+    if (cJSON_IsNumber(pv) && pv->valuedouble >= 0 && pv->valuedouble < 1e15) {
+        r->policy_version = (long)pv->valuedouble;
+        cJSON_AddNumberToObject(meta, "policy_version", pv->valuedouble);
+        if (cJSON_IsNumber(pvl))
+            cJSON_AddNumberToObject(meta, "policy_version_last", pvl->valuedouble);
+    }
+    if (c->nbase > 1)
+        cJSON_AddStringToObject(meta, "base_url", base);
     r->meta = cJSON_PrintUnformatted(meta);
     cJSON_Delete(meta);
     cJSON_Delete(j);
@@ -496,7 +515,8 @@ static int oai_generate(policy *p, pol_response *resp, const pol_request *req, s
             resp[i].error = strdup(berr);
             continue;
         }
-        hq[ns] = (http_request){.method = "POST", .url = c->url, .headers = hdr,
+        const char *url = c->urls[(size_t)(req[i].episode < 0 ? 0 : req[i].episode) % c->nbase];
+        hq[ns] = (http_request){.method = "POST", .url = url, .headers = hdr,
                                 .content_type = "application/json", .body = bodies[i],
                                 .body_len = strlen(bodies[i])};
         which[ns++] = i;
@@ -526,24 +546,33 @@ static int oai_generate(policy *p, pol_response *resp, const pol_request *req, s
 
 static const pol_vtable OAI_VT = {oai_generate, oai_free};
 
-int oai_policy_new(policy **out, const oai_opts *o, char *err)
+/* One base URL of --base-url. */
+static int check_base(const char *u, char *err)
 {
-    *out = NULL;
-    if (!o->base_url || !o->base_url[0])
-        return rl_err(err, RL_EINVAL, "policy openai: expected --base-url URL (e.g. http://127.0.0.1:8000/v1)");
-    if (strncmp(o->base_url, "http://", 7) && strncmp(o->base_url, "https://", 8))
-        return rl_err(err, RL_EINVAL, "policy openai: --base-url: expected an http:// or https:// URL");
-    if (strlen(o->base_url) > HTTP_URL_MAX || strpbrk(o->base_url, " \t\r\n?#"))
-        return rl_err(err, RL_EINVAL, "policy openai: --base-url: expected a URL without blanks, query or fragment, under %d bytes",
-                      HTTP_URL_MAX);
-    const char *host = strstr(o->base_url, "://") + 3;
+    if (strncmp(u, "http://", 7) && strncmp(u, "https://", 8))
+        return rl_err(err, RL_EINVAL, "policy openai: --base-url %.200s: expected an http:// or https:// URL", u);
+    if (strlen(u) > HTTP_URL_MAX || strpbrk(u, " \t\r\n?#"))
+        return rl_err(err, RL_EINVAL,
+                      "policy openai: --base-url %.200s: expected a URL without blanks, query or fragment, under %d bytes",
+                      u, HTTP_URL_MAX);
+    const char *host = strstr(u, "://") + 3;
     if (!*host || *host == '/')
-        return rl_err(err, RL_EINVAL, "policy openai: --base-url: expected a host after '://'");
+        return rl_err(err, RL_EINVAL, "policy openai: --base-url %.200s: expected a host after '://'", u);
     const char *auth_end = strchr(host, '/');
     const char *at = strchr(host, '@');
     if (at && (!auth_end || at < auth_end))
         return rl_err(err, RL_EINVAL,
                       "policy openai: --base-url: expected no user info in the URL (put the key in OPENAI_API_KEY or --api-key-env)");
+    return 0;
+}
+
+int oai_policy_new(policy **out, const oai_opts *o, char *err)
+{
+    *out = NULL;
+    if (!o->base_url || !o->base_url[0])
+        return rl_err(err, RL_EINVAL, "policy openai: expected --base-url URL (e.g. http://127.0.0.1:8000/v1)");
+    if (strlen(o->base_url) > (size_t)OAI_BASE_URLS_MAX * (HTTP_URL_MAX + 1))
+        return rl_err(err, RL_EINVAL, "policy openai: --base-url: expected at most %d URLs", OAI_BASE_URLS_MAX);
     if (!o->model || !o->model[0] || strlen(o->model) > 256)
         return rl_err(err, RL_EINVAL, "policy openai: expected --model NAME (the served model's name, 1-256 bytes)");
     if (o->max_inflight < 1 || o->max_inflight > HTTP_MANY_INFLIGHT_MAX)
@@ -575,16 +604,38 @@ int oai_policy_new(policy **out, const oai_opts *o, char *err)
     int rc = 0;
     if (!c->base_url || !c->model)
         rc = rl_err(err, RL_ENOMEM, "policy openai: out of memory");
-    size_t bl = c->base_url ? strlen(c->base_url) : 0;
-    while (bl && c->base_url[bl - 1] == '/')
-        c->base_url[--bl] = '\0';
+    /* a comma-separated list: each base without its trailing slashes */
+    for (const char *u = c->base_url; rc == 0 && u && *u;) {
+        size_t l = strcspn(u, ",");
+        if (c->nbase == OAI_BASE_URLS_MAX) {
+            rc = rl_err(err, RL_EINVAL, "policy openai: --base-url: expected at most %d URLs", OAI_BASE_URLS_MAX);
+            break;
+        }
+        char *b = strndup(u, l);
+        if (!b) {
+            rc = rl_err(err, RL_ENOMEM, "policy openai: out of memory");
+            break;
+        }
+        c->bases[c->nbase++] = b;
+        size_t bl = strlen(b);
+        while (bl && b[bl - 1] == '/')
+            b[--bl] = '\0';
+        if ((rc = check_base(b, err)) < 0)
+            break;
+        snprintf(c->urls[c->nbase - 1], sizeof c->urls[0], "%s/%s", b,
+                 o->api == OAI_COMPLETIONS ? "completions" : "chat/completions");
+        u += l;
+        if (*u == ',')
+            u++;
+    }
+    if (rc == 0 && c->nbase == 0)
+        rc = rl_err(err, RL_EINVAL, "policy openai: expected --base-url URL (e.g. http://127.0.0.1:8000/v1)");
+    if (rc == 0 && c->nbase == 1) /* the one base as given, without its trailing slashes */
+        str_copy(c->base_url, strlen(c->base_url) + 1, c->bases[0]);
     c->o.base_url = c->base_url;
     c->o.model = c->model;
     c->o.api_key_env = NULL;
     c->o.tokenizer = NULL;
-    if (rc == 0)
-        snprintf(c->url, sizeof c->url, "%s/%s", c->base_url,
-                 o->api == OAI_COMPLETIONS ? "completions" : "chat/completions");
     if (key)
         snprintf(c->auth, sizeof c->auth, "Authorization: Bearer %s", key);
     if (rc == 0 && o->api == OAI_COMPLETIONS) {

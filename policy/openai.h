@@ -30,7 +30,9 @@
  *
  * Each response carries a one-line JSON object (pol_response.meta) the
  * record keeps: mode, served model, request id, usage, latency, attempts
- * and whether the ids are exact. A request that fails (server down, an
+ * and whether the ids are exact. When the server's answer has a
+ * "policy_version" (grpo serve), it goes into pol_response.policy_version
+ * and the meta. A request that fails (server down, an
  * answer other than 200 after the retries, malformed JSON, no choice)
  * gets pol_response.error, one line naming the URL and what was wrong;
  * the others of the same call go on.
@@ -48,7 +50,10 @@
 typedef enum oai_api { OAI_CHAT = 0, OAI_COMPLETIONS } oai_api;
 
 typedef struct oai_opts {
-    const char *base_url;    /* the API root, e.g. http://127.0.0.1:8000/v1 */
+    const char *base_url;    /* the API root, e.g. http://127.0.0.1:8000/v1; or
+                                several, comma-separated: request i goes to
+                                the (episode % n)-th, so one episode's turns
+                                stay on one server (its prefix cache) */
     const char *model;       /* the served model's name */
     oai_api api;             /* OAI_CHAT */
     const char *api_key_env; /* NULL: OPENAI_API_KEY */
