@@ -3,7 +3,7 @@
  *
  *   grpo serve --ckpt CKPT [--host 127.0.0.1] [--port 8000]
  *              [--served-model-name NAME] [--max-batch N] [--max-queue N]
- *              [--prefix-cache-mb N] [--stream-interval-ms MS]
+ *              [--prefix-cache-mb N] [--stream-interval-ms MS] [--dtype f32|bf16]
  *
  * The checkpoint and its tokenizer open as `--policy model:CKPT` opens
  * them. One line on stderr says where it listens; SIGINT or SIGTERM ends
@@ -12,6 +12,7 @@
 #include "grpo/cli.h"
 #include "grpo/serve.h"
 #include "http/http.h"
+#include "model/model.h"
 #include "policy/model_policy.h"
 
 #include "common/arg.h"
@@ -28,7 +29,7 @@ static void serve_usage(FILE *f)
     fprintf(f,
             "usage: grpo serve --ckpt CKPT [--host ADDR] [--port N] [--served-model-name NAME]\n"
             "                  [--max-batch N] [--max-queue N] [--prefix-cache-mb N]\n"
-            "                  [--stream-interval-ms MS]\n"
+            "                  [--stream-interval-ms MS] [--dtype f32|bf16]\n"
             "\n"
             "Serves a checkpoint over an OpenAI-compatible HTTP API (docs/serve.md):\n"
             "/v1/models, /v1/completions, /v1/chat/completions, /health, /metrics.\n"
@@ -42,6 +43,8 @@ static void serve_usage(FILE *f)
             "                    sharing their prefix skips its prefill (default %d, 0: no reuse)\n"
             "  --stream-interval-ms MS  least time between two events of a stream; the tokens\n"
             "                    decoded in between go out together (default %d, 0: every step)\n"
+            "  --dtype D         weight matrices in memory: f32 (default) or bf16 (half the\n"
+            "                    memory; products still in fp32)\n"
             "SIGINT or SIGTERM stops the server.\n",
             SERVE_BATCH_DEFAULT, SERVE_BATCH_HARD, SERVE_QUEUE_DEFAULT, SERVE_PREFIX_CACHE_MB_DEFAULT,
             SERVE_STREAM_INTERVAL_MS_DEFAULT);
@@ -50,7 +53,7 @@ static void serve_usage(FILE *f)
 int cmd_serve(int argc, char **argv)
 {
     const char *ckpt = NULL, *host = "127.0.0.1", *name = NULL;
-    int port = 8000;
+    int port = 8000, dtype = MODEL_DTYPE_F32;
     serve_opts so;
     serve_opts_default(&so);
     char err[RL_ERR_MAX];
@@ -63,7 +66,8 @@ int cmd_serve(int argc, char **argv)
         int rc = 0;
         if (!v && (!strcmp(a, "--ckpt") || !strcmp(a, "--host") || !strcmp(a, "--port") ||
                    !strcmp(a, "--served-model-name") || !strcmp(a, "--max-batch") || !strcmp(a, "--max-queue") ||
-                   !strcmp(a, "--prefix-cache-mb") || !strcmp(a, "--stream-interval-ms"))) {
+                   !strcmp(a, "--prefix-cache-mb") || !strcmp(a, "--stream-interval-ms") ||
+                   !strcmp(a, "--dtype"))) {
             fprintf(stderr, "grpo serve: %s: expected a value\n", a);
             return 2;
         }
@@ -73,6 +77,8 @@ int cmd_serve(int argc, char **argv)
             host = v;
         else if (!strcmp(a, "--served-model-name"))
             name = v;
+        else if (!strcmp(a, "--dtype"))
+            rc = model_dtype_parse(&dtype, a, v, err);
         else if (!strcmp(a, "--port"))
             rc = arg_int(&port, a, v, 0, 65535, err);
         else if (!strcmp(a, "--max-batch"))
@@ -121,6 +127,7 @@ int cmd_serve(int argc, char **argv)
 
     pol_env env;
     pol_env_default(&env);
+    env.model_dtype = dtype;
     policy *p = NULL;
     if (model_policy_open(&p, ckpt, &env, err) < 0) {
         fprintf(stderr, "grpo serve: %s\n", err);
