@@ -11,7 +11,9 @@
  * d_model / n_head (model_hf.c reads and writes their Hugging Face form).
  *
  * Parameters, gradients and activations live in flat float buffers (llm.c
- * style); each tensor is a view into them (see model_tensor). Weights use
+ * style); each tensor is a view into them (see model_tensor). A model made
+ * for inference only may keep its weight matrices in bf16 instead
+ * (model_opts.dtype; they then live in wbf, viewed by layer16). Weights use
  * PyTorch's nn.Linear layout (out_features x in_features) and Hugging Face
  * Qwen3 names, so a checkpoint reads the same in Python.
  *

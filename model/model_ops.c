@@ -492,25 +492,26 @@ void ops_matmul_forward(mpool *p, float *out, const float *inp, const float *W, 
     }
 }
 
-/* fp32 values of one block of bf16 weight rows: 64 KB, which stays in L2
- * next to the input rows the sgemm reads; at least one row of the widest
- * input (RL_MODEL_DIM_MAX). */
-#define MM16_BLOCK_FLOATS 16384
+/* fp32 values of one block of bf16 weight rows, per thread: 256 KB, which
+ * stays in L2 beside the input rows the sgemm reads, and enough rows (64 of
+ * d 1024) that packing the input for each block costs little; at least
+ * one row of the widest input (RL_MODEL_DIM_MAX). */
+#define MM16_BLOCK_FLOATS 65536
 _Static_assert(MM16_BLOCK_FLOATS >= RL_MODEL_DIM_MAX, "a bf16 block holds one row");
 
 typedef struct mm16_ctx {
     float *out;
     const float *inp;
     const uint16_t *W;
+    float *scratch; /* MM16_BLOCK_FLOATS per thread */
     int N, C, OC, rows; /* rows: of W per task */
     float beta;
 } mm16_ctx;
 
 static void mm16_fwd_block(void *vctx, int t, int thread)
 {
-    (void)thread;
     mm16_ctx *c = vctx;
-    float scratch[MM16_BLOCK_FLOATS];
+    float *scratch = c->scratch + (size_t)thread * MM16_BLOCK_FLOATS;
     int lo = t * c->rows, hi = lo + c->rows < c->OC ? lo + c->rows : c->OC;
     ops_bf16_to_f32(scratch, c->W + (size_t)lo * c->C, (size_t)(hi - lo) * c->C);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, c->N, hi - lo, c->C, 1.0f, c->inp, c->C,
@@ -604,12 +605,15 @@ void ops_matmul_forward_bf16(mpool *p, float *out, const float *inp, const uint1
 {
     mm16_ctx c = {.out = out, .inp = inp, .W = W, .N = N, .C = C, .OC = OC, .beta = beta,
                   .rows = MM16_BLOCK_FLOATS / C};
-    if (N <= MM16_DOT_ROWS_MAX) {
+    if (N > MM16_DOT_ROWS_MAX)
+        c.scratch = malloc(sizeof(float) * MM16_BLOCK_FLOATS * (size_t)mpool_threads(p));
+    if (!c.scratch) { /* few rows, or no memory for the blocks: dot products */
         c.rows = 64;
         mpool_run(p, (OC + c.rows - 1) / c.rows, mm16_fwd_dot, &c);
         return;
     }
     mpool_run(p, (OC + c.rows - 1) / c.rows, mm16_fwd_block, &c);
+    free(c.scratch);
 }
 
 void ops_linear_forward(mpool *p, float *out, const float *inp, const float *W, const uint16_t *W16, int N,

@@ -68,9 +68,11 @@ void ops_rmsnorm_backward(mpool *p, float *dinp, float *dw, const float *dout, c
 /* out[N x OC] = inp[N x C] @ W^T, W is OC x C (nn.Linear layout).
  * beta 0 overwrites out, 1 accumulates. */
 void ops_matmul_forward(mpool *p, float *out, const float *inp, const float *W, int N, int C, int OC, float beta);
-/* ops_matmul_forward with W in bf16: each task widens a block of rows of
- * W (64 KB of fp32) into a scratch on its stack and multiplies it with
- * sgemm, so no fp32 copy of W is ever whole. C <= RL_MODEL_DIM_MAX. */
+/* ops_matmul_forward with W in bf16, computed in fp32 without an fp32 copy
+ * of W: up to 8 rows (decoding) as dot products that widen W on the fly;
+ * more rows by tasks that widen a block of rows of W (256 KB of fp32) into
+ * a scratch of their thread and multiply it with sgemm. C <=
+ * RL_MODEL_DIM_MAX. */
 void ops_matmul_forward_bf16(mpool *p, float *out, const float *inp, const uint16_t *W, int N, int C, int OC,
                              float beta);
 /* The bf16 product when W16 is non-NULL, else the fp32 one with W. */
