@@ -13,7 +13,10 @@ log-probabilities: a check that both sides compute the same function.
 the tests.
 
   python3 bench/torch_model.py --train B T STEPS   # training tokens/s
-  python3 bench/torch_model.py --gen BATCH PROMPT NEW REPS  # KV-cache generation tokens/s (median of REPS)
+  python3 bench/torch_model.py --gen BATCH PROMPT NEW REPS [WARM_NEW]  # KV-cache generation
+      tokens/s (median of REPS after a warm-up run of WARM_NEW new tokens, default NEW)
+  python3 bench/torch_model.py --shape qwen3-0.6b --train ... | --gen ...  # the same at the
+      shape of Qwen3-0.6B (bench/bench_hf.c)
   python3 bench/torch_model.py --logp CKPT TOKENS_FILE TEMP  # logprobs of a C checkpoint
   python3 bench/torch_model.py --hf-logp DIR TOKENS_FILE     # log-softmax rows (T-1 x vocab) of a HF directory
   python3 bench/torch_model.py --hf-random DIR ARCH KEY=VALUE...  # random HF checkpoint
@@ -24,7 +27,8 @@ the tests.
   python3 bench/torch_model.py --batch FILE   # each line of FILE is one of the
       commands above (torch starts once); one JSON line per command
 
-Each mode prints one JSON object. Run with Debian's /usr/bin/python3 and
+Each mode prints one JSON object; --train and --gen include the process's
+peak RSS ("peak_rss_mb", from getrusage). Run with Debian's /usr/bin/python3 and
 python3-torch (scripts/install-bench-deps.sh).
 """
 import json
@@ -54,6 +58,18 @@ class Config:
     head_dim = 0   # 0: d_model // n_head
     untied = 0     # 1: a separate lm_head.weight
     qkv_bias = 0   # 1: q, k and v projections have biases (Qwen2)
+
+
+# Qwen3-0.6B's shape (its config.json), with a 512-token window: only the
+# rotary tables depend on the window.
+SHAPES = {"qwen3-0.6b": dict(vocab=151936, d_model=1024, n_layer=28, n_head=16, n_kv_head=8,
+                             head_dim=128, d_ff=3072, max_seq=512, qk_norm=1, untied=0,
+                             qkv_bias=0, rope_theta=1e6, norm_eps=1e-6)}
+
+
+def peak_rss_mb():
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def head_dim(cfg):
@@ -212,7 +228,8 @@ def bench_train(B, T, steps):
     dt, dc = time.time() - t0, time.process_time() - c0
     return {"mode": "train", "B": B, "T": T, "steps": steps, "seconds": dt,
             "tokens_per_s": B * T * steps / dt, "tokens_per_cpu_s": B * T * steps / dc,
-            "threads": torch.get_num_threads(), "torch": torch.__version__}
+            "threads": torch.get_num_threads(), "torch": torch.__version__,
+            "peak_rss_mb": peak_rss_mb()}
 
 
 @torch.no_grad()
@@ -238,17 +255,18 @@ def gen_once(m, cfg, batch, prompt, new, temperature, top_p):
 
 
 @torch.no_grad()
-def bench_gen(batch, prompt, new, reps, temperature=1.0, top_p=0.95):
-    """One warm-up run, then the median of `reps` timed runs (as bench_model.c)."""
+def bench_gen(batch, prompt, new, reps, warm_new=None, temperature=1.0, top_p=0.95):
+    """One warm-up run (of warm_new new tokens, default new), then the median
+    of `reps` timed runs (as bench_model.c)."""
     cfg = Config()
     torch.manual_seed(0)
     m = Model(cfg).eval()
-    gen_once(m, cfg, batch, prompt, new, temperature, top_p)
+    gen_once(m, cfg, batch, prompt, new if warm_new is None else warm_new, temperature, top_p)
     runs = sorted(gen_once(m, cfg, batch, prompt, new, temperature, top_p) for _ in range(reps))
     dt, dc = runs[len(runs) // 2]
     return {"mode": "gen", "batch": batch, "prompt": prompt, "new": new, "reps": reps,
             "seconds": dt, "tokens_per_s": batch * new / dt, "tokens_per_cpu_s": batch * new / dc,
-            "threads": torch.get_num_threads()}
+            "threads": torch.get_num_threads(), "peak_rss_mb": peak_rss_mb()}
 
 
 @torch.no_grad()
@@ -397,10 +415,19 @@ def main(argv):
                     if rc:
                         return rc
         return 0
+    if len(argv) >= 2 and argv[0] == "--shape":
+        if argv[1] not in SHAPES:
+            print("unknown shape %s, expected one of %s" % (argv[1], ", ".join(SHAPES)),
+                  file=sys.stderr)
+            return 2
+        for k, v in SHAPES[argv[1]].items():
+            setattr(Config, k, v)
+        argv = argv[2:]
     if len(argv) == 4 and argv[0] == "--train":
         res = bench_train(int(argv[1]), int(argv[2]), int(argv[3]))
-    elif len(argv) == 5 and argv[0] == "--gen":
-        res = bench_gen(int(argv[1]), int(argv[2]), int(argv[3]), int(argv[4]))
+    elif len(argv) in (5, 6) and argv[0] == "--gen":
+        res = bench_gen(int(argv[1]), int(argv[2]), int(argv[3]), int(argv[4]),
+                        int(argv[5]) if len(argv) == 6 else None)
     elif len(argv) == 4 and argv[0] == "--logp":
         res = logp_of_ckpt(argv[1], argv[2], float(argv[3]))
     elif len(argv) == 3 and argv[0] == "--hf-logp":

@@ -3,6 +3,7 @@
  *   grpo generate --ckpt CKPT (--prompt TEXT | --prompt-ids 1,2,3)
  *                 [--max-tokens N] [--temperature T] [--top-p P] [--seed S]
  *                 [--stop ID,...] [--tokenizer FILE|bytes] [--threads N] [--ids]
+ *                 [--dtype f32|bf16]
  *
  * Text goes through the checkpoint's tokenizer (the file its metadata
  * names; --tokenizer overrides): chat markers such as <|im_start|> in the
@@ -36,6 +37,7 @@ static void gen_usage(FILE *f)
             "usage: grpo generate --ckpt CKPT (--prompt TEXT | --prompt-ids ID,...)\n"
             "                     [--max-tokens N] [--temperature T] [--top-p P] [--seed S]\n"
             "                     [--stop ID,...] [--tokenizer FILE|bytes] [--threads N] [--ids]\n"
+            "                     [--dtype f32|bf16]\n"
             "\n"
             "Samples a continuation of the prompt from a model checkpoint.\n"
             "  --max-tokens N    new tokens at most (default 128)\n"
@@ -46,7 +48,9 @@ static void gen_usage(FILE *f)
             "                    tokenizer: <|im_end|>, <|endoftext|>)\n"
             "  --tokenizer F     text <-> ids (default: the checkpoint's tokenizer;\n"
             "                    'bytes': id = byte value)\n"
-            "  --ids             also print {\"tokens\": [...], \"logprobs\": [...]}\n");
+            "  --ids             also print {\"tokens\": [...], \"logprobs\": [...]}\n"
+            "  --dtype D         weight matrices in memory: f32 (default) or bf16 (half\n"
+            "                    the memory; products still in fp32)\n");
 }
 
 /* "1,2,3" -> ids in 0..hi (at most max); returns the count, or RL_EINVAL
@@ -84,7 +88,7 @@ int cmd_generate(int argc, char **argv)
 {
     const char *ckpt = NULL, *prompt = NULL, *prompt_ids = NULL, *stop = NULL;
     const char *tokenizer = NULL; /* NULL: the checkpoint's */
-    int max_tokens = 128, threads = 0;
+    int max_tokens = 128, threads = 0, dtype = MODEL_DTYPE_F32;
     uint64_t seed = 0;
     double temperature = 0.8, top_p = 0.95;
     char err[RL_ERR_MAX];
@@ -111,6 +115,8 @@ int cmd_generate(int argc, char **argv)
             stop = v;
         } else if (!strcmp(a, "--tokenizer")) {
             tokenizer = v;
+        } else if (!strcmp(a, "--dtype")) {
+            rc = model_dtype_parse(&dtype, a, v, err);
         } else if (!strcmp(a, "--max-tokens")) {
             rc = arg_int(&max_tokens, a, v, 0, RL_MODEL_SEQ_MAX, err);
         } else if (!strcmp(a, "--seed")) {
@@ -149,6 +155,7 @@ int cmd_generate(int argc, char **argv)
     model_opts mo;
     model_opts_default(&mo);
     mo.n_threads = (int)threads;
+    mo.dtype = dtype;
     model *m;
     model_meta meta;
     if (model_load(&m, &meta, ckpt, &mo, err)) {

@@ -1,7 +1,7 @@
 /* cmd_score.c - `grpo score`: what a checkpoint thinks of recorded trajectories.
  *
  *   grpo score --ckpt CKPT --data TRAJ.jsonl [--max N] [--show LOGP]
- *              [--tokenizer FILE] [--threads N]
+ *              [--tokenizer FILE] [--threads N] [--dtype f32|bf16]
  *
  * Scores the policy-written tokens of each record (the SFT samples of
  * grpo/traj, history keep) teacher-forced, and prints one JSON line per
@@ -34,14 +34,16 @@
 static void score_usage(FILE *f)
 {
     fprintf(f, "usage: grpo score --ckpt CKPT --data TRAJ.jsonl [--max N] [--show LOGP]\n"
-               "                  [--tokenizer FILE] [--threads N]\n"
+               "                  [--tokenizer FILE] [--threads N] [--dtype f32|bf16]\n"
                "\n"
                "Scores the policy tokens of trajectory records under a checkpoint: one JSON\n"
                "line per sample with the mean logprob, split into copy tokens (their trigram\n"
                "occurs earlier in the tool output) and the others.\n"
                "  --max N        samples at most (default: all)\n"
                "  --show LOGP    also print the policy tokens scored below LOGP, in context\n"
-               "  --tokenizer F  tokenizer for records without ids (default: the checkpoint's)\n");
+               "  --tokenizer F  tokenizer for records without ids (default: the checkpoint's)\n"
+               "  --dtype D      weight matrices in memory: f32 (default) or bf16 (half the\n"
+               "                 memory; products still in fp32)\n");
 }
 
 /* 1 if tokens[t-2..t] occurred before position t as a trigram of context
@@ -83,6 +85,7 @@ int cmd_score(int argc, char **argv)
 {
     const char *ckpt = NULL, *data = NULL, *tokenizer = NULL;
     long max = 0, threads = 0;
+    int dtype = MODEL_DTYPE_F32;
     double show = NAN;
     char aerr[RL_ERR_MAX];
     for (int i = 1; i < argc; i++) {
@@ -99,6 +102,8 @@ int cmd_score(int argc, char **argv)
             data = v;
         } else if (!strcmp(a, "--tokenizer")) {
             tokenizer = v;
+        } else if (!strcmp(a, "--dtype")) {
+            rc = model_dtype_parse(&dtype, a, v, aerr);
         } else if (!strcmp(a, "--max")) {
             rc = arg_long(&max, a, v, 1, 1000000000L, aerr);
         } else if (!strcmp(a, "--threads")) {
@@ -129,6 +134,7 @@ int cmd_score(int argc, char **argv)
     model_opts mo;
     model_opts_default(&mo);
     mo.n_threads = (int)threads;
+    mo.dtype = dtype;
     model *m = NULL;
     model_meta meta;
     tok_t *tok = NULL;

@@ -4,7 +4,7 @@
  *   grpo serve --ckpt CKPT [--host 127.0.0.1] [--port 8000]
  *              [--served-model-name NAME] [--max-batch N] [--max-queue N]
  *              [--prefix-cache-mb N] [--stream-interval-ms MS] [--template NAME]
- *              [--token-env VAR]
+ *              [--token-env VAR] [--dtype f32|bf16]
  *
  * The checkpoint and its tokenizer open as `--policy model:CKPT` opens
  * them. One line on stderr says where it listens; SIGINT or SIGTERM ends
@@ -14,6 +14,7 @@
 #include "grpo/serve.h"
 #include "harness/episode.h"
 #include "http/http.h"
+#include "model/model.h"
 #include "policy/model_policy.h"
 #include "protocol/template.h"
 
@@ -33,6 +34,7 @@ static void serve_usage(FILE *f)
             "usage: grpo serve --ckpt CKPT [--host ADDR] [--port N] [--served-model-name NAME]\n"
             "                  [--max-batch N] [--max-queue N] [--prefix-cache-mb N]\n"
             "                  [--stream-interval-ms MS] [--template NAME] [--token-env VAR]\n"
+            "                  [--dtype f32|bf16]\n"
             "\n"
             "Serves a checkpoint over an OpenAI-compatible HTTP API (docs/serve.md):\n"
             "/v1/models, /v1/completions, /v1/chat/completions, /v1/weights, /health, /metrics.\n"
@@ -50,6 +52,8 @@ static void serve_usage(FILE *f)
             "                    qwen3-xml; default: the one the checkpoint speaks, as\n"
             "                    `--policy model:CKPT` finds it)\n"
             "  --token-env VAR   every /v1 request must carry \"Authorization: Bearer $VAR\"\n"
+            "  --dtype D         weight matrices in memory: f32 (default) or bf16 (half the\n"
+            "                    memory; products still in fp32)\n"
             "SIGINT or SIGTERM stops the server.\n",
             SERVE_BATCH_DEFAULT, SERVE_BATCH_HARD, SERVE_QUEUE_DEFAULT, SERVE_PREFIX_CACHE_MB_DEFAULT,
             SERVE_STREAM_INTERVAL_MS_DEFAULT);
@@ -58,7 +62,7 @@ static void serve_usage(FILE *f)
 int cmd_serve(int argc, char **argv)
 {
     const char *ckpt = NULL, *host = "127.0.0.1", *name = NULL, *tpl = NULL, *token_env = NULL;
-    int port = 8000;
+    int port = 8000, dtype = MODEL_DTYPE_F32;
     serve_opts so;
     serve_opts_default(&so);
     char err[RL_ERR_MAX];
@@ -72,7 +76,7 @@ int cmd_serve(int argc, char **argv)
         if (!v && (!strcmp(a, "--ckpt") || !strcmp(a, "--host") || !strcmp(a, "--port") ||
                    !strcmp(a, "--served-model-name") || !strcmp(a, "--max-batch") || !strcmp(a, "--max-queue") ||
                    !strcmp(a, "--prefix-cache-mb") || !strcmp(a, "--stream-interval-ms") ||
-                   !strcmp(a, "--template") || !strcmp(a, "--token-env"))) {
+                   !strcmp(a, "--template") || !strcmp(a, "--token-env") || !strcmp(a, "--dtype"))) {
             fprintf(stderr, "grpo serve: %s: expected a value\n", a);
             return 2;
         }
@@ -84,6 +88,8 @@ int cmd_serve(int argc, char **argv)
             name = v;
         else if (!strcmp(a, "--token-env"))
             token_env = v;
+        else if (!strcmp(a, "--dtype"))
+            rc = model_dtype_parse(&dtype, a, v, err);
         else if (!strcmp(a, "--port"))
             rc = arg_int(&port, a, v, 0, 65535, err);
         else if (!strcmp(a, "--max-batch"))
@@ -153,6 +159,7 @@ int cmd_serve(int argc, char **argv)
 
     pol_env env;
     pol_env_default(&env);
+    env.model_dtype = dtype;
     policy *p = NULL;
     if (model_policy_open(&p, ckpt, &env, err) < 0) {
         fprintf(stderr, "grpo serve: %s\n", err);

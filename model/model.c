@@ -65,6 +65,18 @@ void model_config_default(model_config *c)
 void model_opts_default(model_opts *o)
 {
     o->n_threads = 0;
+    o->dtype = MODEL_DTYPE_F32;
+}
+
+int model_dtype_parse(int *dtype, const char *flag, const char *s, char *err)
+{
+    if (!strcmp(s, "f32") || !strcmp(s, "fp32"))
+        *dtype = MODEL_DTYPE_F32;
+    else if (!strcmp(s, "bf16"))
+        *dtype = MODEL_DTYPE_BF16;
+    else
+        return rl_err(err, RL_EINVAL, "%s %.32s: expected f32 or bf16", flag, s);
+    return 0;
 }
 
 static int head_dim_of(const model_config *c)
@@ -88,6 +100,15 @@ static size_t params_of(const model_config *c)
 size_t model_config_params(const model_config *c)
 {
     return params_of(c);
+}
+
+/* Values in the 2-D tensors (the matrices) of a config. */
+static size_t matrix_params_of(const model_config *c)
+{
+    size_t d = (size_t)c->d_model, hd = (size_t)head_dim_of(c);
+    size_t dq = hd * (size_t)c->n_head, dkv = hd * (size_t)c->n_kv_head, ff = (size_t)c->d_ff;
+    size_t per_layer = dq * d + 2 * dkv * d + d * dq + 3 * ff * d;
+    return (size_t)c->vocab * d * (c->untied ? 2 : 1) + (size_t)c->n_layer * per_layer;
 }
 
 int model_config_check(const model_config *c, char *err)
@@ -135,8 +156,11 @@ int model_config_check(const model_config *c, char *err)
 
 /* ---- tensor table ----------------------------------------------------------- */
 
-static model_tensor *add_tensor(model *m, size_t *off, float **view, const char *name, int rows,
-                                int cols, int is_norm, int is_embed)
+/* Adds a tensor at the end of its buffer: a matrix (cols > 0) of a bf16
+ * model goes to wbf (view16; *view is NULL), everything else to params. */
+static model_tensor *add_tensor(model *m, size_t *off, size_t *off16, float **view,
+                                uint16_t **view16, const char *name, int rows, int cols,
+                                int is_norm, int is_embed)
 {
     model_tensor *t = &m->tensors[m->n_tensors++];
     snprintf(t->name, sizeof t->name, "%s", name);
@@ -144,11 +168,21 @@ static model_tensor *add_tensor(model *m, size_t *off, float **view, const char 
     t->shape[0] = rows;
     t->shape[1] = cols;
     t->numel = (size_t)rows * (size_t)(cols ? cols : 1);
-    t->offset = *off;
     t->is_norm = is_norm;
     t->is_embed = is_embed;
-    *view = m->params + *off;
-    *off += t->numel;
+    t->bf16 = cols && m->dtype == MODEL_DTYPE_BF16;
+    if (t->bf16) {
+        t->offset = *off16;
+        *view16 = m->wbf + *off16;
+        *view = NULL;
+        *off16 += t->numel;
+    } else {
+        t->offset = *off;
+        *view = m->params + *off;
+        if (view16)
+            *view16 = NULL;
+        *off += t->numel;
+    }
     return t;
 }
 
@@ -157,19 +191,23 @@ static void build_tensors(model *m)
 {
     const model_config *c = &m->cfg;
     int d = c->d_model, hd = m->head_dim, dq = hd * c->n_head, dkv = hd * c->n_kv_head;
-    size_t off = 0;
+    size_t off = 0, off16 = 0;
     char name[64];
     m->n_tensors = 0;
-    add_tensor(m, &off, &m->wte, "model.embed_tokens.weight", c->vocab, d, 0, 1);
+    add_tensor(m, &off, &off16, &m->wte, &m->wte16, "model.embed_tokens.weight", c->vocab, d, 0, 1);
     for (int l = 0; l < c->n_layer; l++) {
         model_layer *L = &m->layer[l];
+        model_layer16 *L16 = &m->layer16[l];
 #define T(view, suffix, rows, cols, norm)                                                      \
     snprintf(name, sizeof name, "model.layers.%d.%s", l, suffix);                             \
-    add_tensor(m, &off, &L->view, name, rows, cols, norm, 0)
+    add_tensor(m, &off, &off16, &L->view, NULL, name, rows, cols, norm, 0)
+#define M(view, suffix, rows, cols)                                                            \
+    snprintf(name, sizeof name, "model.layers.%d.%s", l, suffix);                             \
+    add_tensor(m, &off, &off16, &L->view, &L16->view, name, rows, cols, 0, 0)
         T(attn_norm, "input_layernorm.weight", d, 0, 1);
-        T(wq, "self_attn.q_proj.weight", dq, d, 0);
-        T(wk, "self_attn.k_proj.weight", dkv, d, 0);
-        T(wv, "self_attn.v_proj.weight", dkv, d, 0);
+        M(wq, "self_attn.q_proj.weight", dq, d);
+        M(wk, "self_attn.k_proj.weight", dkv, d);
+        M(wv, "self_attn.v_proj.weight", dkv, d);
         if (c->qkv_bias) { /* adjacent too: one bias of the fused q | k | v product */
             T(bq, "self_attn.q_proj.bias", dq, 0, 1)->is_bias = 1;
             T(bk, "self_attn.k_proj.bias", dkv, 0, 1)->is_bias = 1;
@@ -177,7 +215,7 @@ static void build_tensors(model *m)
         } else {
             L->bq = L->bk = L->bv = NULL;
         }
-        T(wo, "self_attn.o_proj.weight", d, dq, 0);
+        M(wo, "self_attn.o_proj.weight", d, dq);
         if (c->qk_norm) {
             T(q_norm, "self_attn.q_norm.weight", hd, 0, 1);
             T(k_norm, "self_attn.k_norm.weight", hd, 0, 1);
@@ -185,21 +223,29 @@ static void build_tensors(model *m)
             L->q_norm = L->k_norm = NULL;
         }
         T(mlp_norm, "post_attention_layernorm.weight", d, 0, 1);
-        T(w_gate, "mlp.gate_proj.weight", c->d_ff, d, 0);
-        T(w_up, "mlp.up_proj.weight", c->d_ff, d, 0);
-        T(w_down, "mlp.down_proj.weight", d, c->d_ff, 0);
+        M(w_gate, "mlp.gate_proj.weight", c->d_ff, d);
+        M(w_up, "mlp.up_proj.weight", c->d_ff, d);
+        M(w_down, "mlp.down_proj.weight", d, c->d_ff);
 #undef T
+#undef M
     }
-    add_tensor(m, &off, &m->final_norm, "model.norm.weight", d, 0, 1, 0);
-    if (c->untied)
-        add_tensor(m, &off, &m->lm_head, "lm_head.weight", c->vocab, d, 0, 1);
-    else
+    add_tensor(m, &off, &off16, &m->final_norm, NULL, "model.norm.weight", d, 0, 1, 0);
+    if (c->untied) {
+        add_tensor(m, &off, &off16, &m->lm_head, &m->lm_head16, "lm_head.weight", c->vocab, d, 0, 1);
+    } else {
         m->lm_head = m->wte;
+        m->lm_head16 = m->wte16;
+    }
+    assert(off == m->n_f32 && off16 == m->n_bf16);
     /* the fused products rely on these tensors being adjacent */
     for (int l = 0; l < c->n_layer; l++) {
         const model_layer *L = &m->layer[l];
-        assert(L->wk == L->wq + (size_t)dq * d && L->wv == L->wk + (size_t)dkv * d);
-        assert(L->w_up == L->w_gate + (size_t)c->d_ff * d);
+        const model_layer16 *L16 = &m->layer16[l];
+        assert(L->wk == (L->wq ? L->wq + (size_t)dq * d : NULL) && L->wv == (L->wk ? L->wk + (size_t)dkv * d : NULL));
+        assert(L->w_up == (L->w_gate ? L->w_gate + (size_t)c->d_ff * d : NULL));
+        assert(L16->wk == (L16->wq ? L16->wq + (size_t)dq * d : NULL) &&
+               L16->wv == (L16->wk ? L16->wk + (size_t)dkv * d : NULL));
+        assert(L16->w_up == (L16->w_gate ? L16->w_gate + (size_t)c->d_ff * d : NULL));
         assert(!c->qkv_bias || (L->bk == L->bq + dq && L->bv == L->bk + dkv));
     }
 }
@@ -257,15 +303,27 @@ int model_new(model **out, const model_config *cfg, const model_opts *opts, char
     m->cfg = *cfg;
     m->head_dim = head_dim_of(cfg);
     m->cfg.head_dim = m->head_dim;
+    if (o.dtype != MODEL_DTYPE_F32 && o.dtype != MODEL_DTYPE_BF16) {
+        free(m);
+        return rl_err(err, RL_EINVAL, "model: dtype %d, expected MODEL_DTYPE_F32 or MODEL_DTYPE_BF16", o.dtype);
+    }
+    m->dtype = o.dtype;
     m->n_params = params_of(cfg);
-    m->params = calloc(m->n_params, sizeof(float));
+    m->n_bf16 = m->dtype == MODEL_DTYPE_BF16 ? matrix_params_of(cfg) : 0;
+    m->n_f32 = m->n_params - m->n_bf16;
+    m->params = calloc(m->n_f32, sizeof(float));
+    if (m->n_bf16 && !(m->wbf = calloc(m->n_bf16, sizeof(uint16_t)))) {
+        model_free(m);
+        return rl_err(err, RL_ENOMEM, "model: out of memory for %zu bf16 weights", m->n_bf16);
+    }
+    m->layer16 = calloc((size_t)cfg->n_layer, sizeof *m->layer16);
     m->layer = calloc((size_t)cfg->n_layer, sizeof *m->layer);
     m->glayer = calloc((size_t)cfg->n_layer, sizeof *m->glayer);
     m->tensors = calloc((size_t)cfg->n_layer * 14 + 3, sizeof *m->tensors);
     size_t rope_n = (size_t)cfg->max_seq * (size_t)(m->head_dim / 2);
     m->rope_cos = malloc(rope_n * sizeof(float));
     m->rope_sin = malloc(rope_n * sizeof(float));
-    if (!m->params || !m->layer || !m->glayer || !m->tensors || !m->rope_cos || !m->rope_sin) {
+    if (!m->params || !m->layer || !m->layer16 || !m->glayer || !m->tensors || !m->rope_cos || !m->rope_sin) {
         model_free(m);
         return rl_err(err, RL_ENOMEM, "model: out of memory for %zu parameters", params_of(cfg));
     }
@@ -296,8 +354,10 @@ void model_free(model *m)
     mpool_free(m->pool);
     acts_free(m->acts);
     free(m->params);
+    free(m->wbf);
     free(m->grads);
     free(m->layer);
+    free(m->layer16);
     free(m->glayer);
     free(m->tensors);
     free(m->rope_cos);
@@ -327,16 +387,36 @@ void model_random_init(model *m, uint64_t seed)
     float resid_std = 0.02f / sqrtf(2.0f * (float)m->cfg.n_layer);
     for (int i = 0; i < m->n_tensors; i++) {
         const model_tensor *t = &m->tensors[i];
-        float *w = m->params + t->offset;
         int is_resid = strstr(t->name, "o_proj") || strstr(t->name, "down_proj");
         float std = is_resid ? resid_std : 0.02f;
+        if (t->bf16) { /* the same draws as in fp32, rounded */
+            uint16_t *w = m->wbf + t->offset;
+            for (size_t j = 0; j < t->numel; j++) {
+                float v = std * mrng_normal(&r);
+                ops_bf16_from_f32(&w[j], &v, 1);
+            }
+            continue;
+        }
+        float *w = m->params + t->offset;
         for (size_t j = 0; j < t->numel; j++)
             w[j] = t->is_bias ? 0.0f : t->is_norm ? 1.0f : std * mrng_normal(&r);
     }
 }
 
+/* Training needs fp32 weights. */
+static int refuse_bf16(const model *m, const char *what, char *err)
+{
+    if (m->dtype == MODEL_DTYPE_F32)
+        return 0;
+    return rl_err(err, RL_EINVAL, "model: %s: the weights are held in bf16 (inference only); "
+                  "load the model in f32 to train", what);
+}
+
 int model_zero_grad(model *m, char *err)
 {
+    int rc = refuse_bf16(m, "gradients", err);
+    if (rc)
+        return rc;
     if (!m->grads) {
         m->grads = malloc(m->n_params * sizeof(float));
         if (!m->grads)
@@ -443,9 +523,10 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
     int d = c->d_model, hd = m->head_dim, nh = c->n_head, nkv = c->n_kv_head, ff = c->d_ff;
     int dq = hd * nh, dkv = hd * nkv, n = (int)N;
     mpool *p = m->pool;
-    ops_embed_forward(a->res, tokens, m->wte, n, d);
+    ops_embed_forward_any(a->res, tokens, m->wte, m->wte16, n, d);
     for (int l = 0; l < c->n_layer; l++) {
         const model_layer *W = &m->layer[l];
+        const model_layer16 *W16 = &m->layer16[l];
         float *x = a->res + (size_t)l * N * d;
         float *ln1 = a->ln1 + (size_t)l * N * d, *ln1_rstd = a->ln1_rstd + (size_t)l * N;
         float *qraw = a->qraw + (size_t)l * N * dq, *q = a->q + (size_t)l * N * dq;
@@ -458,7 +539,7 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
 
         ops_rmsnorm_forward(p, ln1, ln1_rstd, x, W->attn_norm, n, d, c->norm_eps);
         /* wq, wk, wv are one (dq + 2 dkv) x d matrix: one product */
-        ops_matmul_forward(p, a->fused, ln1, W->wq, n, d, dq + 2 * dkv, 0.0f);
+        ops_linear_forward(p, a->fused, ln1, W->wq, W16->wq, n, d, dq + 2 * dkv, 0.0f);
         if (c->qkv_bias)
             ops_bias_forward(a->fused, W->bq, n, dq + 2 * dkv);
         ops_cols_split(p, (float *const[]){qraw, kraw, v}, (const int[]){dq, dkv, dkv}, 3, a->fused, n);
@@ -473,14 +554,14 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
         ops_rope_forward(p, k, a->pos, m->rope_cos, m->rope_sin, n, nkv, hd);
         ops_attention_forward(p, att, lse, q, k, v, B, T, nh, nkv, hd, a->att_scratch);
         memcpy(mid, x, N * d * sizeof(float));
-        ops_matmul_forward(p, mid, att, W->wo, n, dq, d, 1.0f);
+        ops_linear_forward(p, mid, att, W->wo, W16->wo, n, dq, d, 1.0f);
 
         ops_rmsnorm_forward(p, ln2, a->ln2_rstd + (size_t)l * N, mid, W->mlp_norm, n, d, c->norm_eps);
-        ops_matmul_forward(p, a->fused, ln2, W->w_gate, n, d, 2 * ff, 0.0f); /* gate | up */
+        ops_linear_forward(p, a->fused, ln2, W->w_gate, W16->w_gate, n, d, 2 * ff, 0.0f); /* gate | up */
         ops_cols_split(p, (float *const[]){gate, up}, (const int[]){ff, ff}, 2, a->fused, n);
         ops_swiglu_forward(p, act, gate, up, N * ff);
         memcpy(xo, mid, N * d * sizeof(float));
-        ops_matmul_forward(p, xo, act, W->w_down, n, ff, d, 1.0f);
+        ops_linear_forward(p, xo, act, W->w_down, W16->w_down, n, ff, d, 1.0f);
     }
     ops_rmsnorm_forward(p, a->lnf, a->lnf_rstd, a->res + (size_t)c->n_layer * N * d, m->final_norm, n, d, c->norm_eps);
 
@@ -495,7 +576,7 @@ int model_forward(model *m, const int *tokens, const int *targets, int B, int T,
         }
     a->n_rows = nr;
     if (nr > 0) {
-        ops_matmul_forward(p, a->logits, a->h, m->lm_head, nr, d, c->vocab, 0.0f);
+        ops_linear_forward(p, a->logits, a->h, m->lm_head, m->lm_head16, nr, d, c->vocab, 0.0f);
         model_mask_logits(m, a->logits, nr);
         /* head_dlogp doubles as the row logp / entropy scratch here */
         float *row_logp = a->head_dlogp, *row_ent = entropy ? a->d_res : NULL;
@@ -560,6 +641,9 @@ static void head_backward(model *m, const float *dlogp)
 
 int model_backward(model *m, const float *dlogp, char *err)
 {
+    int rc0 = refuse_bf16(m, "backward", err);
+    if (rc0)
+        return rc0;
     model_acts *a = m->acts;
     if (!a || !a->valid)
         return rl_err(err, RL_EINVAL, "model_backward: no forward pass to differentiate");

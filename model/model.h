@@ -11,7 +11,9 @@
  * d_model / n_head (model_hf.c reads and writes their Hugging Face form).
  *
  * Parameters, gradients and activations live in flat float buffers (llm.c
- * style); each tensor is a view into them (see model_tensor). Weights use
+ * style); each tensor is a view into them (see model_tensor). A model made
+ * for inference only may keep its weight matrices in bf16 instead
+ * (model_opts.dtype; they then live in wbf, viewed by layer16). Weights use
  * PyTorch's nn.Linear layout (out_features x in_features) and Hugging Face
  * Qwen3 names, so a checkpoint reads the same in Python.
  *
@@ -77,6 +79,7 @@ typedef struct model_tensor {
     int is_norm;     /* RMSNorm gain or bias (no weight decay) */
     int is_embed;    /* the embedding or the output head */
     int is_bias;     /* a projection bias (initialized to 0) */
+    int bf16;        /* 1: held in bf16, offset is into model.wbf instead */
 } model_tensor;
 
 typedef struct model_layer {
@@ -84,14 +87,27 @@ typedef struct model_layer {
     float *mlp_norm, *w_gate, *w_up, *w_down;
 } model_layer;
 
+/* The bf16 views of the weight matrices (a model whose opts.dtype is
+ * MODEL_DTYPE_BF16; all NULL in an fp32 model, whose matrices are the float
+ * views of model_layer). */
+typedef struct model_layer16 {
+    uint16_t *wq, *wk, *wv, *wo, *w_gate, *w_up, *w_down;
+} model_layer16;
+
 typedef struct model_acts model_acts; /* training activations (model.c) */
 typedef struct mpool mpool;           /* thread pool (model_pool.c) */
 
 typedef struct model {
     model_config cfg;
     int head_dim;        /* cfg.head_dim, resolved (never 0) */
-    size_t n_params;
+    int dtype;           /* MODEL_DTYPE_*: how the weight matrices are held */
+    size_t n_params;     /* parameters of the config */
+    size_t n_f32;        /* floats in params: n_params, or the 1-D tensors' in bf16 */
+    size_t n_bf16;       /* values in wbf: 0, or the matrices' in bf16 */
     float *params;
+    uint16_t *wbf;       /* bf16 matrices (NULL in an fp32 model) */
+    model_layer16 *layer16; /* views into wbf, one per layer */
+    uint16_t *wte16, *lm_head16; /* the embedding and head in wbf (lm_head16 = wte16 when tied) */
     float *grads;        /* NULL until model_zero_grad or model_backward */
     model_layer *layer;  /* views into params, one per layer */
     model_layer *glayer; /* the same views into grads (when allocated) */
@@ -110,9 +126,25 @@ typedef struct model {
 /* A model is not thread-safe: one caller at a time (it owns a thread pool
  * and the activation buffers). model_score reuses the training buffers, so
  * call it before model_forward or after model_backward, not in between. */
+/* Weights kept in bf16 (MODEL_DTYPE_BF16): the 2-D matrices (projections,
+ * embedding, head) are held as bfloat16, half the memory of fp32; norm gains
+ * and biases stay fp32, and every product is computed in fp32 (blocks of a
+ * weight matrix widened into a scratch, then sgemm). The logits equal those
+ * of an fp32 model whose matrices were rounded to bf16, to the rounding of
+ * the products. Such a model only runs inference: forward, scoring and
+ * sampling; model_zero_grad, model_backward and model_save refuse it (load
+ * fp32 to train). Loading rounds fp32 tensors to nearest (ties to even) and
+ * copies bf16 ones, tensor by tensor, never holding an fp32 copy. */
+enum { MODEL_DTYPE_F32 = 0, MODEL_DTYPE_BF16 = 1 };
+
 typedef struct model_opts {
     int n_threads; /* 0: the number of online CPUs (capped) */
+    int dtype;     /* MODEL_DTYPE_F32 (default) or MODEL_DTYPE_BF16 */
 } model_opts;
+
+/* "f32" / "bf16" -> MODEL_DTYPE_*; RL_EINVAL + a message naming flag (the
+ * option or setting it came from) otherwise. */
+int model_dtype_parse(int *dtype, const char *flag, const char *s, char *err);
 
 void model_opts_default(model_opts *o);
 
@@ -306,7 +338,8 @@ int model_read_meta(model_meta *meta, const char *path, char *err);
 /* Hugging Face checkpoint directories (model_hf.c): config.json of a
  * Qwen3ForCausalLM, Qwen2ForCausalLM or LlamaForCausalLM plus
  * model.safetensors or shards listed in model.safetensors.index.json;
- * BF16, F16 and F32 tensors become fp32 (files memory-mapped). Settings
+ * BF16, F16 and F32 tensors become fp32, or with opts->dtype
+ * MODEL_DTYPE_BF16 the matrices become bf16 (files memory-mapped). Settings
  * the model does not implement (rope_scaling, sliding window, o_proj or
  * MLP biases, ...) are refused in one line. max_seq is the config's
  * max_position_embeddings, at most RL_MODEL_SEQ_MAX. model_load also

@@ -273,18 +273,28 @@ static int load_entry(model *m, char *filled, const cJSON *e, const char *name, 
         return rl_err(err, RL_EPARSE, "%s: tensor %s spans %" PRIu64 " bytes, expected %zu", path, name, e0 - b0,
                       t->numel * (size_t)es);
     const unsigned char *src = data + b0;
-    float *dst = m->params + t->offset;
+    float *dst = t->bf16 ? NULL : m->params + t->offset;
+    uint16_t *dst16 = t->bf16 ? m->wbf + t->offset : NULL;
     for (size_t j = 0; j < t->numel; j++) {
         uint16_t h;
+        float v;
         if (es == 4) {
-            memcpy(&dst[j], src + 4 * j, 4);
+            memcpy(&v, src + 4 * j, 4);
         } else {
             memcpy(&h, src + 2 * j, 2);
-            dst[j] = dt->valuestring[0] == 'B' ? bf16_to_f32(h) : f16_to_f32(h);
+            v = dt->valuestring[0] == 'B' ? bf16_to_f32(h) : f16_to_f32(h);
         }
-        if (!isfinite(dst[j]))
+        if (!isfinite(v))
             return rl_err(err, RL_EINVAL, "%s: tensor %s holds a non-finite value at %zu", path, name, j);
+        if (dst16)
+            ops_bf16_from_f32(&dst16[j], &v, 1); /* exact for a BF16 source */
+        else
+            dst[j] = v;
     }
+    /* done with the tensor's pages of the file: out of the resident set
+     * (the mapping is private and read-only, a later read maps them again) */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a0 = (uintptr_t)src & ~(page - 1);
+    madvise((void *)a0, (uintptr_t)(src + (e0 - b0)) - a0, MADV_DONTNEED);
     filled[idx] = 1;
     return 0;
 }
@@ -475,6 +485,9 @@ static char *config_json(const model *m, int arch, int bf16)
 
 int model_save_hf(const model *m, const char *dir, int bf16, char *err)
 {
+    if (m->dtype != MODEL_DTYPE_F32)
+        return rl_err(err, RL_EINVAL, "%s: the model holds its weights in bf16 (inference only); "
+                      "load it in f32 to export it", dir);
     const char *arch_name;
     int rc = model_hf_arch(&m->cfg, &arch_name, err);
     if (rc)

@@ -102,6 +102,9 @@ static char *header_json(const model *m, const model_meta *meta)
 
 int model_save(const model *m, const char *path, const model_meta *meta, char *err)
 {
+    if (m->dtype != MODEL_DTYPE_F32)
+        return rl_err(err, RL_EINVAL, "%s: the model holds its weights in bf16 (inference only); "
+                      "load it in f32 to save a checkpoint", path);
     char *hdr = header_json(m, meta);
     if (!hdr)
         return rl_err(err, RL_ENOMEM, "%s: out of memory building the header", path);
@@ -291,6 +294,36 @@ static int check_entry(const cJSON *e, const model_tensor *t, uint64_t data_len,
     return 0;
 }
 
+
+/* Reads one F32 tensor at f's position into the model: straight into
+ * params, or (a bf16 matrix) through a bounded buffer, rounded. */
+static int read_tensor(model *m, const model_tensor *t, FILE *f, const char *path, char *err)
+{
+    enum { CHUNK = 1 << 16 };
+    float *dst = t->bf16 ? malloc(CHUNK * sizeof(float)) : m->params + t->offset;
+    if (!dst)
+        return rl_err(err, RL_ENOMEM, "%s: out of memory reading tensor %s", path, t->name);
+    int rc = 0;
+    for (size_t done = 0; done < t->numel && !rc;) {
+        size_t n = t->bf16 ? (t->numel - done < CHUNK ? t->numel - done : CHUNK) : t->numel;
+        float *buf = t->bf16 ? dst : dst + done;
+        if (fread(buf, 4, n, f) != n) {
+            rc = rl_err(err, RL_EIO, "%s: cannot read tensor %s", path, t->name);
+            break;
+        }
+        for (size_t j = 0; j < n && !rc; j++)
+            if (!isfinite(buf[j]))
+                rc = rl_err(err, RL_EINVAL, "%s: tensor %s holds a non-finite value at %zu", path,
+                            t->name, done + j);
+        if (!rc && t->bf16)
+            ops_bf16_from_f32(m->wbf + t->offset + done, buf, n);
+        done += n;
+    }
+    if (t->bf16)
+        free(dst);
+    return rc;
+}
+
 static int read_tensors(model *m, const cJSON *root, FILE *f, uint64_t data_start,
                         uint64_t data_len, const char *path, char *err)
 {
@@ -319,14 +352,10 @@ static int read_tensors(model *m, const cJSON *root, FILE *f, uint64_t data_star
         int rc = check_entry(e, t, data_len, &begin, path, err);
         if (rc)
             return rc;
-        float *dst = m->params + t->offset;
-        if (fseeko(f, (off_t)(data_start + begin), SEEK_SET) != 0 ||
-            fread(dst, 4, t->numel, f) != t->numel)
+        if (fseeko(f, (off_t)(data_start + begin), SEEK_SET) != 0)
             return rl_err(err, RL_EIO, "%s: cannot read tensor %s", path, t->name);
-        for (size_t j = 0; j < t->numel; j++)
-            if (!isfinite(dst[j]))
-                return rl_err(err, RL_EINVAL, "%s: tensor %s holds a non-finite value at %zu",
-                              path, t->name, j);
+        if ((rc = read_tensor(m, t, f, path, err)) != 0)
+            return rc;
     }
     return 0;
 }

@@ -7,6 +7,7 @@
  */
 #include "model/model_ops.h"
 
+#include "common/limits.h"
 #include "common/rng.h"
 
 #include <cblas.h>
@@ -282,6 +283,48 @@ void ops_embed_forward(float *out, const int *tokens, const float *wte, int N, i
         memcpy(out + (size_t)i * C, wte + (size_t)tokens[i] * C, sizeof(float) * (size_t)C);
 }
 
+void ops_bf16_from_f32(uint16_t *out, const float *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &in[i], 4);
+        u += 0x7fffu + ((u >> 16) & 1u);
+        out[i] = (uint16_t)(u >> 16);
+    }
+}
+
+typedef uint16_t v16u16 __attribute__((vector_size(32)));
+typedef uint32_t v16u32 __attribute__((vector_size(64)));
+
+/* 16 values a step (one AVX-512 register: vpmovzxwd + vpslld; two on AVX2),
+ * the tail one by one. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void ops_bf16_to_f32(float *out, const uint16_t *in, size_t n)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        v16u16 h;
+        memcpy(&h, in + i, sizeof h);
+        v16u32 w = __builtin_convertvector(h, v16u32) << 16;
+        memcpy(out + i, &w, sizeof w);
+    }
+    for (; i < n; i++) {
+        uint32_t u = (uint32_t)in[i] << 16;
+        memcpy(&out[i], &u, 4);
+    }
+}
+
+void ops_embed_forward_any(float *out, const int *tokens, const float *wte, const uint16_t *wte16,
+                           int N, int C)
+{
+    if (!wte16) {
+        ops_embed_forward(out, tokens, wte, N, C);
+        return;
+    }
+    for (int i = 0; i < N; i++)
+        ops_bf16_to_f32(out + (size_t)i * C, wte16 + (size_t)tokens[i] * C, (size_t)C);
+}
+
 void ops_embed_backward(float *dwte, const float *dout, const int *tokens, int N, int C)
 {
     for (int i = 0; i < N; i++) {
@@ -447,6 +490,139 @@ void ops_matmul_forward(mpool *p, float *out, const float *inp, const float *W, 
     } else {
         mpool_run(p, c.chunks, mm_fwd_cols, &c);
     }
+}
+
+/* fp32 values of one block of bf16 weight rows, per thread: 256 KB, which
+ * stays in L2 beside the input rows the sgemm reads, and enough rows (64 of
+ * d 1024) that packing the input for each block costs little; at least
+ * one row of the widest input (RL_MODEL_DIM_MAX). */
+#define MM16_BLOCK_FLOATS 65536
+_Static_assert(MM16_BLOCK_FLOATS >= RL_MODEL_DIM_MAX, "a bf16 block holds one row");
+
+typedef struct mm16_ctx {
+    float *out;
+    const float *inp;
+    const uint16_t *W;
+    float *scratch; /* MM16_BLOCK_FLOATS per thread */
+    int N, C, OC, rows; /* rows: of W per task */
+    float beta;
+} mm16_ctx;
+
+static void mm16_fwd_block(void *vctx, int t, int thread)
+{
+    mm16_ctx *c = vctx;
+    float *scratch = c->scratch + (size_t)thread * MM16_BLOCK_FLOATS;
+    int lo = t * c->rows, hi = lo + c->rows < c->OC ? lo + c->rows : c->OC;
+    ops_bf16_to_f32(scratch, c->W + (size_t)lo * c->C, (size_t)(hi - lo) * c->C);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, c->N, hi - lo, c->C, 1.0f, c->inp, c->C,
+                scratch, c->C, c->beta, c->out + lo, c->OC);
+}
+
+typedef float v16f32 __attribute__((vector_size(64)));
+
+/* Sums of wf * x over 16-wide steps for NN (1..4, a constant once inlined,
+ * so the accumulators stay in registers) input rows x, C apart. */
+static inline __attribute__((always_inline)) void mm16_dot_group(v16f32 *acc, const uint16_t *w, const float *x,
+                                                                 int C, int C16, const int NN)
+{
+    v16f32 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+    for (int k = 0; k < C16; k += 16) {
+        v16u16 h;
+        memcpy(&h, w + k, sizeof h);
+        v16u32 u = __builtin_convertvector(h, v16u32) << 16;
+        v16f32 wf, xv;
+        memcpy(&wf, &u, sizeof wf);
+        memcpy(&xv, x + k, sizeof xv);
+        a0 += wf * xv;
+        if (NN > 1) {
+            memcpy(&xv, x + (size_t)C + k, sizeof xv);
+            a1 += wf * xv;
+        }
+        if (NN > 2) {
+            memcpy(&xv, x + 2 * (size_t)C + k, sizeof xv);
+            a2 += wf * xv;
+        }
+        if (NN > 3) {
+            memcpy(&xv, x + 3 * (size_t)C + k, sizeof xv);
+            a3 += wf * xv;
+        }
+    }
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+}
+
+/* out[n][o] = dot(inp[n], W[o]) (+ beta out) for rows o in [lo, hi), input
+ * rows four at a time: each weight row (a few KB) is read from memory once
+ * and widened from L1 for the other groups. */
+__attribute__((target_clones("avx512f", "avx2", "default"), optimize("O2", "fp-contract=fast")))
+static void mm16_dot_rows(float *out, const float *inp, const uint16_t *W, int N, int C, int OC, int lo,
+                          int hi, float beta)
+{
+    int C16 = C & ~15;
+    for (int o = lo; o < hi; o++) {
+        const uint16_t *w = W + (size_t)o * C;
+        for (int n0 = 0; n0 < N; n0 += 4) {
+            int nn = N - n0 < 4 ? N - n0 : 4;
+            const float *x = inp + (size_t)n0 * C;
+            v16f32 acc[4];
+            switch (nn) {
+            case 1: mm16_dot_group(acc, w, x, C, C16, 1); break;
+            case 2: mm16_dot_group(acc, w, x, C, C16, 2); break;
+            case 3: mm16_dot_group(acc, w, x, C, C16, 3); break;
+            default: mm16_dot_group(acc, w, x, C, C16, 4); break;
+            }
+            for (int j = 0; j < nn; j++) {
+                float sum = 0.0f;
+                for (int l = 0; l < 16; l++)
+                    sum += acc[j][l];
+                for (int k = C16; k < C; k++) {
+                    uint32_t u = (uint32_t)w[k] << 16;
+                    float wk;
+                    memcpy(&wk, &u, 4);
+                    sum += wk * x[(size_t)j * C + k];
+                }
+                float *y = out + (size_t)(n0 + j) * OC + o;
+                *y = beta == 0.0f ? sum : beta * *y + sum;
+            }
+        }
+    }
+}
+
+static void mm16_fwd_dot(void *vctx, int t, int thread)
+{
+    (void)thread;
+    mm16_ctx *c = vctx;
+    int lo = t * c->rows, hi = lo + c->rows < c->OC ? lo + c->rows : c->OC;
+    mm16_dot_rows(c->out, c->inp, c->W, c->N, c->C, c->OC, lo, hi, c->beta);
+}
+
+/* Rows up to which a product reads the bf16 weights directly (dot
+ * products, one pass over W): decoding. More rows amortize widening a
+ * block for sgemm. */
+#define MM16_DOT_ROWS_MAX 8
+
+void ops_matmul_forward_bf16(mpool *p, float *out, const float *inp, const uint16_t *W, int N, int C, int OC,
+                             float beta)
+{
+    mm16_ctx c = {.out = out, .inp = inp, .W = W, .N = N, .C = C, .OC = OC, .beta = beta,
+                  .rows = MM16_BLOCK_FLOATS / C};
+    if (N > MM16_DOT_ROWS_MAX)
+        c.scratch = malloc(sizeof(float) * MM16_BLOCK_FLOATS * (size_t)mpool_threads(p));
+    if (!c.scratch) { /* few rows, or no memory for the blocks: dot products */
+        c.rows = 64;
+        mpool_run(p, (OC + c.rows - 1) / c.rows, mm16_fwd_dot, &c);
+        return;
+    }
+    mpool_run(p, (OC + c.rows - 1) / c.rows, mm16_fwd_block, &c);
+    free(c.scratch);
+}
+
+void ops_linear_forward(mpool *p, float *out, const float *inp, const float *W, const uint16_t *W16, int N,
+                        int C, int OC, float beta)
+{
+    if (W16)
+        ops_matmul_forward_bf16(p, out, inp, W16, N, C, OC, beta);
+    else
+        ops_matmul_forward(p, out, inp, W, N, C, OC, beta);
 }
 
 static void mm_bwd_dinp(void *vctx, int t, int thread)

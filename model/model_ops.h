@@ -49,6 +49,16 @@ void ops_vexp(float *y, const float *x, int n);
 void ops_embed_forward(float *out, const int *tokens, const float *wte, int N, int C);
 void ops_embed_backward(float *dwte, const float *dout, const int *tokens, int N, int C);
 
+/* bfloat16 <-> fp32. To bf16: round to nearest, ties to even (the
+ * values are finite). To fp32: exact. */
+void ops_bf16_from_f32(uint16_t *out, const float *in, size_t n);
+void ops_bf16_to_f32(float *out, const uint16_t *in, size_t n);
+
+/* ops_embed_forward from a bf16 table (wte16) when it is non-NULL, else
+ * from wte. */
+void ops_embed_forward_any(float *out, const int *tokens, const float *wte, const uint16_t *wte16,
+                           int N, int C);
+
 /* out = inp * rstd * w, rstd = 1/sqrt(mean(inp^2) + eps), per row of C. */
 void ops_rmsnorm_forward(mpool *p, float *out, float *rstd, const float *inp, const float *w, int N, int C, float eps);
 /* dinp += ..., dw += ... (dw may be NULL when the gain is frozen). */
@@ -58,6 +68,17 @@ void ops_rmsnorm_backward(mpool *p, float *dinp, float *dw, const float *dout, c
 /* out[N x OC] = inp[N x C] @ W^T, W is OC x C (nn.Linear layout).
  * beta 0 overwrites out, 1 accumulates. */
 void ops_matmul_forward(mpool *p, float *out, const float *inp, const float *W, int N, int C, int OC, float beta);
+/* ops_matmul_forward with W in bf16, computed in fp32 without an fp32 copy
+ * of W: up to 8 rows (decoding) as dot products that widen W on the fly;
+ * more rows by tasks that widen a block of rows of W (256 KB of fp32) into
+ * a scratch of their thread and multiply it with sgemm. C <=
+ * RL_MODEL_DIM_MAX. */
+void ops_matmul_forward_bf16(mpool *p, float *out, const float *inp, const uint16_t *W, int N, int C, int OC,
+                             float beta);
+/* The bf16 product when W16 is non-NULL, else the fp32 one with W. */
+void ops_linear_forward(mpool *p, float *out, const float *inp, const float *W, const uint16_t *W16, int N,
+                        int C, int OC, float beta);
+
 /* dinp[N x C] = dinp_beta * dinp + dout @ W (so 1 accumulates, 0
  * overwrites), dW[OC x C] += dout^T @ inp. Either may be NULL. */
 void ops_matmul_backward(mpool *p, float *dinp, float *dW, const float *dout, const float *inp,

@@ -212,11 +212,12 @@ static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out,
         }
         w->runs[n_runs - 1].r1 = i + 1;
     }
-    ops_embed_forward(w->x, w->tok, m->wte, n, d);
+    ops_embed_forward_any(w->x, w->tok, m->wte, m->wte16, n, d);
     for (int l = 0; l < c->n_layer; l++) {
         const model_layer *W = &m->layer[l];
+        const model_layer16 *W16 = &m->layer16[l];
         ops_rmsnorm_forward(p, w->ln, w->rstd, w->x, W->attn_norm, n, d, c->norm_eps);
-        ops_matmul_forward(p, w->fused, w->ln, W->wq, n, d, dq + 2 * dkv, 0.0f); /* q | k | v */
+        ops_linear_forward(p, w->fused, w->ln, W->wq, W16->wq, n, d, dq + 2 * dkv, 0.0f); /* q | k | v */
         if (c->qkv_bias)
             ops_bias_forward(w->fused, W->bq, n, dq + 2 * dkv);
         ops_cols_split(p, (float *const[]){w->q, w->k, w->v}, (const int[]){dq, dkv, dkv}, 3, w->fused, n);
@@ -236,19 +237,19 @@ static void infer_rows(model *m, infer_ws *w, kv_cache *cache, int n, int n_out,
         }
         iatt_ctx ac = {.m = m, .w = w, .cache = cache, .layer = l, .n_runs = n_runs};
         mpool_run(p, n_runs * nkv, iatt_task, &ac);
-        ops_matmul_forward(p, w->x, w->att, W->wo, n, dq, d, 1.0f);
+        ops_linear_forward(p, w->x, w->att, W->wo, W16->wo, n, dq, d, 1.0f);
         ops_rmsnorm_forward(p, w->ln, w->rstd, w->x, W->mlp_norm, n, d, c->norm_eps);
-        ops_matmul_forward(p, w->fused, w->ln, W->w_gate, n, d, 2 * ff, 0.0f); /* gate | up */
+        ops_linear_forward(p, w->fused, w->ln, W->w_gate, W16->w_gate, n, d, 2 * ff, 0.0f); /* gate | up */
         ops_cols_split(p, (float *const[]){w->gate, w->up}, (const int[]){ff, ff}, 2, w->fused, n);
         ops_swiglu_forward(p, w->gate, w->gate, w->up, (size_t)n * ff);
-        ops_matmul_forward(p, w->x, w->gate, W->w_down, n, ff, d, 1.0f);
+        ops_linear_forward(p, w->x, w->gate, W->w_down, W16->w_down, n, ff, d, 1.0f);
     }
     if (n_out == 0)
         return;
     for (int j = 0; j < n_out; j++)
         memcpy(w->ln + (size_t)j * d, w->x + (size_t)w->out_rows[j] * d, (size_t)d * sizeof(float));
     ops_rmsnorm_forward(p, w->h, w->rstd, w->ln, m->final_norm, n_out, d, c->norm_eps);
-    ops_matmul_forward(p, w->logits, w->h, m->lm_head, n_out, d, c->vocab, 0.0f);
+    ops_linear_forward(p, w->logits, w->h, m->lm_head, m->lm_head16, n_out, d, c->vocab, 0.0f);
     model_mask_logits(m, w->logits, n_out);
     if (!temps) {
         ops_logp_forward(p, w->lp, NULL, w->lse, w->logits, w->no_target, n_out, c->vocab, temp);
@@ -391,8 +392,10 @@ static uint64_t weights_fingerprint(const model *m)
 {
     const uint32_t *w = (const uint32_t *)(const void *)m->params;
     uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)m->n_params;
-    for (size_t i = 0; i < m->n_params; i++)
+    for (size_t i = 0; i < m->n_f32; i++)
         h = (h ^ w[i]) * 0x100000001b3ull + (h >> 29);
+    for (size_t i = 0; i < m->n_bf16; i++)
+        h = (h ^ m->wbf[i]) * 0x100000001b3ull + (h >> 29);
     return h;
 }
 

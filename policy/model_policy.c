@@ -314,6 +314,7 @@ int model_policy_open(policy **out, const char *ckpt, const pol_env *env, char *
                       env->temperature, env->top_p);
     model_opts mo;
     model_opts_default(&mo);
+    mo.dtype = env->model_dtype;
     model_meta meta;
     model *m = NULL;
     tok_t *tok = NULL;

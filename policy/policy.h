@@ -91,6 +91,7 @@ typedef struct pol_env {
     uint64_t seed;
     double temperature;        /* model policies */
     double top_p;
+    int model_dtype;           /* model policies: MODEL_DTYPE_* of model/model.h (0: f32) */
     /* openai (policy/openai.h); NULL / 0: its defaults */
     const char *base_url;
     const char *model;

@@ -1,7 +1,7 @@
 /* test_model.c - the built-in model: gradient checks of every op and of the
  * whole model against finite differences, masking, sampling vs scoring,
- * checkpoints (round trip and every kind of bad file), AdamW, and
- * `grpo generate`. */
+ * checkpoints (round trip and every kind of bad file), AdamW, bf16
+ * weights, and `grpo generate`. */
 #include "model/optim.h"
 #include "model/blascore.h"
 #include "model/model.h"
@@ -1688,6 +1688,253 @@ START_TEST(test_generate_cli)
 }
 END_TEST
 
+/* ---- bf16 weights --------------------------------------------------------------- */
+
+/* Rounds the matrices of an fp32 model to bf16 values, in place. */
+static void round_matrices(model *m)
+{
+    for (int i = 0; i < m->n_tensors; i++) {
+        const model_tensor *t = &m->tensors[i];
+        if (t->ndim != 2)
+            continue;
+        float *w = m->params + t->offset;
+        for (size_t j = 0; j < t->numel; j++) {
+            uint16_t h;
+            ops_bf16_from_f32(&h, &w[j], 1);
+            ops_bf16_to_f32(&w[j], &h, 1);
+        }
+    }
+}
+
+/* log-softmax rows (T x V, row t at position t) of a token sequence. */
+static float *logp_rows(model *m, const int *seq, int T)
+{
+    char err[RL_ERR_MAX];
+    int V = m->cfg.vocab;
+    int *tok = calloc((size_t)V * T, sizeof(int)), *tgt = calloc((size_t)V * T, sizeof(int));
+    float *lp = malloc(sizeof(float) * (size_t)V * T), *rows = malloc(sizeof(float) * (size_t)V * T);
+    for (int b = 0; b < V; b++)
+        for (int t = 0; t < T; t++) {
+            tok[b * T + t] = seq[t];
+            tgt[b * T + t] = b;
+        }
+    ck_assert_msg(model_forward(m, tok, tgt, V, T, 1.0f, lp, NULL, err) == 0, "%s", err);
+    for (int b = 0; b < V; b++)
+        for (int t = 0; t < T; t++)
+            rows[(size_t)t * V + b] = lp[b * T + t];
+    free(tok), free(tgt), free(lp);
+    return rows;
+}
+
+/* Largest |a - b| / (|b| + 1e-3) over n values. */
+static double max_rel_diff(const float *a, const float *b, size_t n)
+{
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]) / (fabs((double)b[i]) + 1e-3);
+        worst = d > worst ? d : worst;
+    }
+    return worst;
+}
+
+/* A checkpoint loaded with bf16 matrices holds half the bytes of them and
+ * gives the log-probabilities (every id, every position), the samples and
+ * the scores of the fp32 model whose matrices were rounded to bf16; its
+ * norm gains stay fp32; random init in bf16 is the fp32 init rounded. */
+START_TEST(test_bf16_matches_rounded)
+{
+    char err[RL_ERR_MAX], path[160];
+    model *m32 = sample_model(300, 61);
+    for (int i = 0; i < m32->n_tensors; i++) /* gains other than 1, which bf16 would not hold */
+        if (m32->tensors[i].is_norm)
+            for (size_t j = 0; j < m32->tensors[i].numel; j++)
+                m32->params[m32->tensors[i].offset + j] = 1.0f + 0.001f * (float)(j % 7) + 1e-5f;
+    snprintf(path, sizeof path, "%s/m.safetensors", tmpdir);
+    ck_assert_int_eq(model_save(m32, path, NULL, err), 0);
+    model_opts mo;
+    model_opts_default(&mo);
+    mo.dtype = MODEL_DTYPE_BF16;
+    model *mb;
+    ck_assert_msg(model_load(&mb, NULL, path, &mo, err) == 0, "%s", err);
+    ck_assert_int_eq(mb->dtype, MODEL_DTYPE_BF16);
+    size_t mat = 0;
+    for (int i = 0; i < mb->n_tensors; i++)
+        if (mb->tensors[i].ndim == 2) {
+            mat += mb->tensors[i].numel;
+            ck_assert(mb->tensors[i].bf16);
+        } else {
+            ck_assert(!mb->tensors[i].bf16);
+            ck_assert_int_eq(memcmp(mb->params + mb->tensors[i].offset,
+                                    m32->params + m32->tensors[i].offset,
+                                    mb->tensors[i].numel * sizeof(float)), 0); /* exact fp32 */
+        }
+    ck_assert_uint_eq(mb->n_bf16, mat);
+    ck_assert_uint_eq(mb->n_f32 + mb->n_bf16, m32->n_params);
+    ck_assert_ptr_null(mb->layer[0].wq);
+    ck_assert_ptr_nonnull(mb->layer16[0].wq);
+
+    round_matrices(m32);
+    enum { T = 40 };
+    int seq[T];
+    for (int t = 0; t < T; t++)
+        seq[t] = (t * 37 + 5) % 300;
+    float *a = logp_rows(mb, seq, T), *b = logp_rows(m32, seq, T);
+    double d = max_rel_diff(a, b, (size_t)T * 300);
+    fprintf(stderr, "test_bf16_matches_rounded: largest relative logprob difference %.2e\n", d);
+    ck_assert_msg(d < 1e-4, "bf16 and rounded fp32 differ by %g (relative)", d);
+    free(a), free(b);
+
+    /* sampling: the same draws, logprobs equal to the scores */
+    int p1[3] = {1, 2, 3}, p2[5] = {9, 8, 7, 6, 5}, lens[2] = {3, 5};
+    const int *pp[2] = {p1, p2};
+    model_sample_opts o;
+    model_sample_opts_default(&o);
+    o.temperature = 0.9f;
+    o.max_new = 20;
+    o.seed = 3;
+    model_sample_out ob[2], o32[2];
+    ck_assert_int_eq(model_sample(mb, ob, pp, lens, 2, &o, err), 0);
+    ck_assert_int_eq(model_sample(m32, o32, pp, lens, 2, &o, err), 0);
+    for (int s = 0; s < 2; s++) {
+        ck_assert_int_eq(ob[s].n, o32[s].n);
+        ck_assert_int_eq(memcmp(ob[s].tokens, o32[s].tokens, sizeof(int) * (size_t)ob[s].n), 0);
+        ck_assert_double_lt(max_rel_diff(ob[s].logprobs, o32[s].logprobs, (size_t)ob[s].n), 1e-4);
+        model_sample_out_dispose(&ob[s]);
+        model_sample_out_dispose(&o32[s]);
+    }
+    check_sample_vs_score(mb, 1.0f, 0.95f);
+
+    /* random init in bf16: the fp32 init's draws, rounded */
+    model *rb, *r32;
+    ck_assert_int_eq(model_new(&rb, &mb->cfg, &mo, err), 0);
+    ck_assert_int_eq(model_new(&r32, &mb->cfg, NULL, err), 0);
+    model_random_init(rb, 9);
+    model_random_init(r32, 9);
+    round_matrices(r32);
+    for (int i = 0; i < rb->n_tensors; i++) {
+        const model_tensor *t = &rb->tensors[i];
+        for (size_t j = 0; j < t->numel; j += 7) {
+            float v;
+            if (t->bf16)
+                ops_bf16_to_f32(&v, rb->wbf + t->offset + j, 1);
+            else
+                v = rb->params[t->offset + j];
+            ck_assert(v == r32->params[r32->tensors[i].offset + j]);
+        }
+    }
+    model_free(rb);
+    model_free(r32);
+    model_free(mb);
+    model_free(m32);
+}
+END_TEST
+
+/* A bf16 model refuses everything training needs, and saving, in one
+ * line that says to load it in f32; its forward still runs. */
+START_TEST(test_bf16_refuses_training)
+{
+    char err[RL_ERR_MAX];
+    model_config cfg;
+    tiny_config(&cfg);
+    model_opts mo;
+    model_opts_default(&mo);
+    mo.dtype = MODEL_DTYPE_BF16;
+    model *m;
+    ck_assert_int_eq(model_new(&m, &cfg, &mo, err), 0);
+    model_random_init(m, 2);
+    int tok[4] = {1, 2, 3, 4}, tgt[4] = {2, 3, 4, -1};
+    float lp[4], dl[4] = {-1, -1, -1, 0};
+    ck_assert_int_eq(model_forward(m, tok, tgt, 1, 4, 1.0f, lp, NULL, err), 0);
+    ck_assert(lp[0] < 0 && lp[3] == 0);
+    err[0] = 0;
+    ck_assert_int_eq(model_backward(m, dl, err), RL_EINVAL);
+    ck_assert_msg(strstr(err, "bf16") && strstr(err, "f32 to train") && !strchr(err, '\n'), "%s", err);
+    ck_assert_ptr_null(m->grads);
+    err[0] = 0;
+    ck_assert_int_eq(model_zero_grad(m, err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "f32 to train"));
+    char path[160];
+    snprintf(path, sizeof path, "%s/x.safetensors", tmpdir);
+    ck_assert_int_eq(model_save(m, path, NULL, err), RL_EINVAL);
+    ck_assert_int_eq(access(path, F_OK), -1);
+    snprintf(path, sizeof path, "%s/hf", tmpdir);
+    ck_assert_int_eq(model_save_hf(m, path, 1, err), RL_EINVAL);
+    int dt;
+    ck_assert_int_eq(model_dtype_parse(&dt, "--dtype", "bf16", err), 0);
+    ck_assert_int_eq(dt, MODEL_DTYPE_BF16);
+    ck_assert_int_eq(model_dtype_parse(&dt, "--dtype", "f32", err), 0);
+    ck_assert_int_eq(dt, MODEL_DTYPE_F32);
+    ck_assert_int_eq(model_dtype_parse(&dt, "--dtype", "f16", err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "--dtype f16"));
+    model_free(m);
+}
+END_TEST
+
+/* A Hugging Face directory in BF16 loads with bf16 matrices holding
+ * exactly the file's values (the same as an fp32 load then rounding);
+ * `grpo generate --dtype bf16` samples what the library samples. */
+START_TEST(test_bf16_hf_and_cli)
+{
+    char err[RL_ERR_MAX], dir[160], path[160];
+    model *m32 = sample_model(300, 71);
+    snprintf(dir, sizeof dir, "%s/hf", tmpdir);
+    ck_assert_int_eq(model_save_hf(m32, dir, 1, err), 0);
+    model_opts mo;
+    model_opts_default(&mo);
+    mo.dtype = MODEL_DTYPE_BF16;
+    model *mb, *mf;
+    ck_assert_msg(model_load_hf(&mb, dir, &mo, err) == 0, "%s", err);
+    ck_assert_msg(model_load_hf(&mf, dir, NULL, err) == 0, "%s", err);
+    for (int i = 0; i < mb->n_tensors; i++) {
+        const model_tensor *t = &mb->tensors[i];
+        for (size_t j = 0; j < t->numel; j++) {
+            float v;
+            if (t->bf16)
+                ops_bf16_to_f32(&v, mb->wbf + t->offset + j, 1);
+            else
+                v = mb->params[t->offset + j];
+            ck_assert(v == mf->params[mf->tensors[i].offset + j]);
+        }
+    }
+    model_free(mf);
+
+    /* the CLI: a checkpoint of the rounded model, sampled in bf16 */
+    round_matrices(m32);
+    snprintf(path, sizeof path, "%s/g.safetensors", tmpdir);
+    ck_assert_int_eq(model_save(m32, path, NULL, err), 0);
+    const char *bin = getenv("RL_BIN") ? getenv("RL_BIN") : "bin";
+    char cmd[768], *out;
+    snprintf(cmd, sizeof cmd,
+             "%s/grpo generate --ckpt %s --dtype bf16 --prompt-ids 4,5,6 --max-tokens 10 --seed 2 "
+             "--ids 2>/dev/null", bin, path);
+    ck_assert_int_eq(run_cmd(cmd, &out), 0);
+    model_sample_opts o;
+    model_sample_opts_default(&o);
+    o.temperature = 0.8f;
+    o.top_p = 0.95f;
+    o.seed = 2;
+    o.max_new = 10;
+    int p[3] = {4, 5, 6}, pl = 3;
+    const int *pp[1] = {p};
+    model_sample_out so;
+    ck_assert_int_eq(model_sample(mb, &so, pp, &pl, 1, &o, err), 0);
+    char want[256];
+    int k = snprintf(want, sizeof want, "{\"tokens\": [");
+    for (int i = 0; i < so.n; i++)
+        k += snprintf(want + k, sizeof want - (size_t)k, "%s%d", i ? ", " : "", so.tokens[i]);
+    ck_assert_msg(strstr(out, want) != NULL, "%s lacks %s", out, want);
+    model_sample_out_dispose(&so);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s/grpo generate --ckpt %s --dtype f8 --prompt hi 2>&1 >/dev/null", bin,
+             path);
+    ck_assert_int_eq(run_cmd(cmd, &out), 2);
+    ck_assert_msg(strstr(out, "--dtype f8") && strchr(out, '\n') == out + strlen(out) - 1, "%s", out);
+    free(out);
+    model_free(mb);
+    model_free(m32);
+}
+END_TEST
+
 START_TEST(test_config_check)
 {
     char err[RL_ERR_MAX];
@@ -2059,6 +2306,14 @@ Suite *model_suite(void)
     tcase_add_test(io, test_blascore_reexec_cli);
     tcase_set_timeout(io, 120);
     suite_add_tcase(s, io);
+
+    TCase *b16 = tcase_create("bf16");
+    tcase_add_checked_fixture(b16, setup_tmp, teardown_tmp);
+    tcase_add_test(b16, test_bf16_matches_rounded);
+    tcase_add_test(b16, test_bf16_refuses_training);
+    tcase_add_test(b16, test_bf16_hf_and_cli);
+    tcase_set_timeout(b16, 120);
+    suite_add_tcase(s, b16);
 
     TCase *hf = tcase_create("hf");
     tcase_add_checked_fixture(hf, setup_tmp, teardown_tmp);
