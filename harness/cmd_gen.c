@@ -1,13 +1,16 @@
 /* cmd_gen.c - `harness gen`: synthesize validated bugs by mutation.
  *
  * In the spirit of SWE-smith: every non-test source file of a repository
- * is lexed for mutation sites (corpus/mutate.h); candidates are tried in
+ * is lexed for mutation sites (corpus/mutate.h) of the kinds --mutations
+ * selects (operator mutations, function-level rewrites, or both, the
+ * default); candidates are tried in
  * the seed's order, each validated in a sandboxed work tree: the tests
  * must run, at least one must fail at the base, two base runs must agree
  * (three for C: the third built under ASan and UBSan),
  * and the gold patch (the reverse diff) must make every test pass.
- * Candidates whose mutated source was already seen are dropped before any
- * test runs. Test command, format and protected paths come from the
+ * Candidates whose mutated source was already seen, and candidates whose
+ * bug is that of a task already in tasks/ (another seed's), are dropped
+ * before any test runs. Test command, format and protected paths come from the
  * repository's hand-written tasks; the split holds out every repository
  * whose hand-written tasks are all held out, and a fixed share (1 in
  * RL_GEN_HELDOUT_EVERY by id hash) of the others.
@@ -53,12 +56,14 @@ typedef struct gen_ctx {
     const char *repo;
     const char *outdir;    /* where tasks (and the workers' test lists) go */
     const task *profile;   /* a hand-written task of the repo */
+    const task_set *known; /* the tasks already there: their bugs are not made again */
     src_file *files;
     size_t nfiles, files_alloc;
     cand *cands;
     size_t ncands, cands_alloc;
     char **results;        /* per candidate, from the workers */
     uint64_t seed;
+    unsigned kinds;        /* mutation kinds, a MUT_MASK_* set */
     cli_progress prog;
     size_t accepted, tried;
 } gen_ctx;
@@ -89,8 +94,9 @@ static int collect(gen_ctx *g, const char *root, const char *rel, int depth, cha
                 src_file f = {0};
                 f.path = strdup(r2);
                 if ((rc = fs_read_file(&f.text, &f.len, full, RL_MUT_SRC_MAX, err)) == 0) {
-                    rc = mut_enumerate(&f.sites, f.text, f.len, mut_lang_of_path(r2),
-                                       g->seed ^ fnv(r2, strlen(r2), 1469598103934665603ULL), err);
+                    rc = mut_enumerate_kinds(&f.sites, f.text, f.len, mut_lang_of_path(r2),
+                                             g->seed ^ fnv(r2, strlen(r2), 1469598103934665603ULL),
+                                             g->kinds, err);
                     int grc = VEC_GROW(g->files, g->files_alloc, g->nfiles + 1, RL_GEN_FILES_MAX);
                     if (grc < 0) {
                         rc = grc == RL_ELIMIT
@@ -108,6 +114,17 @@ static int collect(gen_ctx *g, const char *root, const char *rel, int depth, cha
     }
     fs_names_free(names, n);
     return rc;
+}
+
+/* Is bug the bug of a task of the repository already there? */
+static int known_bug(const gen_ctx *g, const char *bug)
+{
+    for (size_t i = 0; g->known && i < g->known->n; i++) {
+        const task *t = g->known->v[i];
+        if (t->bug && !strcmp(t->repo, g->repo) && !strcmp(t->bug, bug))
+            return 1;
+    }
+    return 0;
 }
 
 /* Candidates round-robin over files, so the first tasks are spread over
@@ -155,7 +172,7 @@ static int make_candidates(gen_ctx *g, char *err)
             if (drc == 0 && bug.len &&
                 (rc = VEC_GROW(g->cands, g->cands_alloc, g->ncands + 1, RL_GEN_MAX_CANDIDATES)) < 0)
                 rc = rl_err(err, rc, "%s: out of memory", g->repo); /* the loops stop at the cap */
-            if (drc < 0 || !bug.len || rc < 0) {
+            if (drc < 0 || !bug.len || rc < 0 || known_bug(g, buf_str(&bug))) {
                 buf_dispose(&bug);
                 buf_dispose(&fix);
                 continue;
@@ -397,9 +414,13 @@ static int write_task(gen_ctx *g, size_t i, const char *line, int heldout_repo, 
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: harness gen --repo NAME --count N --seed S [--out DIR] [--workers N] [--progress bar|plain]\n"
+    fprintf(f, "usage: harness gen --repo NAME --count N --seed S [--out DIR] [--mutations KINDS] [--workers N]\n"
+               "                  [--progress bar|plain]\n"
                "Mutates the repository's sources, validates each candidate bug in the sandbox, and\n"
-               "writes N tasks to DIR/NAME/ (default tasks/generated). Same seed, same tasks.\n");
+               "writes N tasks to DIR/NAME/ (default tasks/generated). Same seed and kinds, same tasks.\n"
+               "KINDS: ops (one-token operator mutations), rewrites (function-level: drop_guard,\n"
+               "swap_branches, swap_stmts, move_break, default_return, drop_elif), all (default), or\n"
+               "a comma-separated list of kind names.\n");
 }
 
 int cmd_gen(int argc, char **argv)
@@ -407,6 +428,7 @@ int cmd_gen(int argc, char **argv)
     const char *repo = NULL, *out = "tasks/generated";
     long count = 0, seed = 1, workers = cliopt_workers();
     int bar = -1;
+    unsigned kinds = MUT_MASK_ALL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -429,6 +451,12 @@ int cmd_gen(int argc, char **argv)
         } else if (!strcmp(a, "--workers") && i + 1 < argc) {
             if (arg_long(&workers, a, argv[++i], 1, 256, NULL) < 0) {
                 fprintf(stderr, "harness gen: --workers: expected 1-256, got '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(a, "--mutations") && i + 1 < argc) {
+            char merr[RL_ERR_MAX];
+            if (mut_mask_parse(&kinds, argv[++i], merr) < 0) {
+                fprintf(stderr, "harness gen: --mutations: %s\n", merr);
                 return 2;
             }
         } else if (!strcmp(a, "--progress") && i + 1 < argc) {
@@ -465,7 +493,7 @@ int cmd_gen(int argc, char **argv)
         task_set_dispose(&all);
         return 2;
     }
-    gen_ctx g = {.repo = repo, .profile = profile, .seed = (uint64_t)seed};
+    gen_ctx g = {.repo = repo, .profile = profile, .seed = (uint64_t)seed, .kinds = kinds, .known = &all};
     char root[4096], outdir[4096];
     snprintf(root, sizeof root, "repos/%s", repo);
     snprintf(outdir, sizeof outdir, "%s/%s", out, repo);
