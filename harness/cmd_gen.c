@@ -229,8 +229,28 @@ static void once_only(const tr_report *r, const char **names, size_t *n)
     *n = k;
 }
 
-/* In a worker: validate candidate idx; result "ok FAILED\x1ePASSED" (ids
- * joined by \x1f) or "no why". */
+/* Appends a failure message for a problem statement: at most
+ * RL_GEN_PROBLEM_MSG_MAX bytes and RL_GEN_PROBLEM_MSG_LINES lines, control
+ * characters other than newlines and tabs (our separators among them)
+ * shown as '?'. */
+static void put_message(buf_t *b, const char *msg)
+{
+    size_t n = 0;
+    int lines = 1;
+    for (const char *p = msg; *p && n < RL_GEN_PROBLEM_MSG_MAX; p++, n++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '\n' && ++lines > RL_GEN_PROBLEM_MSG_LINES)
+            break;
+        buf_putc(b, c < 0x20 && c != '\n' && c != '\t' ? '?' : (char)c);
+    }
+    if (msg[n] && n >= RL_GEN_PROBLEM_MSG_MAX)
+        buf_puts(b, " ...");
+}
+
+/* In a worker: validate candidate idx; its lists go to a file as
+ * "FAILED\x1ePASSED\x1eMESSAGES" (ids joined by \x1f; MESSAGES alternates
+ * a failing test's id and what the base run reported for it), the result
+ * line is "ok ids" or "no why". */
 static void gen_run(void *user, size_t idx, int slot, buf_t *out)
 {
     gen_ctx *g = user;
@@ -294,6 +314,14 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
             buf_puts(&ids, LIST_SEP);
             for (size_t i = 0; i < np; i++)
                 buf_printf(&ids, "%s%s", i ? ID_SEP : "", passed[i]);
+            buf_puts(&ids, LIST_SEP);
+            for (size_t i = 0, k = 0; i < nf && k < RL_GEN_PROBLEM_TESTS; i++) {
+                const tr_case *c = tr_find(&r[0].report, failed[i]);
+                if (!c || !c->message || !c->message[0])
+                    continue;
+                buf_printf(&ids, "%s%s" ID_SEP, k++ ? ID_SEP : "", failed[i]);
+                put_message(&ids, c->message);
+            }
             char path[4400];
             ids_path(path, sizeof path, g, idx);
             if (fs_write_atomic(path, buf_str(&ids), ids.len, err) < 0)
@@ -362,7 +390,9 @@ static int write_task(gen_ctx *g, size_t i, const char *line, int heldout_repo, 
     unlink(ipath);
     if (lrc < 0)
         return lrc;
-    const char *bar = strstr(lists, LIST_SEP);
+    char *bar = strstr(lists, LIST_SEP), *msgs = bar ? strstr(bar + 1, LIST_SEP) : NULL;
+    if (msgs)
+        *msgs++ = '\0'; /* PASSED ends there */
     char *f2p = strndup(lists, bar ? (size_t)(bar - lists) : llen);
     const task *p = g->profile;
     cJSON *o = cJSON_CreateObject();
@@ -376,9 +406,22 @@ static int write_task(gen_ctx *g, size_t i, const char *line, int heldout_repo, 
     for (int k = 0; k < nf; k++)
         buf_printf(&ps, "%s`%s`", k == 0 ? "" : k == nf - 1 ? " and " : ", ",
                    cJSON_GetArrayItem(fails, k)->valuestring);
-    buf_printf(&ps, " %s.\n\nThe tests describe the intended behaviour and are correct; fix the "
-                    "library code so that they pass again without breaking the others.",
-               nf == 1 ? "fails" : "fail");
+    buf_printf(&ps, " %s.\n\n", nf == 1 ? "fails" : "fail");
+    /* what the failing run said, test by test */
+    if (msgs && *msgs) {
+        buf_puts(&ps, "The test run reports:\n\n```\n");
+        char *save = NULL;
+        for (char *name = strtok_r(msgs, ID_SEP, &save); name; name = strtok_r(NULL, ID_SEP, &save)) {
+            char *msg = strtok_r(NULL, ID_SEP, &save);
+            if (!msg)
+                break;
+            size_t ml = strlen(msg);
+            buf_printf(&ps, "%s:\n%s%s", name, msg, ml && msg[ml - 1] == '\n' ? "" : "\n");
+        }
+        buf_puts(&ps, "```\n\n");
+    }
+    buf_puts(&ps, "The tests describe the intended behaviour and are correct; fix the library code so "
+                  "that they pass again without breaking the others.");
     cJSON_AddStringToObject(o, "problem_statement", buf_str(&ps));
     buf_dispose(&ps);
     cJSON_AddStringToObject(o, "bug", c->bug);
