@@ -19,6 +19,7 @@
 
 #include "common/buf.h"
 #include "common/arg.h"
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/str.h"
@@ -37,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,6 +68,7 @@ typedef struct gen_ctx {
     unsigned kinds;        /* mutation kinds, a MUT_MASK_* set */
     cli_progress prog;
     size_t accepted, tried;
+    int log_fd;            /* --log: one line per validated candidate, or -1 */
 } gen_ctx;
 
 static uint64_t fnv(const char *s, size_t n, uint64_t h)
@@ -251,9 +254,14 @@ static void put_message(buf_t *b, const char *msg)
  * "FAILED\x1ePASSED\x1eMESSAGES" (ids joined by \x1f; MESSAGES alternates
  * a failing test's id and what the base run reported for it), the result
  * line is "ok ids" or "no why". */
-static void gen_run(void *user, size_t idx, int slot, buf_t *out)
+static void gen_run(void *user, size_t idx, int slot, buf_t *res)
 {
     gen_ctx *g = user;
+    double t0 = clk_ms(), base_ms = 0;
+    val_result v = {0};
+    buf_t line;
+    buf_init(&line, 4096);
+    buf_t *out = &line;
     task *t = cand_task(g, idx);
     char err[RL_ERR_MAX];
     ws_opts wo;
@@ -276,6 +284,7 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
         ws_free(ws);
         goto done;
     }
+    base_ms = (double)r[0].sb.wall_ms;
     const char **failed, **passed;
     size_t nf, np;
     val_split(&r[0].report, &failed, &nf, &passed, &np);
@@ -300,7 +309,6 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
         t->pass_to_pass.v = (char **)passed;
         t->pass_to_pass.n = np;
         /* the base was just run twice; the gold patch gets two runs too */
-        val_result v = {0};
         if (val_gold(&v, t, ws, 2, err) < 0)
             buf_printf(out, "no %s", err);
         else if (!v.ok)
@@ -341,6 +349,13 @@ done:
     free(t->instance_id);
     free(t->repo);
     free(t);
+    /* "ok|no TOTAL_MS BASE_MS GOLD_MS rest": the whole candidate's time,
+     * one base run's and one gold run's */
+    const char *l = buf_str(&line);
+    int accepted = str_has_prefix(l, "ok ");
+    buf_printf(res, "%s %.0f %.0f %.0f %s", accepted ? "ok" : "no", clk_ms() - t0, base_ms, v.gold_ms,
+               l + (str_has_prefix(l, "no ") || accepted ? 3 : 0));
+    buf_dispose(&line);
 }
 
 static void gen_done(void *user, size_t idx, const char *line)
@@ -455,20 +470,50 @@ static int write_task(gen_ctx *g, size_t i, const char *line, int heldout_repo, 
     return rc;
 }
 
+/* --log: the candidate's line, appended with one write (O_APPEND), so
+ * lines of concurrent generators do not interleave. */
+static void log_candidate(const gen_ctx *g, size_t c, const char *line, const char *verdict)
+{
+    const cand *cd = &g->cands[c];
+    const src_file *f = &g->files[cd->file];
+    const mut_site *s = &f->sites.v[cd->site];
+    double total = 0, base = 0, gold = 0;
+    int off = 0;
+    if (sscanf(line, "%*s %lf %lf %lf %n", &total, &base, &gold, &off) < 3)
+        off = 0;
+    char id[128], where[300], buf[1024];
+    snprintf(id, sizeof id, "%s__gen%llu_%04zu", g->repo, (unsigned long long)g->seed, c);
+    snprintf(where, sizeof where, "%s:%d", f->path, s->line);
+    int n = snprintf(buf, sizeof buf, "%-30s %-15s %-14s %-28s %-8s %8.0f %8.0f %8.0f  %.400s\n", id, g->repo,
+                     mut_kind_name(s->kind), where, verdict, total, base, gold,
+                     off && str_has_prefix(line, "no ") ? line + off : "");
+    if (n > (int)sizeof buf - 1) {
+        n = (int)sizeof buf - 1;
+        buf[n - 1] = '\n';
+    }
+    for (char *p = buf; p < buf + n - 1; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    if (write(g->log_fd, buf, (size_t)n) != n)
+        fprintf(stderr, "harness gen: --log: write failed\n");
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: harness gen --repo NAME --count N --seed S [--out DIR] [--mutations KINDS] [--workers N]\n"
-               "                  [--progress bar|plain]\n"
+               "                  [--log FILE] [--progress bar|plain]\n"
                "Mutates the repository's sources, validates each candidate bug in the sandbox, and\n"
                "writes N tasks to DIR/NAME/ (default tasks/generated). Same seed and kinds, same tasks.\n"
                "KINDS: ops (one-token operator mutations), rewrites (function-level: drop_guard,\n"
                "swap_branches, swap_stmts, move_break, default_return, drop_elif), all (default), or\n"
-               "a comma-separated list of kind names.\n");
+               "a comma-separated list of kind names. --log FILE appends one line per validated\n"
+               "candidate: id, repo, kind, file:line, verdict (task, rejected, extra), the candidate's\n"
+               "validation ms, one base run's ms, one gold run's ms, and why it was rejected.\n");
 }
 
 int cmd_gen(int argc, char **argv)
 {
-    const char *repo = NULL, *out = "tasks/generated";
+    const char *repo = NULL, *out = "tasks/generated", *log_path = NULL;
     long count = 0, seed = 1, workers = cliopt_workers();
     int bar = -1;
     unsigned kinds = MUT_MASK_ALL;
@@ -502,6 +547,8 @@ int cmd_gen(int argc, char **argv)
                 fprintf(stderr, "harness gen: --mutations: %s\n", merr);
                 return 2;
             }
+        } else if (!strcmp(a, "--log") && i + 1 < argc) {
+            log_path = argv[++i];
         } else if (!strcmp(a, "--progress") && i + 1 < argc) {
             bar = !strcmp(argv[++i], "bar");
         } else {
@@ -536,7 +583,8 @@ int cmd_gen(int argc, char **argv)
         task_set_dispose(&all);
         return 2;
     }
-    gen_ctx g = {.repo = repo, .profile = profile, .seed = (uint64_t)seed, .kinds = kinds, .known = &all};
+    gen_ctx g = {.repo = repo, .profile = profile, .seed = (uint64_t)seed, .kinds = kinds, .known = &all,
+                 .log_fd = -1};
     char root[4096], outdir[4096];
     snprintf(root, sizeof root, "repos/%s", repo);
     snprintf(outdir, sizeof outdir, "%s/%s", out, repo);
@@ -546,6 +594,8 @@ int cmd_gen(int argc, char **argv)
         rc = make_candidates(&g, err);
     if (rc == 0)
         rc = fs_mkdirs(outdir, err);
+    if (rc == 0 && log_path && (g.log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
+        rc = rl_err(err, RL_EIO, "--log %s: cannot open for appending", log_path);
     if (rc < 0) {
         fprintf(stderr, "harness gen: %s\n", err);
         task_set_dispose(&all);
@@ -570,7 +620,10 @@ int cmd_gen(int argc, char **argv)
             const char *line = g.results[c] ? g.results[c] : "no";
             if (getenv("RL_GEN_DEBUG"))
                 fprintf(stderr, "candidate %zu: %.200s\n", c, line);
-            if (g.accepted < (size_t)count && str_has_prefix(line, "ok ")) {
+            int accept = g.accepted < (size_t)count && str_has_prefix(line, "ok ");
+            if (g.log_fd >= 0)
+                log_candidate(&g, c, line, accept ? "task" : str_has_prefix(line, "ok ") ? "extra" : "rejected");
+            if (accept) {
                 if ((rc = write_task(&g, c, line, heldout_repo, outdir, err)) == 0)
                     g.accepted++;
             } else if (str_has_prefix(line, "ok ")) {
@@ -598,6 +651,8 @@ int cmd_gen(int argc, char **argv)
     free(g.cands);
     free(g.results);
     free(jobs);
+    if (g.log_fd >= 0)
+        close(g.log_fd);
     task_set_dispose(&all);
     return rc < 0 || g.accepted < (size_t)count ? 1 : 0;
 }
