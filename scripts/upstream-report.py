@@ -5,10 +5,12 @@ and how long it took per task, and the pass rates of the policies whose
 batch runs are given.
 
 usage: upstream-report.py --validation LOG [--validation LOG ...]
-                          [--batch LABEL=DIR ...] [--repos a,b,...]
+                          [--gen-log LOG ...] [--batch LABEL=DIR ...] [--repos a,b,...]
 LOG is a `harness validate` table (several may be concatenated, with
 "# wall REPO: S s, N tasks" lines giving each run's wall time); DIR a
-`harness batch` output folder (its trajectories.jsonl). Prints Markdown."""
+`harness batch` output folder (its trajectories.jsonl); a gen LOG is what
+`harness gen --log` wrote (one line per validated candidate). Prints
+Markdown."""
 import argparse
 import glob
 import json
@@ -73,8 +75,46 @@ def load_batch(d):
     return res
 
 
+def gen_tables(paths, repos):
+    """Per repository and per mutation kind: candidates validated, tasks
+    made, and the generator's validation time per task."""
+    cands = []
+    for p in paths:
+        with open(p) as f:
+            for line in f:
+                w = line.split()
+                if len(w) >= 8 and w[4] in ("task", "extra", "rejected"):
+                    cands.append((w[1], w[2], w[4], float(w[5])))
+    if not cands:
+        return
+    print()
+    print("Generation (`harness gen --log`): candidates validated, tasks kept (`extra`: valid past "
+          "--count), seconds per kept task: validating the kept ones alone / all candidates tried.")
+    print()
+    print("| repo | candidates | valid | kept | s per kept task (its own validation) | s per kept task (all candidates) |")
+    print("|---|---|---|---|---|---|")
+    for repo in repos + ["all"]:
+        c = [x for x in cands if repo == "all" or x[0] == repo]
+        if not c:
+            continue
+        kept = [x for x in c if x[2] == "task"]
+        valid = [x for x in c if x[2] != "rejected"]
+        own = sum(x[3] for x in kept) / len(kept) / 1000 if kept else 0
+        allc = sum(x[3] for x in c) / len(kept) / 1000 if kept else 0
+        print(f"| {repo} | {len(c)} | {len(valid)} | {len(kept)} | {own:.1f} | {allc:.1f} |")
+    print()
+    print("| mutation kind | candidates | valid | share valid |")
+    print("|---|---|---|---|")
+    kinds = sorted(set(x[1] for x in cands))
+    for k in kinds:
+        c = [x for x in cands if x[1] == k]
+        v = sum(1 for x in c if x[2] != "rejected")
+        print(f"| {k} | {len(c)} | {v} | {v / len(c):.2f} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--gen-log", action="append", default=[])
     ap.add_argument("--validation", action="append", default=[])
     ap.add_argument("--batch", action="append", default=[])
     ap.add_argument("--repos", default=",".join(UPSTREAM))
@@ -128,6 +168,7 @@ def main():
         lo, hi = wilson(k, n)
         cells.append(f"{k}/{n} ({k / n:.2f}, [{lo:.2f}, {hi:.2f}])" if n else "-")
     print("| " + " | ".join(cells) + " |")
+    gen_tables(a.gen_log, repos)
 
 
 if __name__ == "__main__":
