@@ -1706,7 +1706,7 @@ static void gen_move_break(sites *S)
                 continue;
             ge = line_after(L, L->t[e].s);
         } else {
-            if (!py_guard(L, i, &e, &x, &nx) || !is(L, x, "break") || L->t[i - 1].k != T_NL ||
+            if (i < 2 || !py_guard(L, i, &e, &x, &nx) || !is(L, x, "break") || L->t[i - 1].k != T_NL ||
                 !py_in_loop(L, i))
                 continue;
             for (p = i - 2; p > 0 && !(L->t[p].flags & TF_BOL); p--)
@@ -1841,7 +1841,7 @@ static void gen_default_return(sites *S)
             continue;
         /* "on one path": the function returns a value somewhere else too */
         int others = 0;
-        for (int j = 0; j < L->n && !others; j++)
+        for (int j = 0; j + 1 < L->n && !others; j++)
             others = j != i && L->t[j].func == f && is(L, j, "return") && !is(L, j + 1, ";") &&
                      L->t[j + 1].k != T_NL;
         if (!others)
@@ -1918,8 +1918,11 @@ static void gen_swap_branches(sites *S)
         if (L->lang == MUT_LANG_C) {
             if (is(L, i - 1, "else") || !is(L, i + 1, "(") || L->t[i + 1].match <= i + 1)
                 continue;
-            int o1 = L->t[i + 1].match + 1, c1 = L->t[o1].match;
-            if (!is(L, o1, "{") || c1 <= o1 || !is(L, c1 + 1, "else") || !is(L, c1 + 2, "{") ||
+            int o1 = L->t[i + 1].match + 1;
+            if (!is(L, o1, "{"))
+                continue;
+            int c1 = L->t[o1].match;
+            if (c1 <= o1 || !is(L, c1 + 1, "else") || !is(L, c1 + 2, "{") ||
                 L->t[c1 + 2].match <= c1 + 2)
                 continue;
             int o2 = c1 + 2, c2 = L->t[o2].match;

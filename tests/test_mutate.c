@@ -701,7 +701,7 @@ START_TEST(test_mutate_garbage)
         const char *t = lang ? py : src;
         size_t n = lang ? plen : len;
         for (size_t k = 0; k <= n; k += 3) {
-            ck_assert_int_eq(mut_enumerate(&l, t, k, lang ? MUT_LANG_PY : MUT_LANG_C, 5, err), 0);
+            ck_assert_int_eq(mut_enumerate_kinds(&l, t, k, lang ? MUT_LANG_PY : MUT_LANG_C, 5, MUT_MASK_ALL, err), 0);
             for (size_t i = 0; i < l.n; i++)
                 ck_assert(l.v[i].start <= l.v[i].end && l.v[i].end <= k);
             mut_list_dispose(&l);
@@ -715,9 +715,29 @@ START_TEST(test_mutate_garbage)
         size_t n = rl_splitmix64(&st) % sizeof buf;
         for (size_t k = 0; k < n; k++)
             buf[k] = alpha[rl_splitmix64(&st) % (sizeof alpha - 1)];
-        ck_assert_int_eq(mut_enumerate(&l, buf, n, it & 1 ? MUT_LANG_PY : MUT_LANG_C, 1, err), 0);
+        ck_assert_int_eq(mut_enumerate_kinds(&l, buf, n, it & 1 ? MUT_LANG_PY : MUT_LANG_C, 1, MUT_MASK_ALL, err), 0);
         for (size_t i = 0; i < l.n; i++)
             ck_assert(l.v[i].end <= n);
+        mut_list_dispose(&l);
+    }
+    /* Random sequences of the rewrites' keywords and brackets. */
+    static const char *const words[] = {"if", "else", "elif", "break", "return", "raise", "for", "while",
+                                        "(", ")", "{", "}", ";", ":", "\n", "    ", "x", "y", "=", "extern",
+                                        "\"C\"", "def", "f", "0", "NULL", " ", "*", "int", "continue", "in"};
+    for (int it = 0; it < 2000; it++) {
+        size_t n = 0, words_n = rl_splitmix64(&st) % 120;
+        for (size_t k = 0; k < words_n; k++) {
+            const char *w = words[rl_splitmix64(&st) % (sizeof words / sizeof words[0])];
+            size_t wl = strlen(w);
+            if (n + wl + 1 >= sizeof buf)
+                break;
+            memcpy(buf + n, w, wl);
+            n += wl;
+            buf[n++] = ' ';
+        }
+        ck_assert_int_eq(mut_enumerate_kinds(&l, buf, n, it & 1 ? MUT_LANG_PY : MUT_LANG_C, 1, MUT_MASK_ALL, err), 0);
+        for (size_t i = 0; i < l.n; i++)
+            ck_assert(l.v[i].start <= l.v[i].end && l.v[i].end <= n);
         mut_list_dispose(&l);
     }
     size_t depth = 5000;
@@ -728,7 +748,7 @@ START_TEST(test_mutate_garbage)
     strcpy(deep + o + depth, "a < 1");
     memset(deep + o + depth + 5, ')', depth);
     strcpy(deep + o + 2 * depth + 5, ";\n}\n");
-    ck_assert_int_eq(mut_enumerate(&l, deep, strlen(deep), MUT_LANG_C, 1, err), 0);
+    ck_assert_int_eq(mut_enumerate_kinds(&l, deep, strlen(deep), MUT_LANG_C, 1, MUT_MASK_ALL, err), 0);
     mut_list_dispose(&l);
     free(deep);
     ck_assert_int_eq(mut_enumerate(&l, "x", (size_t)RL_MUT_SRC_MAX + 1, MUT_LANG_C, 1, err), RL_ELIMIT);
