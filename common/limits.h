@@ -325,6 +325,15 @@
  * repositories that are not held out entirely: 20%. */
 #define RL_GEN_HELDOUT_EVERY 5
 
+/* A generated task's problem statement quotes what the base run reported
+ * for its first RL_GEN_PROBLEM_TESTS failing tests, each message cut to
+ * RL_GEN_PROBLEM_MSG_MAX bytes and RL_GEN_PROBLEM_MSG_LINES lines: enough
+ * for an assertion's expected and actual values or a traceback's last
+ * frames, while the statement stays far below RL_TASK_PROBLEM_MAX. */
+#define RL_GEN_PROBLEM_TESTS 3
+#define RL_GEN_PROBLEM_MSG_MAX 700
+#define RL_GEN_PROBLEM_MSG_LINES 12
+
 /* ---- SWE-bench import and export (harness/swebench.h) ----------------- */
 
 /* One line of an instances JSONL: two diffs of at most RL_TASK_DIFF_MAX,

@@ -26,7 +26,8 @@
 
 static const char *const KIND_NAMES[MUT_KIND_COUNT] = {
     "flip_cmp", "flip_bool", "arith", "const", "loop_bound", "swap_cmp",
-    "swap_args", "negate_cond", "drop_cond", "drop_stmt", "wrong_return",
+    "swap_args", "negate_cond", "drop_cond", "drop_stmt", "wrong_return", "drop_guard",
+    "swap_branches", "swap_stmts", "move_break", "default_return", "drop_elif",
 };
 
 const char *mut_kind_name(mut_kind k) { return (unsigned)k < MUT_KIND_COUNT ? KIND_NAMES[k] : "?"; }
@@ -37,6 +38,42 @@ int mut_kind_from_name(const char *name)
         if (!strcmp(KIND_NAMES[i], name))
             return i;
     return -1;
+}
+
+int mut_mask_parse(unsigned *mask, const char *spec, char *err)
+{
+    *mask = 0;
+    if (!spec || !spec[0])
+        return rl_err(err, RL_EINVAL, "mutation kinds: expected ops, rewrites, all or kind names, got ''");
+    const char *p = spec;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        char word[32];
+        int k = -1;
+        if (n < sizeof word) {
+            memcpy(word, p, n);
+            word[n] = '\0';
+            k = mut_kind_from_name(word);
+            if (!strcmp(word, "ops"))
+                *mask |= MUT_MASK_OPS, k = MUT_KIND_COUNT;
+            else if (!strcmp(word, "rewrites"))
+                *mask |= MUT_MASK_REWRITES, k = MUT_KIND_COUNT;
+            else if (!strcmp(word, "all"))
+                *mask |= MUT_MASK_ALL, k = MUT_KIND_COUNT;
+        }
+        if (k < 0) {
+            *mask = 0;
+            return rl_err(err, RL_EINVAL,
+                          "mutation kinds: unknown word '%.*s' (expected ops, rewrites, all or a kind name "
+                          "such as drop_guard)",
+                          (int)(n < 40 ? n : 40), p);
+        }
+        if (k < MUT_KIND_COUNT)
+            *mask |= 1u << k;
+        p = e ? e + 1 : p + n;
+    }
+    return 0;
 }
 
 mut_lang mut_lang_of_path(const char *path)
@@ -567,12 +604,23 @@ static void find_blocks(lex *L)
     }
 }
 
+/* C: is the '{' at o that of a linkage block, extern "C" { ... }? Its
+ * contents are at file level (headers wrap their functions in one for
+ * C++). */
+static int c_linkage_brace(const lex *L, int o)
+{
+    return o >= 2 && L->t[o - 1].k == T_STR && is(L, o - 2, "extern");
+}
+
 /* C: a '{' at file level right after "name(...)" opens a function body. */
 static int find_funcs_c(lex *L)
 {
     int depth = 0;
     for (int i = 0; i < L->n; i++) {
         if (L->t[i].flags & TF_PP)
+            continue;
+        if ((is(L, i, "{") && depth == 0 && c_linkage_brace(L, i)) ||
+            (is(L, i, "}") && L->t[i].match >= 0 && c_linkage_brace(L, L->t[i].match)))
             continue;
         if (is(L, i, "{")) {
             if (depth == 0 && is(L, i - 1, ")") && L->t[i - 1].match > 0 &&
@@ -1474,6 +1522,446 @@ static void gen_wrong_return(sites *S)
     }
 }
 
+/* ---- kinds: function-level rewrites ------------------------------------------------ */
+
+static const char *const C_EXITS[] = {"return", "break", "continue", "goto", NULL};
+static const char *const PY_EXITS[] = {"return", "raise", "break", "continue", NULL};
+
+/* Offset just past the '\n' that ends the line holding off (or len). */
+static size_t line_after(const lex *L, size_t off)
+{
+    while (off < L->len && L->src[off] != '\n')
+        off++;
+    return off < L->len ? off + 1 : off;
+}
+
+/* C: the ';' that ends the simple statement starting at s, or -1 when a
+ * brace comes first (a compound statement). */
+static int c_simple_end(const lex *L, int s)
+{
+    for (int e = s; e < L->n; e++) {
+        if ((is(L, e, "(") || is(L, e, "[")) && L->t[e].match > e) {
+            e = L->t[e].match;
+            continue;
+        }
+        if (is(L, e, "{") || is(L, e, "}"))
+            return -1;
+        if (is(L, e, ";"))
+            return e;
+    }
+    return -1;
+}
+
+/* C: does the statement at s stand alone at the start of its line, after
+ * the end of another statement or a block brace? */
+static int c_stmt_start(const lex *L, int s)
+{
+    return in_code(L, s) && (L->t[s].flags & TF_BOL) &&
+           (is(L, s - 1, ";") || is(L, s - 1, "{") || is(L, s - 1, "}"));
+}
+
+/* C: the guard at i, "if (cond) EXIT;" or "if (cond) { EXIT; }" with EXIT
+ * one of return, break, continue, goto, not followed by else and last on
+ * its line. Sets *last to its last token and *exit_tok to EXIT's. */
+static int c_guard(const lex *L, int i, int *last, int *exit_tok)
+{
+    if (!is(L, i, "if") || !c_stmt_start(L, i) || !is(L, i + 1, "(") || L->t[i + 1].match <= i + 2)
+        return 0;
+    int b = L->t[i + 1].match + 1, braced = is(L, b, "{");
+    int x = braced ? b + 1 : b;
+    if (!is_any(L, x, C_EXITS))
+        return 0;
+    int e = c_simple_end(L, x);
+    if (e < 0)
+        return 0;
+    if (braced) {
+        if (!is(L, e + 1, "}") || L->t[e + 1].match != b)
+            return 0;
+        e++;
+    }
+    if (is(L, e + 1, "else") || (e + 1 < L->n && L->t[e + 1].line == L->t[e].line))
+        return 0;
+    *last = e;
+    *exit_tok = x;
+    return 1;
+}
+
+/* Python: the logical-line end (T_NL) of the simple statement at s, or -1
+ * when the line holds a compound header, an annotation or several
+ * statements. */
+static int py_simple_end(const lex *L, int s)
+{
+    int e = s;
+    for (; e < L->n && L->t[e].k != T_NL; e++) {
+        if ((is(L, e, "(") || is(L, e, "[") || is(L, e, "{")) && L->t[e].match > e) {
+            e = L->t[e].match;
+            continue;
+        }
+        if (is(L, e, ":") || is(L, e, ";"))
+            return -1;
+    }
+    return e < L->n ? e : -1;
+}
+
+/* Offset just past a T_NL token's '\n' (the text's end at the last one). */
+static size_t nl_after(const lex *L, int nl) { return L->t[nl].s < L->len ? L->t[nl].s + 1 : L->len; }
+
+/* Python: the guard at i, "if cond: EXIT" with EXIT one of return, raise,
+ * break, continue as the whole body (on the header line or the next).
+ * Sets *nl to the T_NL that ends it and *next to the following token (n
+ * at the end); the caller checks what follows. */
+static int py_guard(const lex *L, int i, int *nl, int *exit_tok, int *next)
+{
+    int cs, ce;
+    if (!in_code(L, i) || !is(L, i, "if") || !cond_range(L, i, &cs, &ce))
+        return 0;
+    int b = ce + 2;
+    if (b < L->n && L->t[b].k == T_NL) {
+        b++;
+        if (b >= L->n || !(L->t[b].flags & TF_BOL) || L->t[b].col <= L->t[i].col)
+            return 0;
+    }
+    if (!is_any(L, b, PY_EXITS))
+        return 0;
+    int e = py_simple_end(L, b);
+    if (e < 0)
+        return 0;
+    int nx = e + 1;
+    if (nx < L->n && L->t[nx].col > L->t[i].col)
+        return 0; /* the body goes on */
+    if (nx < L->n && L->t[nx].col == L->t[i].col && (is(L, nx, "elif") || is(L, nx, "else")))
+        return 0;
+    *nl = e;
+    *exit_tok = b;
+    *next = nx;
+    return 1;
+}
+
+static void add_text_site(sites *S, mut_kind kind, int at, size_t s, size_t e, const char *repl, size_t rn,
+                          const char *verb, size_t xs, size_t xe)
+{
+    char what[200], ex[110];
+    excerpt(ex, sizeof ex, S->L->src + xs, xe - xs);
+    snprintf(what, sizeof what, "%s '%s'", verb, ex);
+    add_site(S, kind, at, s, e, repl, rn, what);
+}
+
+static void gen_drop_guard(sites *S)
+{
+    const lex *L = S->L;
+    for (int i = 0; i < L->n; i++) {
+        int e, x, nx;
+        if (L->lang == MUT_LANG_C && c_guard(L, i, &e, &x)) {
+            size_t a = line_begin(L, L->t[i].s), b = line_after(L, L->t[e].s);
+            add_text_site(S, MUT_DROP_GUARD, i, a, b, "", 0, "drop the guard", L->t[i].s, L->t[e].e);
+        } else if (L->lang == MUT_LANG_PY && py_guard(L, i, &e, &x, &nx)) {
+            /* a statement must follow in the block, or it would be left empty */
+            if (nx >= L->n || L->t[nx].col != L->t[i].col || L->t[nx].func != L->t[i].func)
+                continue;
+            size_t a = line_begin(L, L->t[i].s), b = nl_after(L, e);
+            add_text_site(S, MUT_DROP_GUARD, i, a, b, "", 0, "drop the guard", L->t[i].s, L->t[e - 1].e);
+        }
+    }
+}
+
+/* C: is the block opened at '{' o a loop body? */
+static int c_loop_body(const lex *L, int o)
+{
+    if (o < 1)
+        return 0;
+    if (is(L, o - 1, "do"))
+        return 1;
+    int p = is(L, o - 1, ")") ? L->t[o - 1].match : -1;
+    return p > 0 && (is(L, p - 1, "for") || is(L, p - 1, "while"));
+}
+
+/* Python: is the statement at s directly in the body of a for or while? */
+static int py_in_loop(const lex *L, int s)
+{
+    for (int j = s - 1; j >= 0; j--) {
+        if (!(L->t[j].flags & TF_BOL) || L->t[j].col >= L->t[s].col)
+            continue;
+        int h = is(L, j, "async") ? j + 1 : j;
+        return is(L, h, "for") || is(L, h, "while");
+    }
+    return 0;
+}
+
+static void gen_move_break(sites *S)
+{
+    const lex *L = S->L;
+    for (int i = 1; i < L->n; i++) {
+        int e, x, nx, p;
+        size_t gs = line_begin(L, L->t[i].s), ge, ps;
+        if (L->lang == MUT_LANG_C) {
+            if (!c_guard(L, i, &e, &x) || !is(L, x, "break") || !is(L, i - 1, ";"))
+                continue;
+            int blk = L->t[i].blk;
+            if (blk < 0 || !c_loop_body(L, blk))
+                continue;
+            for (p = i - 1; p > 0 && !(L->t[p].flags & TF_BOL); p--)
+                ;
+            if (!c_stmt_start(L, p) || is_any(L, p, C_NO_DROP) || c_is_declaration(L, p) ||
+                c_simple_end(L, p) != i - 1 || L->t[p].blk != blk || L->t[p].line != L->t[i - 1].line)
+                continue;
+            ge = line_after(L, L->t[e].s);
+        } else {
+            if (i < 2 || !py_guard(L, i, &e, &x, &nx) || !is(L, x, "break") || L->t[i - 1].k != T_NL ||
+                !py_in_loop(L, i))
+                continue;
+            for (p = i - 2; p > 0 && !(L->t[p].flags & TF_BOL); p--)
+                ;
+            if (L->t[p].col != L->t[i].col || L->t[p].func != L->t[i].func || is_any(L, p, PY_NO_DROP) ||
+                L->t[p].k == T_STR || py_simple_end(L, p) != i - 1)
+                continue;
+            ge = nl_after(L, e);
+        }
+        ps = line_begin(L, L->t[p].s);
+        if (line_after(L, L->t[i - 1].s) != gs || ge <= gs || (ge == L->len && L->src[ge - 1] != '\n'))
+            continue; /* comments between them, or no line end to keep */
+        buf_t b;
+        buf_init(&b, RL_MUT_SRC_MAX);
+        buf_append(&b, L->src + gs, ge - gs);
+        buf_append(&b, L->src + ps, gs - ps);
+        add_text_site(S, MUT_MOVE_BREAK, i, ps, ge, buf_str(&b), b.len, "move the loop exit above",
+                      L->t[p].s, L->t[i - 1].e);
+        buf_dispose(&b);
+    }
+}
+
+/* Do the token ranges [a0, a1] and [b0, b1] mention a common name (a
+ * variable or member; self and cls do not count)? */
+static int share_name(const lex *L, int a0, int a1, int b0, int b1)
+{
+    for (int i = a0; i <= a1; i++) {
+        if (!is_name(L, i) || is(L, i, "self") || is(L, i, "cls"))
+            continue;
+        for (int j = b0; j <= b1; j++)
+            if (tlen(L, j) == tlen(L, i) && L->t[j].k == T_IDENT &&
+                !memcmp(L->src + L->t[i].s, L->src + L->t[j].s, tlen(L, i)))
+                return 1;
+    }
+    return 0;
+}
+
+/* The two adjacent statements [s1 .. e1] and [s2 .. e2] that each fill
+ * their lines trade places. */
+static void add_swap_lines(sites *S, int s1, int e1, int s2, int e2, size_t end2)
+{
+    const lex *L = S->L;
+    size_t a = line_begin(L, L->t[s1].s), m = line_begin(L, L->t[s2].s);
+    if (!share_name(L, s1, e1, s2, e2) || end2 <= m || L->src[end2 - 1] != '\n')
+        return;
+    buf_t b;
+    buf_init(&b, RL_MUT_SRC_MAX);
+    buf_append(&b, L->src + m, end2 - m);
+    buf_append(&b, L->src + a, m - a);
+    add_text_site(S, MUT_SWAP_STMTS, s1, a, end2, buf_str(&b), b.len, "swap the statements", L->t[s1].s,
+                  L->t[e2].e);
+    buf_dispose(&b);
+}
+
+static void gen_swap_stmts(sites *S)
+{
+    const lex *L = S->L;
+    for (int s = 1; s < L->n; s++) {
+        if (L->lang == MUT_LANG_C) {
+            if (!c_stmt_start(L, s) || is_any(L, s, C_NO_DROP) || c_is_declaration(L, s))
+                continue;
+            int e = c_simple_end(L, s), s2 = e + 1;
+            if (e < 0 || L->t[e].line != L->t[s].line || s2 >= L->n || !c_stmt_start(L, s2) ||
+                is_any(L, s2, C_NO_DROP) || c_is_declaration(L, s2) || is(L, s2, "break") ||
+                is(L, s2, "continue") || L->t[s2].blk != L->t[s].blk)
+                continue;
+            int e2 = c_simple_end(L, s2);
+            if (e2 < 0 || L->t[e2].line != L->t[s2].line || (e2 + 1 < L->n && L->t[e2 + 1].line == L->t[e2].line))
+                continue;
+            if (line_after(L, L->t[e].s) != line_begin(L, L->t[s2].s))
+                continue;
+            add_swap_lines(S, s, e - 1, s2, e2 - 1, line_after(L, L->t[e2].s));
+        } else {
+            if (!in_code(L, s) || !(L->t[s].flags & TF_BOL) || is_any(L, s, PY_NO_DROP) || L->t[s].k == T_STR)
+                continue;
+            int e = py_simple_end(L, s), s2 = e + 1;
+            if (e < 0 || s2 >= L->n || L->t[s2].col != L->t[s].col || L->t[s2].func != L->t[s].func ||
+                is_any(L, s2, PY_NO_DROP) || L->t[s2].k == T_STR || is(L, s2, "raise"))
+                continue;
+            int e2 = py_simple_end(L, s2);
+            if (e2 < 0 || nl_after(L, e) != line_begin(L, L->t[s2].s))
+                continue;
+            add_swap_lines(S, s, e - 1, s2, e2 - 1, nl_after(L, e2));
+        }
+    }
+}
+
+/* C: 1 if function f returns a pointer, 0 for a scalar, -1 for void or a
+ * struct or union by value (no default to give). */
+static int c_returns_pointer(const lex *L, int f)
+{
+    int nm = L->funcs[f].params_open - 1, ptr = 0, agg = 0, voidt = 0;
+    for (int k = nm - 1; k >= 0 && (L->t[k].k == T_IDENT || is(L, k, "*")) && !(L->t[k].flags & TF_PP); k--) {
+        ptr |= is(L, k, "*");
+        agg |= is(L, k, "struct") || is(L, k, "union");
+        voidt |= is(L, k, "void");
+        if (L->t[k].flags & TF_BOL)
+            break;
+    }
+    return ptr ? 1 : agg || voidt ? -1 : 0;
+}
+
+static int is_bool_expr_py(const lex *L, int s, int e)
+{
+    static const char *const rel[] = {"==", "!=", "<", "<=", ">", ">=", "in", "is", NULL};
+    if (s == e && (is(L, s, "True") || is(L, s, "False")))
+        return 1;
+    if (is(L, s, "not"))
+        return 1;
+    for (int j = s; j <= e; j++) {
+        if ((is(L, j, "(") || is(L, j, "[") || is(L, j, "{")) && L->t[j].match > j) {
+            j = L->t[j].match;
+            continue;
+        }
+        if (is(L, j, "if") || is(L, j, "lambda"))
+            return 0;
+        if (is_any(L, j, rel))
+            return 1;
+    }
+    return 0;
+}
+
+static void gen_default_return(sites *S)
+{
+    const lex *L = S->L;
+    int py = L->lang == MUT_LANG_PY, has_null = memmem(L->src, L->len, "NULL", 4) != NULL;
+    for (int i = 0; i + 1 < L->n; i++) {
+        if (!in_code(L, i) || !is(L, i, "return") || is(L, i + 1, ";") || L->t[i + 1].k == T_NL)
+            continue;
+        int f = L->t[i].func, e = py ? py_simple_end(L, i) : c_simple_end(L, i);
+        if (e < 0)
+            continue;
+        /* "on one path": the function returns a value somewhere else too */
+        int others = 0;
+        for (int j = 0; j + 1 < L->n && !others; j++)
+            others = j != i && L->t[j].func == f && is(L, j, "return") && !is(L, j + 1, ";") &&
+                     L->t[j + 1].k != T_NL;
+        if (!others)
+            continue;
+        const char *repl;
+        if (py) {
+            repl = is_bool_expr_py(L, i + 1, e - 1) ? "False" : "None";
+        } else {
+            int p = c_returns_pointer(L, f);
+            if (p < 0)
+                continue;
+            repl = p && has_null ? "NULL" : "0";
+        }
+        size_t s0 = L->t[i + 1].s, s1 = L->t[e - 1].e;
+        if ((s1 - s0 == 1 && L->src[s0] == '0') || (s1 - s0 == 4 && !memcmp(L->src + s0, "NULL", 4)) ||
+            (s1 - s0 == 4 && !memcmp(L->src + s0, "None", 4)) || (s1 - s0 == 5 && !memcmp(L->src + s0, "false", 5)))
+            continue;
+        char what[200], ex[100];
+        excerpt(ex, sizeof ex, L->src + s0, s1 - s0);
+        snprintf(what, sizeof what, "return %s instead of '%s'", repl, ex);
+        add_site(S, MUT_DEFAULT_RETURN, i, s0, s1, repl, strlen(repl), what);
+    }
+}
+
+/* Python: the first logical line after token `from` that starts at column
+ * col or less (n if none); *end is the offset past the block before it. */
+static int py_block_end(const lex *L, int from, int col, size_t *end)
+{
+    int k = from + 1;
+    while (k < L->n && !((L->t[k].flags & TF_BOL) && L->t[k].col <= col))
+        k++;
+    int nl = k - 1;
+    *end = nl >= 0 && L->t[nl].k == T_NL ? nl_after(L, nl) : L->len;
+    return k;
+}
+
+static void gen_drop_elif(sites *S)
+{
+    const lex *L = S->L;
+    for (int i = 1; i < L->n; i++) {
+        if (!in_code(L, i))
+            continue;
+        if (L->lang == MUT_LANG_PY) {
+            if (!is(L, i, "elif") || !(L->t[i].flags & TF_BOL))
+                continue;
+            size_t end;
+            py_block_end(L, i, L->t[i].col, &end);
+            size_t a = line_begin(L, L->t[i].s);
+            int cs, ce;
+            if (end > a && cond_range(L, i, &cs, &ce))
+                add_text_site(S, MUT_DROP_ELIF, i, a, end, "", 0, "drop the branch", L->t[i].s, L->t[ce + 1].e);
+        } else {
+            if (!is(L, i, "else") || !is(L, i + 1, "if") || !is(L, i - 1, "}") || !is(L, i + 2, "(") ||
+                L->t[i + 2].match <= i + 2)
+                continue;
+            int c = L->t[i + 2].match;
+            if (!is(L, c + 1, "{") || L->t[c + 1].match <= c + 1)
+                continue;
+            add_text_site(S, MUT_DROP_ELIF, i, L->t[i - 1].e, L->t[L->t[c + 1].match].e, "", 0,
+                          "drop the branch", L->t[i].s, L->t[c].e);
+        }
+    }
+}
+
+static void gen_swap_branches(sites *S)
+{
+    const lex *L = S->L;
+    for (int i = 1; i < L->n; i++) {
+        if (!in_code(L, i) || !is(L, i, "if"))
+            continue;
+        buf_t b;
+        size_t s0, s1;
+        int cs, ce;
+        if (L->lang == MUT_LANG_C) {
+            if (is(L, i - 1, "else") || !is(L, i + 1, "(") || L->t[i + 1].match <= i + 1)
+                continue;
+            int o1 = L->t[i + 1].match + 1;
+            if (!is(L, o1, "{"))
+                continue;
+            int c1 = L->t[o1].match;
+            if (c1 <= o1 || !is(L, c1 + 1, "else") || !is(L, c1 + 2, "{") ||
+                L->t[c1 + 2].match <= c1 + 2)
+                continue;
+            int o2 = c1 + 2, c2 = L->t[o2].match;
+            buf_init(&b, RL_MUT_SRC_MAX);
+            buf_puts(&b, "{");
+            buf_append(&b, L->src + L->t[o2].e, L->t[c2].s - L->t[o2].e);
+            buf_append(&b, L->src + L->t[c1].s, L->t[o2].e - L->t[c1].s);
+            buf_append(&b, L->src + L->t[o1].e, L->t[c1].s - L->t[o1].e);
+            buf_puts(&b, "}");
+            s0 = L->t[o1].s;
+            s1 = L->t[c2].e;
+            cs = i + 2;
+            ce = L->t[i + 1].match - 1;
+        } else {
+            if (!cond_range(L, i, &cs, &ce) || ce + 2 >= L->n || L->t[ce + 2].k != T_NL)
+                continue;
+            int col = L->t[i].col;
+            size_t a0 = nl_after(L, ce + 2), a1;
+            int k = py_block_end(L, ce + 2, col, &a1);
+            if (k + 2 >= L->n || !is(L, k, "else") || L->t[k].col != col || !is(L, k + 1, ":") ||
+                L->t[k + 2].k != T_NL)
+                continue;
+            size_t b0 = nl_after(L, k + 2), b1;
+            py_block_end(L, k + 2, col, &b1);
+            if (b1 <= b0 || a1 <= a0 || L->src[b1 - 1] != '\n')
+                continue;
+            buf_init(&b, RL_MUT_SRC_MAX);
+            buf_append(&b, L->src + b0, b1 - b0);
+            buf_append(&b, L->src + a1, b0 - a1);
+            buf_append(&b, L->src + a0, a1 - a0);
+            s0 = a0;
+            s1 = b1;
+        }
+        add_text_site(S, MUT_SWAP_BRANCHES, i, s0, s1, buf_str(&b), b.len, "swap the branches of if",
+                      L->t[cs].s, L->t[ce].e);
+        buf_dispose(&b);
+    }
+}
+
 /* ---- enumerate ------------------------------------------------------------------------- */
 
 static void sites_free(mut_site *v, size_t n)
@@ -1509,7 +1997,7 @@ static int site_cmp(const void *a, const void *b)
 
 /* Textual order, duplicates (same range and replacement) dropped, then the
  * seed's order: kinds in a shuffled round-robin, each kind shuffled. */
-static int order_sites(sites *S, uint64_t seed)
+static int order_sites(sites *S, uint64_t seed, unsigned mask)
 {
     if (S->n > 1)
         qsort(S->v, S->n, sizeof *S->v, site_cmp);
@@ -1552,17 +2040,20 @@ static int order_sites(sites *S, uint64_t seed)
             idx[k][i - 1] = idx[k][j];
             idx[k][j] = t;
         }
-    int korder[MUT_KIND_COUNT];
+    /* the round-robin over the mask's kinds only: a mask's order for a
+     * seed does not change when kinds are added outside it */
+    int korder[MUT_KIND_COUNT], nk = 0;
     for (int k = 0; k < MUT_KIND_COUNT; k++)
-        korder[k] = k;
-    for (int i = MUT_KIND_COUNT; i > 1; i--) {
+        if (mask & (1u << k))
+            korder[nk++] = k;
+    for (int i = nk; i > 1; i--) {
         int j = (int)(rl_splitmix64(&rng) % (uint64_t)i), t = korder[i - 1];
         korder[i - 1] = korder[j];
         korder[j] = t;
     }
     size_t n = 0;
     while (n < S->n)
-        for (int q = 0; q < MUT_KIND_COUNT; q++) {
+        for (int q = 0; q < nk; q++) {
             int k = korder[q];
             if (pos[k] < cnt[k])
                 out[n++] = S->v[idx[k][pos[k]++]];
@@ -1575,8 +2066,17 @@ static int order_sites(sites *S, uint64_t seed)
 
 int mut_enumerate(mut_list *out, const char *text, size_t len, mut_lang lang, uint64_t seed, char *err)
 {
+    return mut_enumerate_kinds(out, text, len, lang, seed, MUT_MASK_OPS, err);
+}
+
+int mut_enumerate_kinds(mut_list *out, const char *text, size_t len, mut_lang lang, uint64_t seed,
+                        unsigned mask, char *err)
+{
     out->v = NULL;
     out->n = 0;
+    mask &= MUT_MASK_ALL;
+    if (!mask)
+        return rl_err(err, RL_EINVAL, "mutate: no mutation kind selected");
     if (lang != MUT_LANG_C && lang != MUT_LANG_PY)
         return rl_err(err, RL_EINVAL, "mutate: expected a C or Python source");
     if (len > RL_MUT_SRC_MAX)
@@ -1593,21 +2093,21 @@ int mut_enumerate(mut_list *out, const char *text, size_t len, mut_lang lang, ui
         rc = lang == MUT_LANG_C ? find_funcs_c(&L) : find_funcs_py(&L);
     }
     if (!rc) {
-        gen_flip_cmp(&S);
-        gen_flip_bool(&S);
-        gen_arith(&S);
-        gen_const(&S);
-        gen_loop_bound(&S);
-        gen_swap_cmp(&S);
-        gen_swap_args(&S);
-        gen_negate_cond(&S);
-        gen_drop_cond(&S);
-        if (lang == MUT_LANG_C)
-            gen_drop_stmt_c(&S);
-        else
-            gen_drop_stmt_py(&S);
-        gen_wrong_return(&S);
-        rc = S.oom ? RL_ENOMEM : order_sites(&S, seed);
+        static void (*const gens[MUT_KIND_COUNT])(sites *) = {
+            gen_flip_cmp,     gen_flip_bool,     gen_arith,       gen_const,      gen_loop_bound,
+            gen_swap_cmp,     gen_swap_args,     gen_negate_cond, gen_drop_cond,  NULL,
+            gen_wrong_return, gen_drop_guard,    gen_swap_branches, gen_swap_stmts, gen_move_break,
+            gen_default_return, gen_drop_elif,
+        };
+        for (int k = 0; k < MUT_KIND_COUNT; k++) {
+            if (!(mask & (1u << k)))
+                continue;
+            if (k == MUT_DROP_STMT)
+                (lang == MUT_LANG_C ? gen_drop_stmt_c : gen_drop_stmt_py)(&S);
+            else
+                gens[k](&S);
+        }
+        rc = S.oom ? RL_ENOMEM : order_sites(&S, seed, mask);
     }
     free(L.t);
     free(L.funcs);

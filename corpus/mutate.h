@@ -32,8 +32,24 @@ typedef enum mut_kind {
     MUT_DROP_COND,    /* one side of a && / || condition dropped */
     MUT_DROP_STMT,    /* a simple one-line statement dropped */
     MUT_WRONG_RETURN, /* return a -> return b, b another variable in scope */
+    /* Function-level rewrites: each replaces a whole statement or construct,
+     * usually over several lines. */
+    MUT_DROP_GUARD,     /* a guard clause (if with a lone return/raise/break/continue) removed */
+    MUT_SWAP_BRANCHES,  /* the bodies of an if/else swapped */
+    MUT_SWAP_STMTS,     /* two adjacent simple statements sharing a name swapped */
+    MUT_MOVE_BREAK,     /* a loop's `if ..: break` guard moved above the statement before it */
+    MUT_DEFAULT_RETURN, /* one of several returns gives 0 / NULL / None / False instead */
+    MUT_DROP_ELIF,      /* a whole else-if / elif branch dropped */
     MUT_KIND_COUNT
 } mut_kind;
+
+/* Sets of kinds, as bit masks (1u << kind). The operator kinds are the
+ * first MUT_KIND_OPS; mut_enumerate lists those only, so that its order
+ * for a seed does not depend on the rewrites. */
+#define MUT_KIND_OPS ((int)MUT_DROP_GUARD)
+#define MUT_MASK_OPS ((1u << MUT_KIND_OPS) - 1u)
+#define MUT_MASK_ALL ((1u << MUT_KIND_COUNT) - 1u)
+#define MUT_MASK_REWRITES (MUT_MASK_ALL & ~MUT_MASK_OPS)
 
 typedef struct mut_site {
     mut_kind kind;
@@ -62,6 +78,11 @@ int mut_is_test_path(const char *path);
  * seed's order: kinds interleaved round-robin so that the first sites are
  * varied, each kind's sites shuffled. Fills out (possibly empty). */
 int mut_enumerate(mut_list *out, const char *text, size_t len, mut_lang lang, uint64_t seed, char *err);
+/* The same for the kinds in mask (MUT_MASK_*, or 1u << kind ORed): the
+ * round-robin goes over those kinds only, so a mask gives the same order
+ * for a seed whatever kinds exist outside it. RL_EINVAL for an empty mask. */
+int mut_enumerate_kinds(mut_list *out, const char *text, size_t len, mut_lang lang, uint64_t seed,
+                        unsigned mask, char *err);
 void mut_list_dispose(mut_list *l);
 
 /* The text with one site applied; *out is NUL-terminated, caller frees. */
@@ -70,5 +91,8 @@ int mut_apply(char **out, size_t *out_len, const char *text, size_t len, const m
 const char *mut_kind_name(mut_kind k);
 /* Name -> kind; -1 for an unknown name. */
 int mut_kind_from_name(const char *name);
+/* A set of kinds from "ops", "rewrites", "all" or a comma-separated list
+ * of kind names into *mask; RL_EINVAL naming the unknown word. */
+int mut_mask_parse(unsigned *mask, const char *spec, char *err);
 
 #endif

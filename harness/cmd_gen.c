@@ -1,13 +1,16 @@
 /* cmd_gen.c - `harness gen`: synthesize validated bugs by mutation.
  *
  * In the spirit of SWE-smith: every non-test source file of a repository
- * is lexed for mutation sites (corpus/mutate.h); candidates are tried in
+ * is lexed for mutation sites (corpus/mutate.h) of the kinds --mutations
+ * selects (operator mutations, function-level rewrites, or both, the
+ * default); candidates are tried in
  * the seed's order, each validated in a sandboxed work tree: the tests
  * must run, at least one must fail at the base, two base runs must agree
  * (three for C: the third built under ASan and UBSan),
  * and the gold patch (the reverse diff) must make every test pass.
- * Candidates whose mutated source was already seen are dropped before any
- * test runs. Test command, format and protected paths come from the
+ * Candidates whose mutated source was already seen, and candidates whose
+ * bug is that of a task already in tasks/ (another seed's), are dropped
+ * before any test runs. Test command, format and protected paths come from the
  * repository's hand-written tasks; the split holds out every repository
  * whose hand-written tasks are all held out, and a fixed share (1 in
  * RL_GEN_HELDOUT_EVERY by id hash) of the others.
@@ -16,6 +19,7 @@
 
 #include "common/buf.h"
 #include "common/arg.h"
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "common/str.h"
@@ -34,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,14 +58,17 @@ typedef struct gen_ctx {
     const char *repo;
     const char *outdir;    /* where tasks (and the workers' test lists) go */
     const task *profile;   /* a hand-written task of the repo */
+    const task_set *known; /* the tasks already there: their bugs are not made again */
     src_file *files;
     size_t nfiles, files_alloc;
     cand *cands;
     size_t ncands, cands_alloc;
     char **results;        /* per candidate, from the workers */
     uint64_t seed;
+    unsigned kinds;        /* mutation kinds, a MUT_MASK_* set */
     cli_progress prog;
     size_t accepted, tried;
+    int log_fd;            /* --log: one line per validated candidate, or -1 */
 } gen_ctx;
 
 static uint64_t fnv(const char *s, size_t n, uint64_t h)
@@ -89,8 +97,9 @@ static int collect(gen_ctx *g, const char *root, const char *rel, int depth, cha
                 src_file f = {0};
                 f.path = strdup(r2);
                 if ((rc = fs_read_file(&f.text, &f.len, full, RL_MUT_SRC_MAX, err)) == 0) {
-                    rc = mut_enumerate(&f.sites, f.text, f.len, mut_lang_of_path(r2),
-                                       g->seed ^ fnv(r2, strlen(r2), 1469598103934665603ULL), err);
+                    rc = mut_enumerate_kinds(&f.sites, f.text, f.len, mut_lang_of_path(r2),
+                                             g->seed ^ fnv(r2, strlen(r2), 1469598103934665603ULL),
+                                             g->kinds, err);
                     int grc = VEC_GROW(g->files, g->files_alloc, g->nfiles + 1, RL_GEN_FILES_MAX);
                     if (grc < 0) {
                         rc = grc == RL_ELIMIT
@@ -108,6 +117,17 @@ static int collect(gen_ctx *g, const char *root, const char *rel, int depth, cha
     }
     fs_names_free(names, n);
     return rc;
+}
+
+/* Is bug the bug of a task of the repository already there? */
+static int known_bug(const gen_ctx *g, const char *bug)
+{
+    for (size_t i = 0; g->known && i < g->known->n; i++) {
+        const task *t = g->known->v[i];
+        if (t->bug && !strcmp(t->repo, g->repo) && !strcmp(t->bug, bug))
+            return 1;
+    }
+    return 0;
 }
 
 /* Candidates round-robin over files, so the first tasks are spread over
@@ -155,7 +175,7 @@ static int make_candidates(gen_ctx *g, char *err)
             if (drc == 0 && bug.len &&
                 (rc = VEC_GROW(g->cands, g->cands_alloc, g->ncands + 1, RL_GEN_MAX_CANDIDATES)) < 0)
                 rc = rl_err(err, rc, "%s: out of memory", g->repo); /* the loops stop at the cap */
-            if (drc < 0 || !bug.len || rc < 0) {
+            if (drc < 0 || !bug.len || rc < 0 || known_bug(g, buf_str(&bug))) {
                 buf_dispose(&bug);
                 buf_dispose(&fix);
                 continue;
@@ -212,11 +232,36 @@ static void once_only(const tr_report *r, const char **names, size_t *n)
     *n = k;
 }
 
-/* In a worker: validate candidate idx; result "ok FAILED\x1ePASSED" (ids
- * joined by \x1f) or "no why". */
-static void gen_run(void *user, size_t idx, int slot, buf_t *out)
+/* Appends a failure message for a problem statement: at most
+ * RL_GEN_PROBLEM_MSG_MAX bytes and RL_GEN_PROBLEM_MSG_LINES lines, control
+ * characters other than newlines and tabs (our separators among them)
+ * shown as '?'. */
+static void put_message(buf_t *b, const char *msg)
+{
+    size_t n = 0;
+    int lines = 1;
+    for (const char *p = msg; *p && n < RL_GEN_PROBLEM_MSG_MAX; p++, n++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '\n' && ++lines > RL_GEN_PROBLEM_MSG_LINES)
+            break;
+        buf_putc(b, c < 0x20 && c != '\n' && c != '\t' ? '?' : (char)c);
+    }
+    if (msg[n] && n >= RL_GEN_PROBLEM_MSG_MAX)
+        buf_puts(b, " ...");
+}
+
+/* In a worker: validate candidate idx; its lists go to a file as
+ * "FAILED\x1ePASSED\x1eMESSAGES" (ids joined by \x1f; MESSAGES alternates
+ * a failing test's id and what the base run reported for it), the result
+ * line is "ok ids" or "no why". */
+static void gen_run(void *user, size_t idx, int slot, buf_t *res)
 {
     gen_ctx *g = user;
+    double t0 = clk_ms(), base_ms = 0;
+    val_result v = {0};
+    buf_t line;
+    buf_init(&line, 4096);
+    buf_t *out = &line;
     task *t = cand_task(g, idx);
     char err[RL_ERR_MAX];
     ws_opts wo;
@@ -239,6 +284,7 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
         ws_free(ws);
         goto done;
     }
+    base_ms = (double)r[0].sb.wall_ms;
     const char **failed, **passed;
     size_t nf, np;
     val_split(&r[0].report, &failed, &nf, &passed, &np);
@@ -263,7 +309,6 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
         t->pass_to_pass.v = (char **)passed;
         t->pass_to_pass.n = np;
         /* the base was just run twice; the gold patch gets two runs too */
-        val_result v = {0};
         if (val_gold(&v, t, ws, 2, err) < 0)
             buf_printf(out, "no %s", err);
         else if (!v.ok)
@@ -277,6 +322,14 @@ static void gen_run(void *user, size_t idx, int slot, buf_t *out)
             buf_puts(&ids, LIST_SEP);
             for (size_t i = 0; i < np; i++)
                 buf_printf(&ids, "%s%s", i ? ID_SEP : "", passed[i]);
+            buf_puts(&ids, LIST_SEP);
+            for (size_t i = 0, k = 0; i < nf && k < RL_GEN_PROBLEM_TESTS; i++) {
+                const tr_case *c = tr_find(&r[0].report, failed[i]);
+                if (!c || !c->message || !c->message[0])
+                    continue;
+                buf_printf(&ids, "%s%s" ID_SEP, k++ ? ID_SEP : "", failed[i]);
+                put_message(&ids, c->message);
+            }
             char path[4400];
             ids_path(path, sizeof path, g, idx);
             if (fs_write_atomic(path, buf_str(&ids), ids.len, err) < 0)
@@ -296,6 +349,13 @@ done:
     free(t->instance_id);
     free(t->repo);
     free(t);
+    /* "ok|no TOTAL_MS BASE_MS GOLD_MS rest": the whole candidate's time,
+     * one base run's and one gold run's */
+    const char *l = buf_str(&line);
+    int accepted = str_has_prefix(l, "ok ");
+    buf_printf(res, "%s %.0f %.0f %.0f %s", accepted ? "ok" : "no", clk_ms() - t0, base_ms, v.gold_ms,
+               l + (str_has_prefix(l, "no ") || accepted ? 3 : 0));
+    buf_dispose(&line);
 }
 
 static void gen_done(void *user, size_t idx, const char *line)
@@ -345,7 +405,9 @@ static int write_task(gen_ctx *g, size_t i, const char *line, int heldout_repo, 
     unlink(ipath);
     if (lrc < 0)
         return lrc;
-    const char *bar = strstr(lists, LIST_SEP);
+    char *bar = strstr(lists, LIST_SEP), *msgs = bar ? strstr(bar + 1, LIST_SEP) : NULL;
+    if (msgs)
+        *msgs++ = '\0'; /* PASSED ends there */
     char *f2p = strndup(lists, bar ? (size_t)(bar - lists) : llen);
     const task *p = g->profile;
     cJSON *o = cJSON_CreateObject();
@@ -359,9 +421,22 @@ static int write_task(gen_ctx *g, size_t i, const char *line, int heldout_repo, 
     for (int k = 0; k < nf; k++)
         buf_printf(&ps, "%s`%s`", k == 0 ? "" : k == nf - 1 ? " and " : ", ",
                    cJSON_GetArrayItem(fails, k)->valuestring);
-    buf_printf(&ps, " %s.\n\nThe tests describe the intended behaviour and are correct; fix the "
-                    "library code so that they pass again without breaking the others.",
-               nf == 1 ? "fails" : "fail");
+    buf_printf(&ps, " %s.\n\n", nf == 1 ? "fails" : "fail");
+    /* what the failing run said, test by test */
+    if (msgs && *msgs) {
+        buf_puts(&ps, "The test run reports:\n\n```\n");
+        char *save = NULL;
+        for (char *name = strtok_r(msgs, ID_SEP, &save); name; name = strtok_r(NULL, ID_SEP, &save)) {
+            char *msg = strtok_r(NULL, ID_SEP, &save);
+            if (!msg)
+                break;
+            size_t ml = strlen(msg);
+            buf_printf(&ps, "%s:\n%s%s", name, msg, ml && msg[ml - 1] == '\n' ? "" : "\n");
+        }
+        buf_puts(&ps, "```\n\n");
+    }
+    buf_puts(&ps, "The tests describe the intended behaviour and are correct; fix the library code so "
+                  "that they pass again without breaking the others.");
     cJSON_AddStringToObject(o, "problem_statement", buf_str(&ps));
     buf_dispose(&ps);
     cJSON_AddStringToObject(o, "bug", c->bug);
@@ -395,18 +470,53 @@ static int write_task(gen_ctx *g, size_t i, const char *line, int heldout_repo, 
     return rc;
 }
 
+/* --log: the candidate's line, appended with one write (O_APPEND), so
+ * lines of concurrent generators do not interleave. */
+static void log_candidate(const gen_ctx *g, size_t c, const char *line, const char *verdict)
+{
+    const cand *cd = &g->cands[c];
+    const src_file *f = &g->files[cd->file];
+    const mut_site *s = &f->sites.v[cd->site];
+    double total = 0, base = 0, gold = 0;
+    int off = 0;
+    if (sscanf(line, "%*s %lf %lf %lf %n", &total, &base, &gold, &off) < 3)
+        off = 0;
+    char id[128], where[300], buf[1024];
+    snprintf(id, sizeof id, "%s__gen%llu_%04zu", g->repo, (unsigned long long)g->seed, c);
+    snprintf(where, sizeof where, "%s:%d", f->path, s->line);
+    int n = snprintf(buf, sizeof buf, "%-30s %-15s %-14s %-28s %-8s %8.0f %8.0f %8.0f  %.400s\n", id, g->repo,
+                     mut_kind_name(s->kind), where, verdict, total, base, gold,
+                     off && str_has_prefix(line, "no ") ? line + off : "");
+    if (n > (int)sizeof buf - 1) {
+        n = (int)sizeof buf - 1;
+        buf[n - 1] = '\n';
+    }
+    for (char *p = buf; p < buf + n - 1; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    if (write(g->log_fd, buf, (size_t)n) != n)
+        fprintf(stderr, "harness gen: --log: write failed\n");
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: harness gen --repo NAME --count N --seed S [--out DIR] [--workers N] [--progress bar|plain]\n"
+    fprintf(f, "usage: harness gen --repo NAME --count N --seed S [--out DIR] [--mutations KINDS] [--workers N]\n"
+               "                  [--log FILE] [--progress bar|plain]\n"
                "Mutates the repository's sources, validates each candidate bug in the sandbox, and\n"
-               "writes N tasks to DIR/NAME/ (default tasks/generated). Same seed, same tasks.\n");
+               "writes N tasks to DIR/NAME/ (default tasks/generated). Same seed and kinds, same tasks.\n"
+               "KINDS: ops (one-token operator mutations), rewrites (function-level: drop_guard,\n"
+               "swap_branches, swap_stmts, move_break, default_return, drop_elif), all (default), or\n"
+               "a comma-separated list of kind names. --log FILE appends one line per validated\n"
+               "candidate: id, repo, kind, file:line, verdict (task, rejected, extra), the candidate's\n"
+               "validation ms, one base run's ms, one gold run's ms, and why it was rejected.\n");
 }
 
 int cmd_gen(int argc, char **argv)
 {
-    const char *repo = NULL, *out = "tasks/generated";
+    const char *repo = NULL, *out = "tasks/generated", *log_path = NULL;
     long count = 0, seed = 1, workers = cliopt_workers();
     int bar = -1;
+    unsigned kinds = MUT_MASK_ALL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -431,6 +541,14 @@ int cmd_gen(int argc, char **argv)
                 fprintf(stderr, "harness gen: --workers: expected 1-256, got '%s'\n", argv[i]);
                 return 2;
             }
+        } else if (!strcmp(a, "--mutations") && i + 1 < argc) {
+            char merr[RL_ERR_MAX];
+            if (mut_mask_parse(&kinds, argv[++i], merr) < 0) {
+                fprintf(stderr, "harness gen: --mutations: %s\n", merr);
+                return 2;
+            }
+        } else if (!strcmp(a, "--log") && i + 1 < argc) {
+            log_path = argv[++i];
         } else if (!strcmp(a, "--progress") && i + 1 < argc) {
             bar = !strcmp(argv[++i], "bar");
         } else {
@@ -465,7 +583,8 @@ int cmd_gen(int argc, char **argv)
         task_set_dispose(&all);
         return 2;
     }
-    gen_ctx g = {.repo = repo, .profile = profile, .seed = (uint64_t)seed};
+    gen_ctx g = {.repo = repo, .profile = profile, .seed = (uint64_t)seed, .kinds = kinds, .known = &all,
+                 .log_fd = -1};
     char root[4096], outdir[4096];
     snprintf(root, sizeof root, "repos/%s", repo);
     snprintf(outdir, sizeof outdir, "%s/%s", out, repo);
@@ -475,6 +594,8 @@ int cmd_gen(int argc, char **argv)
         rc = make_candidates(&g, err);
     if (rc == 0)
         rc = fs_mkdirs(outdir, err);
+    if (rc == 0 && log_path && (g.log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
+        rc = rl_err(err, RL_EIO, "--log %s: cannot open for appending", log_path);
     if (rc < 0) {
         fprintf(stderr, "harness gen: %s\n", err);
         task_set_dispose(&all);
@@ -499,7 +620,10 @@ int cmd_gen(int argc, char **argv)
             const char *line = g.results[c] ? g.results[c] : "no";
             if (getenv("RL_GEN_DEBUG"))
                 fprintf(stderr, "candidate %zu: %.200s\n", c, line);
-            if (g.accepted < (size_t)count && str_has_prefix(line, "ok ")) {
+            int accept = g.accepted < (size_t)count && str_has_prefix(line, "ok ");
+            if (g.log_fd >= 0)
+                log_candidate(&g, c, line, accept ? "task" : str_has_prefix(line, "ok ") ? "extra" : "rejected");
+            if (accept) {
                 if ((rc = write_task(&g, c, line, heldout_repo, outdir, err)) == 0)
                     g.accepted++;
             } else if (str_has_prefix(line, "ok ")) {
@@ -527,6 +651,8 @@ int cmd_gen(int argc, char **argv)
     free(g.cands);
     free(g.results);
     free(jobs);
+    if (g.log_fd >= 0)
+        close(g.log_fd);
     task_set_dispose(&all);
     return rc < 0 || g.accepted < (size_t)count ? 1 : 0;
 }

@@ -127,9 +127,29 @@ START_TEST(test_deterministic)
     }
     /* The first sites of the order cover many kinds (round-robin). */
     int seen[MUT_KIND_COUNT] = {0}, kinds = 0;
-    for (size_t i = 0; i < 11 && i < b.n; i++)
+    for (size_t i = 0; i < MUT_KIND_OPS && i < b.n; i++)
         kinds += !seen[b.v[i].kind]++;
-    ck_assert_int_eq(kinds, MUT_KIND_COUNT);
+    ck_assert_int_eq(kinds, MUT_KIND_OPS);
+    /* mut_enumerate lists the operator kinds, in the order the ops mask
+     * gives; all kinds add the rewrites and keep the ops sites. */
+    mut_list o, all;
+    char err[RL_ERR_MAX];
+    ck_assert_int_eq(mut_enumerate_kinds(&o, src, len, MUT_LANG_C, 1, MUT_MASK_OPS, err), 0);
+    ck_assert_uint_eq(o.n, b.n);
+    for (size_t i = 0; i < o.n; i++) {
+        ck_assert_uint_eq(o.v[i].start, b.v[i].start);
+        ck_assert_str_eq(o.v[i].repl, b.v[i].repl);
+    }
+    ck_assert_int_eq(mut_enumerate_kinds(&all, src, len, MUT_LANG_C, 1, MUT_MASK_ALL, err), 0);
+    size_t rewrites = 0;
+    for (size_t i = 0; i < all.n; i++)
+        rewrites += all.v[i].kind >= MUT_KIND_OPS;
+    ck_assert_uint_gt(rewrites, 0);
+    ck_assert_uint_eq(all.n, o.n + rewrites);
+    mut_list_dispose(&all);
+    ck_assert_int_eq(mut_enumerate_kinds(&all, src, len, MUT_LANG_C, 1, 0, err), RL_EINVAL);
+    ck_assert_uint_eq(all.n, 0);
+    mut_list_dispose(&o);
     mut_list_dispose(&a);
     mut_list_dispose(&b);
     mut_list_dispose(&c);
@@ -217,8 +237,8 @@ START_TEST(test_kinds_c)
             ck_assert_msg(l.v[i].end <= hs || l.v[i].start >= he || (l.v[i].start <= hs && l.v[i].end >= he),
                           "site %s touches %s", l.v[i].desc, holes[h]);
     }
-    /* Every kind occurs. */
-    for (int k = 0; k < MUT_KIND_COUNT; k++) {
+    /* Every operator kind occurs. */
+    for (int k = 0; k < MUT_KIND_OPS; k++) {
         size_t n = 0;
         for (size_t i = 0; i < l.n; i++)
             n += l.v[i].kind == (mut_kind)k;
@@ -267,7 +287,7 @@ START_TEST(test_kinds_py)
     ck_assert_msg(!strcmp(s->repl, "value") || !strcmp(s->repl, "low") || !strcmp(s->repl, "high"), "%s",
                   s->repl);
     ck_assert_str_eq(find_site(&l, MUT_DROP_STMT, 58, NULL)->func, "__init__");
-    for (int k = 0; k < MUT_KIND_COUNT; k++) {
+    for (int k = 0; k < MUT_KIND_OPS; k++) {
         size_t n = 0;
         for (size_t i = 0; i < l.n; i++)
             n += l.v[i].kind == (mut_kind)k;
@@ -275,6 +295,263 @@ START_TEST(test_kinds_py)
     }
     mut_list_dispose(&l);
     free(src);
+}
+END_TEST
+
+/* ---- function-level rewrites ------------------------------------------------------ */
+
+/* The only site of kind k on line `line` of text, applied: its text. */
+static char *rewrite(const char *text, mut_lang lang, mut_kind k, int line)
+{
+    mut_list l;
+    char err[RL_ERR_MAX];
+    ck_assert_int_eq(mut_enumerate_kinds(&l, text, strlen(text), lang, 5, 1u << k, err), 0);
+    ck_assert_msg(count_kind_line(&l, k, line) == 1, "%zu %s sites on line %d", count_kind_line(&l, k, line),
+                  mut_kind_name(k), line);
+    for (size_t i = 0; i < l.n; i++)
+        ck_assert_int_eq(l.v[i].kind, k);
+    char *m = mutant(text, strlen(text), find_site(&l, k, line, NULL));
+    mut_list_dispose(&l);
+    return m;
+}
+
+/* Lines holding a site of kind k, as a bit set (lines 1-63). */
+static unsigned long long site_lines(const char *text, mut_lang lang, mut_kind k)
+{
+    mut_list l;
+    char err[RL_ERR_MAX];
+    ck_assert_int_eq(mut_enumerate_kinds(&l, text, strlen(text), lang, 5, MUT_MASK_ALL, err), 0);
+    unsigned long long set = 0;
+    for (size_t i = 0; i < l.n; i++)
+        if (l.v[i].kind == k && l.v[i].line < 64)
+            set |= 1ull << l.v[i].line;
+    mut_list_dispose(&l);
+    return set;
+}
+
+#define L_(n) (1ull << (n))
+
+/* Every rewrite kind has a site in the fixture (so that the mutants-compile
+ * checks cover them all). */
+static void fixture_has_rewrites(const char *fixture, mut_lang lang)
+{
+    size_t len;
+    char *src = slurp(fixture, &len), err[RL_ERR_MAX];
+    mut_list l;
+    ck_assert_int_eq(mut_enumerate_kinds(&l, src, len, lang, 3, MUT_MASK_REWRITES, err), 0);
+    for (int k = MUT_KIND_OPS; k < MUT_KIND_COUNT; k++) {
+        size_t n = 0;
+        for (size_t i = 0; i < l.n; i++)
+            n += l.v[i].kind == (mut_kind)k;
+        ck_assert_msg(n > 0, "%s: no %s site", fixture, mut_kind_name((mut_kind)k));
+    }
+    mut_list_dispose(&l);
+    free(src);
+}
+
+static const char C_LOOP[] =
+    "int find(const int *v, int n, int x)\n"      /* 1 */
+    "{\n"                                         /* 2 */
+    "    int i, seen = 0;\n"                      /* 3 */
+    "    if (n <= 0)\n"                           /* 4 */
+    "        return -1;\n"                        /* 5 */
+    "    for (i = 0; i < n; i++) {\n"             /* 6 */
+    "        seen++;\n"                           /* 7 */
+    "        if (v[i] == x)\n"                    /* 8 */
+    "            break;\n"                        /* 9 */
+    "    }\n"                                     /* 10 */
+    "    if (!v) { return -2; }\n"                /* 11 */
+    "    if (seen > n) { seen = n; return 0; }\n" /* 12 */
+    "    if (x) return 1; else x = 2;\n"          /* 13 */
+    "    x = seen;\n"                             /* 14 */
+    "    seen = x + 1;\n"                         /* 15 */
+    "    g(n);\n"                                 /* 16 */
+    "    return seen;\n"                          /* 17 */
+    "}\n"                                         /* 18 */
+    "int one(int a)\n"                            /* 19 */
+    "{\n"                                         /* 20 */
+    "    return a + 1;\n"                         /* 21 */
+    "}\n";
+
+static const char C_BRANCH[] =
+    "#include <stddef.h>\n"                       /* 1 */
+    "const char *sign(int x, int *count)\n"       /* 2 */
+    "{\n"                                         /* 3 */
+    "    if (x > 0) {\n"                          /* 4 */
+    "        *count += 1;\n"                      /* 5 */
+    "        return \"pos\";\n"                   /* 6 */
+    "    } else if (x < 0) {\n"                   /* 7 */
+    "        return \"neg\";\n"                   /* 8 */
+    "    } else {\n"                              /* 9 */
+    "        *count = 0;\n"                       /* 10 */
+    "    }\n"                                     /* 11 */
+    "    if (x == 0) {\n"                         /* 12 */
+    "        return NULL;\n"                      /* 13 */
+    "    } else {\n"                              /* 14 */
+    "        return \"zero\";\n"                  /* 15 */
+    "    }\n"                                     /* 16 */
+    "}\n"                                         /* 17 */
+    "struct pt { int x; };\n"                     /* 18 */
+    "struct pt mk(int x)\n"                       /* 19 */
+    "{\n"                                         /* 20 */
+    "    struct pt p = {x};\n"                    /* 21 */
+    "    if (x) return p;\n"                      /* 22 */
+    "    return p;\n"                             /* 23 */
+    "}\n";
+
+START_TEST(test_rewrites_c)
+{
+    /* drop_guard: the whole if with its lone exit, braced or not */
+    char *m = rewrite(C_LOOP, MUT_LANG_C, MUT_DROP_GUARD, 4);
+    ck_assert_ptr_nonnull(strstr(m, "    int i, seen = 0;\n    for (i = 0;"));
+    ck_assert_uint_eq(strlen(m), strlen(C_LOOP) - strlen("    if (n <= 0)\n        return -1;\n"));
+    free(m);
+    m = rewrite(C_LOOP, MUT_LANG_C, MUT_DROP_GUARD, 11);
+    ck_assert_ptr_nonnull(strstr(m, "    }\n    if (seen > n)"));
+    free(m);
+    /* not: more than an exit in the body (12), followed by else (13) */
+    ck_assert_uint_eq(site_lines(C_LOOP, MUT_LANG_C, MUT_DROP_GUARD), L_(4) | L_(8) | L_(11));
+
+    /* move_break: the loop's exit goes above the statement before it */
+    m = rewrite(C_LOOP, MUT_LANG_C, MUT_MOVE_BREAK, 7);
+    ck_assert_ptr_nonnull(strstr(m, "i++) {\n        if (v[i] == x)\n            break;\n        seen++;\n    }\n"));
+    ck_assert_uint_eq(strlen(m), strlen(C_LOOP));
+    free(m);
+    ck_assert_uint_eq(site_lines(C_LOOP, MUT_LANG_C, MUT_MOVE_BREAK), L_(7));
+
+    /* swap_stmts: adjacent statements sharing a name; not g(n) after them */
+    m = rewrite(C_LOOP, MUT_LANG_C, MUT_SWAP_STMTS, 14);
+    ck_assert_ptr_nonnull(strstr(m, "    seen = x + 1;\n    x = seen;\n    g(n);\n"));
+    free(m);
+    ck_assert_uint_eq(site_lines(C_LOOP, MUT_LANG_C, MUT_SWAP_STMTS), L_(14));
+
+    /* default_return: 0 for an int on every return of a function with
+     * several; not one(), whose return is its only one */
+    m = rewrite(C_LOOP, MUT_LANG_C, MUT_DEFAULT_RETURN, 17);
+    ck_assert_ptr_nonnull(strstr(m, "    g(n);\n    return 0;\n}\n"));
+    free(m);
+    ck_assert_uint_eq(site_lines(C_LOOP, MUT_LANG_C, MUT_DEFAULT_RETURN), L_(5) | L_(11) | L_(13) | L_(17));
+    /* NULL for a pointer (the source knows NULL); none for a struct */
+    m = rewrite(C_BRANCH, MUT_LANG_C, MUT_DEFAULT_RETURN, 6);
+    ck_assert_ptr_nonnull(strstr(m, "        *count += 1;\n        return NULL;\n"));
+    free(m);
+    ck_assert_uint_eq(site_lines(C_BRANCH, MUT_LANG_C, MUT_DEFAULT_RETURN), L_(6) | L_(8) | L_(15));
+
+    /* swap_branches: the bodies trade places; not an if with else-if */
+    m = rewrite(C_BRANCH, MUT_LANG_C, MUT_SWAP_BRANCHES, 12);
+    ck_assert_ptr_nonnull(strstr(m, "    if (x == 0) {\n        return \"zero\";\n    } else {\n        return NULL;\n    }\n}\n"));
+    free(m);
+    ck_assert_uint_eq(site_lines(C_BRANCH, MUT_LANG_C, MUT_SWAP_BRANCHES), L_(12));
+
+    /* drop_elif: the whole else-if branch */
+    m = rewrite(C_BRANCH, MUT_LANG_C, MUT_DROP_ELIF, 7);
+    ck_assert_ptr_nonnull(strstr(m, "        return \"pos\";\n    } else {\n        *count = 0;\n    }\n"));
+    ck_assert_ptr_null(strstr(m, "neg"));
+    free(m);
+    ck_assert_uint_eq(site_lines(C_BRANCH, MUT_LANG_C, MUT_DROP_ELIF), L_(7));
+    fixture_has_rewrites(DATA "sample.c", MUT_LANG_C);
+}
+END_TEST
+
+static const char PY_SRC[] =
+    "def classify(x, items):\n"                   /* 1 */
+    "    if x is None:\n"                         /* 2 */
+    "        return None\n"                       /* 3 */
+    "    total = 0\n"                             /* 4 */
+    "    start = total\n"                         /* 5 */
+    "    for item in items:\n"                    /* 6 */
+    "        total += item\n"                     /* 7 */
+    "        if total > x:\n"                     /* 8 */
+    "            break\n"                         /* 9 */
+    "    if total > 10:\n"                        /* 10 */
+    "        label = \"big\"\n"                   /* 11 */
+    "    elif total > 5:\n"                       /* 12 */
+    "        label = \"medium\"\n"                /* 13 */
+    "    else:\n"                                 /* 14 */
+    "        label = \"small\"\n"                 /* 15 */
+    "    if start:\n"                             /* 16 */
+    "        return label\n"                      /* 17 */
+    "    else:\n"                                 /* 18 */
+    "        return total > 3\n"                  /* 19 */
+    "\n"                                          /* 20 */
+    "\n"                                          /* 21 */
+    "class Box:\n"                                /* 22 */
+    "    def __init__(self, a):\n"                /* 23 */
+    "        self.a = a\n"                        /* 24 */
+    "        self.b = 2\n"                        /* 25 */
+    "        if a: raise ValueError(a)\n"         /* 26 */
+    "        self.c = 3\n"                        /* 27 */
+    "\n"                                          /* 28 */
+    "    def get(self):\n"                        /* 29 */
+    "        return self.a\n";                    /* 30 */
+
+START_TEST(test_rewrites_py)
+{
+    /* drop_guard: a guard with a statement after it in its block; not the
+     * loop's (its body would be left empty) */
+    char *m = rewrite(PY_SRC, MUT_LANG_PY, MUT_DROP_GUARD, 2);
+    ck_assert_ptr_nonnull(strstr(m, "def classify(x, items):\n    total = 0\n"));
+    free(m);
+    m = rewrite(PY_SRC, MUT_LANG_PY, MUT_DROP_GUARD, 26);
+    ck_assert_ptr_nonnull(strstr(m, "        self.b = 2\n        self.c = 3\n"));
+    free(m);
+    ck_assert_uint_eq(site_lines(PY_SRC, MUT_LANG_PY, MUT_DROP_GUARD), L_(2) | L_(26));
+
+    m = rewrite(PY_SRC, MUT_LANG_PY, MUT_MOVE_BREAK, 7);
+    ck_assert_ptr_nonnull(strstr(m, "    for item in items:\n        if total > x:\n            break\n"
+                                    "        total += item\n    if total > 10:\n"));
+    free(m);
+    ck_assert_uint_eq(site_lines(PY_SRC, MUT_LANG_PY, MUT_MOVE_BREAK), L_(7));
+
+    /* swap_stmts: names shared; self alone does not count (24, 25) */
+    m = rewrite(PY_SRC, MUT_LANG_PY, MUT_SWAP_STMTS, 4);
+    ck_assert_ptr_nonnull(strstr(m, "        return None\n    start = total\n    total = 0\n    for item"));
+    free(m);
+    ck_assert_uint_eq(site_lines(PY_SRC, MUT_LANG_PY, MUT_SWAP_STMTS), L_(4));
+
+    /* default_return: None, or False for a truth value; not get() (one return) */
+    m = rewrite(PY_SRC, MUT_LANG_PY, MUT_DEFAULT_RETURN, 19);
+    ck_assert_ptr_nonnull(strstr(m, "    else:\n        return False\n\n"));
+    free(m);
+    m = rewrite(PY_SRC, MUT_LANG_PY, MUT_DEFAULT_RETURN, 17);
+    ck_assert_ptr_nonnull(strstr(m, "    if start:\n        return None\n"));
+    free(m);
+    ck_assert_uint_eq(site_lines(PY_SRC, MUT_LANG_PY, MUT_DEFAULT_RETURN), L_(17) | L_(19));
+
+    /* swap_branches (the site starts at the first body's first line): not
+     * the if with an elif (10) */
+    m = rewrite(PY_SRC, MUT_LANG_PY, MUT_SWAP_BRANCHES, 17);
+    ck_assert_ptr_nonnull(strstr(m, "    if start:\n        return total > 3\n    else:\n        return label\n\n\nclass"));
+    free(m);
+    ck_assert_uint_eq(site_lines(PY_SRC, MUT_LANG_PY, MUT_SWAP_BRANCHES), L_(17));
+
+    m = rewrite(PY_SRC, MUT_LANG_PY, MUT_DROP_ELIF, 12);
+    ck_assert_ptr_nonnull(strstr(m, "        label = \"big\"\n    else:\n        label = \"small\"\n"));
+    free(m);
+    ck_assert_uint_eq(site_lines(PY_SRC, MUT_LANG_PY, MUT_DROP_ELIF), L_(12));
+    fixture_has_rewrites(DATA "sample.py", MUT_LANG_PY);
+
+    /* C++ linkage blocks: their functions are at file level */
+    const char *hdr = "#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
+                      "int f(int a)\n{\n    if (a < 0)\n        return 0;\n    return a;\n}\n"
+                      "#ifdef __cplusplus\n}\n#endif\n";
+    m = rewrite(hdr, MUT_LANG_C, MUT_DROP_GUARD, 6);
+    ck_assert_ptr_nonnull(strstr(m, "{\n    return a;\n}\n"));
+    free(m);
+
+    /* kind names and sets */
+    unsigned mask;
+    char err[RL_ERR_MAX];
+    ck_assert_int_eq(mut_mask_parse(&mask, "ops", err), 0);
+    ck_assert_uint_eq(mask, MUT_MASK_OPS);
+    ck_assert_int_eq(mut_mask_parse(&mask, "rewrites,flip_cmp", err), 0);
+    ck_assert_uint_eq(mask, MUT_MASK_REWRITES | (1u << MUT_FLIP_CMP));
+    ck_assert_int_eq(mut_mask_parse(&mask, "all", err), 0);
+    ck_assert_uint_eq(mask, MUT_MASK_ALL);
+    ck_assert_int_eq(mut_mask_parse(&mask, "drop_guard,nope", err), RL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "'nope'"));
+    ck_assert_int_eq(mut_mask_parse(&mask, "", err), RL_EINVAL);
+    ck_assert_int_eq(mut_kind_from_name("drop_elif"), MUT_DROP_ELIF);
 }
 END_TEST
 
@@ -360,14 +637,15 @@ static int sh(const char *cmd)
 
 /* Writes every mutant of the fixture to dir/mNNN.EXT and checks them all
  * with one compiler run. */
-static void check_mutants_compile(const char *fixture, mut_lang lang, const char *ext, const char *checker)
+static void check_mutants_compile(const char *fixture, mut_lang lang, unsigned mask, const char *ext,
+                                  const char *checker)
 {
     char dir[] = "/tmp/rl-mut-XXXXXX", path[256], cmd[1024], err[RL_ERR_MAX];
     ck_assert_ptr_nonnull(mkdtemp(dir));
     size_t len;
     char *src = slurp(fixture, &len);
     mut_list l;
-    enumerate(&l, src, len, lang, 11);
+    ck_assert_int_eq(mut_enumerate_kinds(&l, src, len, lang, 11, mask, err), 0);
     for (size_t i = 0; i < l.n; i++) {
         size_t n;
         char *m;
@@ -394,7 +672,7 @@ START_TEST(test_mutants_compile_c)
 {
     /* -Wall -Werror minus the warnings a mutant may rightly cause (unused
      * values after dropping a statement). */
-    check_mutants_compile(DATA "sample.c", MUT_LANG_C, "c",
+    check_mutants_compile(DATA "sample.c", MUT_LANG_C, MUT_MASK_ALL, "c",
                           "for f in m*.c; do gcc -std=c11 -fsyntax-only -Wall -Werror "
                           "-Wno-unused-variable -Wno-unused-but-set-variable -Wno-unused-value "
                           "-Wno-maybe-uninitialized $f || { echo \"in $f\"; exit 1; }; done");
@@ -403,7 +681,7 @@ END_TEST
 
 START_TEST(test_mutants_compile_py)
 {
-    check_mutants_compile(DATA "sample.py", MUT_LANG_PY, "py",
+    check_mutants_compile(DATA "sample.py", MUT_LANG_PY, MUT_MASK_ALL, "py",
                           "/usr/bin/python3 -c 'import sys, py_compile\n"
                           "for f in sys.argv[1:]: py_compile.compile(f, doraise=True)' m*.py");
 }
@@ -423,7 +701,7 @@ START_TEST(test_mutate_garbage)
         const char *t = lang ? py : src;
         size_t n = lang ? plen : len;
         for (size_t k = 0; k <= n; k += 3) {
-            ck_assert_int_eq(mut_enumerate(&l, t, k, lang ? MUT_LANG_PY : MUT_LANG_C, 5, err), 0);
+            ck_assert_int_eq(mut_enumerate_kinds(&l, t, k, lang ? MUT_LANG_PY : MUT_LANG_C, 5, MUT_MASK_ALL, err), 0);
             for (size_t i = 0; i < l.n; i++)
                 ck_assert(l.v[i].start <= l.v[i].end && l.v[i].end <= k);
             mut_list_dispose(&l);
@@ -437,9 +715,29 @@ START_TEST(test_mutate_garbage)
         size_t n = rl_splitmix64(&st) % sizeof buf;
         for (size_t k = 0; k < n; k++)
             buf[k] = alpha[rl_splitmix64(&st) % (sizeof alpha - 1)];
-        ck_assert_int_eq(mut_enumerate(&l, buf, n, it & 1 ? MUT_LANG_PY : MUT_LANG_C, 1, err), 0);
+        ck_assert_int_eq(mut_enumerate_kinds(&l, buf, n, it & 1 ? MUT_LANG_PY : MUT_LANG_C, 1, MUT_MASK_ALL, err), 0);
         for (size_t i = 0; i < l.n; i++)
             ck_assert(l.v[i].end <= n);
+        mut_list_dispose(&l);
+    }
+    /* Random sequences of the rewrites' keywords and brackets. */
+    static const char *const words[] = {"if", "else", "elif", "break", "return", "raise", "for", "while",
+                                        "(", ")", "{", "}", ";", ":", "\n", "    ", "x", "y", "=", "extern",
+                                        "\"C\"", "def", "f", "0", "NULL", " ", "*", "int", "continue", "in"};
+    for (int it = 0; it < 2000; it++) {
+        size_t n = 0, words_n = rl_splitmix64(&st) % 120;
+        for (size_t k = 0; k < words_n; k++) {
+            const char *w = words[rl_splitmix64(&st) % (sizeof words / sizeof words[0])];
+            size_t wl = strlen(w);
+            if (n + wl + 1 >= sizeof buf)
+                break;
+            memcpy(buf + n, w, wl);
+            n += wl;
+            buf[n++] = ' ';
+        }
+        ck_assert_int_eq(mut_enumerate_kinds(&l, buf, n, it & 1 ? MUT_LANG_PY : MUT_LANG_C, 1, MUT_MASK_ALL, err), 0);
+        for (size_t i = 0; i < l.n; i++)
+            ck_assert(l.v[i].start <= l.v[i].end && l.v[i].end <= n);
         mut_list_dispose(&l);
     }
     size_t depth = 5000;
@@ -450,7 +748,7 @@ START_TEST(test_mutate_garbage)
     strcpy(deep + o + depth, "a < 1");
     memset(deep + o + depth + 5, ')', depth);
     strcpy(deep + o + 2 * depth + 5, ";\n}\n");
-    ck_assert_int_eq(mut_enumerate(&l, deep, strlen(deep), MUT_LANG_C, 1, err), 0);
+    ck_assert_int_eq(mut_enumerate_kinds(&l, deep, strlen(deep), MUT_LANG_C, 1, MUT_MASK_ALL, err), 0);
     mut_list_dispose(&l);
     free(deep);
     ck_assert_int_eq(mut_enumerate(&l, "x", (size_t)RL_MUT_SRC_MAX + 1, MUT_LANG_C, 1, err), RL_ELIMIT);
@@ -629,6 +927,8 @@ Suite *mutate_suite(void)
     tcase_add_test(tc, test_kinds_c);
     tcase_add_test(tc, test_kinds_py);
     tcase_add_test(tc, test_small_inputs);
+    tcase_add_test(tc, test_rewrites_c);
+    tcase_add_test(tc, test_rewrites_py);
     tcase_add_test(tc, test_mutants_compile_c);
     tcase_add_test(tc, test_mutants_compile_py);
     tcase_add_test(tc, test_mutate_garbage);

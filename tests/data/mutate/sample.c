@@ -81,3 +81,26 @@ long scale(long x, long f)
     (void)p;
     return r / 2 + x % 3;
 }
+
+const char *season(int m, int *count)
+{
+    if (m < 3) {
+        *count += 1;
+        return "winter";
+    } else if (m < 6) {
+        return "spring";
+    } else {
+        *count = 0;
+        m = *count;
+    }
+    for (int i = 0; i < m; i++) {
+        *count += i;
+        if (*count > 100)
+            break;
+    }
+    if (m > 8) {
+        return "autumn";
+    } else {
+        return NULL;
+    }
+}

@@ -63,3 +63,19 @@ class Calendar:
         for m in range(12):
             lengths.append(days_in_month(self.year, m + 1))
         return lengths
+
+
+def season(m, items):
+    if m is None:
+        return None
+    total = 0
+    start = total
+    for item in items:
+        total += item
+        if total > m:
+            break
+    if m < 3:
+        label = "winter"
+    else:
+        label = "summer"
+    return label if start else total > 3
