@@ -9,6 +9,7 @@
 #include "model/model.h"
 #include "policy/policy.h"
 #include "protocol/tokenizer.h"
+#include "tests/srvutil.h"
 
 #include <check.h>
 #include <cjson/cJSON.h>
@@ -32,12 +33,6 @@ static char dir[64], ckpt[128], logpath[128];
 static int hf_mode;
 static pid_t srv_pid;
 static int srv_port;
-
-static const char *bin_dir(void)
-{
-    const char *b = getenv("RL_BIN");
-    return b && *b ? b : "bin";
-}
 
 static void make_ckpt(void)
 {
@@ -67,7 +62,7 @@ static void make_ckpt(void)
         char hf[160], cmd[PATH_MAX + 1024];
         snprintf(hf, sizeof hf, "%s/hf", dir);
         ck_assert_msg(model_save_hf(m, hf, 1, err) == 0, "%s", err);
-        snprintf(cmd, sizeof cmd, "%s/grpo import-hf %s --out %s --tokenizer %s 2>/dev/null", bin_dir(), hf, ckpt,
+        snprintf(cmd, sizeof cmd, "%s/grpo import-hf %s --out %s --tokenizer %s 2>/dev/null", su_bin_dir(), hf, ckpt,
                  abs);
         ck_assert_int_eq(system(cmd), 0);
     } else {
@@ -88,30 +83,11 @@ static void setup(void)
     snprintf(ckpt, sizeof ckpt, "%s/m.safetensors", dir);
     snprintf(logpath, sizeof logpath, "%s/serve.log", dir);
     make_ckpt();
-    srv_pid = fork();
-    ck_assert_int_ge(srv_pid, 0);
-    if (srv_pid == 0) {
-        FILE *f = freopen(logpath, "w", stderr);
-        (void)f;
-        char exe[256];
-        snprintf(exe, sizeof exe, "%s/grpo", bin_dir());
-        execl(exe, "grpo", "serve", "--ckpt", ckpt, "--port", "0", "--served-model-name", "tiny", "--max-batch",
-              "8", (char *)NULL);
-        _exit(127);
-    }
-    srv_port = 0;
-    for (int i = 0; i < 200 && !srv_port; i++) { /* the start-up line names the port */
-        usleep(50000);
-        char *txt = NULL;
-        size_t n = 0;
-        if (fs_read_file(&txt, &n, logpath, 1 << 20, NULL) == 0) {
-            const char *p = strstr(txt, "127.0.0.1:");
-            if (p)
-                srv_port = atoi(p + 10);
-        }
-        free(txt);
-    }
-    ck_assert_msg(srv_port > 0, "grpo serve did not start (see %s)", logpath);
+    char exe[256];
+    snprintf(exe, sizeof exe, "%s/grpo", su_bin_dir());
+    const char *argv[] = {exe, "serve", "--ckpt", ckpt, "--port", "0", "--served-model-name", "tiny",
+                          "--max-batch", "8", NULL};
+    srv_pid = su_spawn(&srv_port, logpath, argv, NULL);
 }
 
 static void setup_hf(void)
@@ -123,10 +99,8 @@ static void setup_hf(void)
 static void teardown(void)
 {
     hf_mode = 0;
-    if (srv_pid > 0) {
-        kill(srv_pid, SIGKILL);
-        waitpid(srv_pid, NULL, 0);
-    }
+    if (srv_pid > 0)
+        su_stop(srv_pid, SIGKILL, 0);
     srv_pid = 0;
     fs_remove_tree(dir, NULL);
 }
@@ -134,24 +108,7 @@ static void teardown(void)
 /* One request; returns the status, *body the answer (caller frees). */
 static long req(const char *method, const char *path, const char *json, char **body)
 {
-    char err[RL_ERR_MAX], url[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", srv_port, path);
-    http_client_opts o;
-    http_client_opts_default(&o);
-    o.retries = 0;
-    o.timeout_ms = 60000;
-    http_client *c;
-    ck_assert_int_eq(http_client_new(&c, &o, err), 0);
-    http_request rq = {.method = method, .url = url, .content_type = json ? "application/json" : NULL,
-                       .body = json, .body_len = json ? strlen(json) : 0};
-    http_response rs;
-    int rc = http_client_request(c, &rs, &rq, err);
-    ck_assert_msg(rc == 0, "%s %s: %s", method, path, err);
-    long st = rs.status;
-    *body = strdup(rs.body);
-    http_response_dispose(&rs);
-    http_client_free(c);
-    return st;
+    return su_call(srv_port, NULL, method, path, json, 0, body);
 }
 
 static cJSON *req_json(const char *method, const char *path, const char *json, long want)
@@ -488,17 +445,17 @@ END_TEST
 START_TEST(test_usage_errors)
 {
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "%s/grpo serve >/dev/null 2>&1", bin_dir());
+    snprintf(cmd, sizeof cmd, "%s/grpo serve >/dev/null 2>&1", su_bin_dir());
     int st = system(cmd);
     ck_assert_int_eq(WEXITSTATUS(st), 2);
-    snprintf(cmd, sizeof cmd, "%s/grpo serve --ckpt %s --port 70000 >/dev/null 2>&1", bin_dir(), ckpt);
+    snprintf(cmd, sizeof cmd, "%s/grpo serve --ckpt %s --port 70000 >/dev/null 2>&1", su_bin_dir(), ckpt);
     st = system(cmd);
     ck_assert_int_eq(WEXITSTATUS(st), 2);
     snprintf(cmd, sizeof cmd, "%s/grpo serve --ckpt %s --stream-interval-ms 1001 2>&1 | grep -q 'expected an integer 0..1000'",
-             bin_dir(), ckpt);
+             su_bin_dir(), ckpt);
     st = system(cmd);
     ck_assert_int_eq(WEXITSTATUS(st), 0);
-    snprintf(cmd, sizeof cmd, "%s/grpo serve --ckpt %s/none.safetensors --port 0 >/dev/null 2>&1", bin_dir(), dir);
+    snprintf(cmd, sizeof cmd, "%s/grpo serve --ckpt %s/none.safetensors --port 0 >/dev/null 2>&1", su_bin_dir(), dir);
     st = system(cmd);
     ck_assert_int_eq(WEXITSTATUS(st), 1);
 }
