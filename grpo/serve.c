@@ -1032,6 +1032,18 @@ static cJSON *answer_head(const serve *s, const job *j, const char *object)
     return o;
 }
 
+/* The head of a stream event: answer_head and the policy versions that
+ * drew the job's tokens so far (the first token's; the latest step's when
+ * new weights came in since). */
+static cJSON *stream_head(const serve *s, const job *j, const char *object, long version, long version_last)
+{
+    cJSON *o = answer_head(s, j, object);
+    cJSON_AddNumberToObject(o, "policy_version", (double)version);
+    if (version_last != version)
+        cJSON_AddNumberToObject(o, "policy_version_last", (double)version_last);
+    return o;
+}
+
 /* The tool calls of a finished chat choice, parsed from its text: the
  * message's parts in *p (disposed by the caller). */
 static void parse_calls(const job *j, const choice *c, tc_parsed *p)
@@ -1177,8 +1189,8 @@ static int put_event(job *j, cJSON *o)
  * step, written straight into j->out: the bytes put_event would write for
  * the cJSON tree stream_write builds otherwise (the same fields in the
  * same order, strings escaped and numbers printed as cJSON prints them). */
-static int put_token_event(serve *s, job *j, const char *object, int index, const char *txt, size_t tn,
-                           const char *finish, const int *ids, int nids)
+static int put_token_event(serve *s, job *j, long version, long version_last, const char *object, int index,
+                           const char *txt, size_t tn, const char *finish, const int *ids, int nids)
 {
     buf_t *b = &j->out;
     buf_clear(&j->scrub);
@@ -1197,6 +1209,10 @@ static int put_token_event(serve *s, job *j, const char *object, int index, cons
         rc = buf_printf(b, ",\"object\":\"%s\",\"created\":%ld,\"model\":", object, j->created);
     if (rc == 0)
         rc = http_json_str(b, s->name, strlen(s->name));
+    if (rc == 0)
+        rc = buf_printf(b, ",\"policy_version\":%ld", version);
+    if (rc == 0 && version_last != version)
+        rc = buf_printf(b, ",\"policy_version_last\":%ld", version_last);
     if (rc == 0)
         rc = buf_printf(b, ",\"choices\":[{\"index\":%d,", index);
     if (rc == 0 && j->ep == EP_CHAT) {
@@ -1235,6 +1251,7 @@ typedef struct ev_plan {
     int head;      /* the chat stream's opening role events */
     int err;       /* the job failed: the error event */
     int complete;  /* the usage event (if asked) and [DONE] */
+    long version, version_last; /* the job's policy versions as the plan was made */
     int n;
     ev_choice ch[SERVE_N_MAX];
 } ev_plan;
@@ -1251,6 +1268,8 @@ static int stream_plan(job *j, ev_plan *pl)
     }
     pl->head = !j->began && j->ep == EP_CHAT;
     j->began = 1;
+    pl->version = j->version;
+    pl->version_last = j->version_last;
     for (int i = 0; i < j->n; i++) {
         choice *c = &j->ch[i];
         size_t te = safe_end(j, c);
@@ -1289,7 +1308,8 @@ static int stream_write(serve *s, job *j, const ev_plan *pl)
         return rc ? rc : buf_puts(&j->out, "data: [DONE]\n\n");
     }
     for (int i = 0; pl->head && i < j->n && rc == 0; i++) {
-        cJSON *o = answer_head(s, j, object), *chs = cJSON_AddArrayToObject(o, "choices");
+        cJSON *o = stream_head(s, j, object, pl->version, pl->version_last);
+        cJSON *chs = cJSON_AddArrayToObject(o, "choices");
         cJSON *e = cJSON_CreateObject(), *d = cJSON_AddObjectToObject(e, "delta");
         cJSON_AddNumberToObject(e, "index", i);
         cJSON_AddStringToObject(d, "role", "assistant");
@@ -1317,12 +1337,13 @@ static int stream_write(serve *s, job *j, const ev_plan *pl)
         }
         if (!j->logprobs && !has_calls) {
             size_t tn = te > ev->t0 ? te - ev->t0 : 0;
-            rc = put_token_event(s, j, object, ev->i, tn ? txt : "", tn, ev->fin ? finish_name(j, c, 0) : NULL,
+            rc = put_token_event(s, j, pl->version, pl->version_last, object, ev->i, tn ? txt : "", tn, ev->fin ? finish_name(j, c, 0) : NULL,
                                  c->ids + ev->a, ev->b - ev->a);
             tc_parsed_dispose(&p);
             continue;
         }
-        cJSON *o = answer_head(s, j, object), *chs = cJSON_AddArrayToObject(o, "choices");
+        cJSON *o = stream_head(s, j, object, pl->version, pl->version_last);
+        cJSON *chs = cJSON_AddArrayToObject(o, "choices");
         cJSON *e = cJSON_CreateObject();
         cJSON_AddNumberToObject(e, "index", ev->i);
         cJSON *text = text_json(te > ev->t0 ? txt : "", te > ev->t0 ? te - ev->t0 : 0);
@@ -1357,7 +1378,7 @@ static int stream_write(serve *s, job *j, const ev_plan *pl)
     }
     if (rc == 0 && pl->complete) {
         if (j->include_usage) {
-            cJSON *o = answer_head(s, j, object);
+            cJSON *o = stream_head(s, j, object, pl->version, pl->version_last);
             cJSON_AddArrayToObject(o, "choices");
             cJSON_AddItemToObject(o, "usage", usage_json(j));
             rc = put_event(j, o);

@@ -214,6 +214,10 @@ START_TEST(test_endpoints)
             char *canon = cJSON_PrintUnformatted(ev);
             ck_assert_str_eq(line + 6, canon);
             free(canon);
+            /* every event names the weights' version, as the whole answer does */
+            ck_assert_ptr_nonnull(cJSON_GetObjectItem(ev, "policy_version"));
+            ck_assert_double_eq(cJSON_GetObjectItem(ev, "policy_version")->valuedouble,
+                                cJSON_GetObjectItem(whole, "policy_version")->valuedouble);
             cJSON *ch = cJSON_GetArrayItem(cJSON_GetObjectItem(ev, "choices"), 0);
             int i = (int)cJSON_GetObjectItem(ch, "index")->valuedouble;
             cJSON *t = r == 0 ? cJSON_GetObjectItem(ch, "text")
