@@ -1701,22 +1701,6 @@ static int handle_weights(serve *s, const http_server_req *req, http_server_resp
     return reply_json(resp, 200, o);
 }
 
-/* Constant-time comparison of the Authorization header with the token. */
-static int authorized(const serve *s, const http_server_req *req)
-{
-    if (!s->o.token)
-        return 1;
-    const char *h = http_server_req_header(req, "Authorization");
-    if (!h || strncmp(h, "Bearer ", 7))
-        return 0;
-    h += 7;
-    size_t a = strlen(h), b = strlen(s->o.token);
-    unsigned char d = a != b;
-    for (size_t i = 0; i < b; i++)
-        d |= (unsigned char)(h[i < a ? i : 0] ^ s->o.token[i]);
-    return d == 0;
-}
-
 int serve_handle(void *ctx, const http_server_req *req, http_server_resp *resp, char *err)
 {
     serve *s = ctx;
@@ -1734,7 +1718,7 @@ int serve_handle(void *ctx, const http_server_req *req, http_server_resp *resp, 
         status = 404;
         rc = http_reply_error(resp, 404, NULL, NULL, "%.100s: no such endpoint (expected /v1/models, /v1/completions, "
                                                      "/v1/chat/completions, /v1/weights, /health or /metrics)", path);
-    } else if (!strncmp(path, "/v1/", 4) && !authorized(s, req)) {
+    } else if (!strncmp(path, "/v1/", 4) && !http_server_req_bearer_ok(req, s->o.token)) {
         status = 401;
         http_reply_header(resp, "WWW-Authenticate", "Bearer");
         rc = http_reply_error(resp, 401, "Authorization", NULL,

@@ -1099,22 +1099,6 @@ static int do_metrics(envsrv *s, http_server_resp *resp)
     return rc;
 }
 
-/* Constant-time comparison of the Authorization header with the token. */
-static int authorized(const envsrv *s, const http_server_req *req)
-{
-    if (!s->o.token)
-        return 1;
-    const char *h = http_server_req_header(req, "Authorization");
-    if (!h || strncmp(h, "Bearer ", 7))
-        return 0;
-    h += 7;
-    size_t a = strlen(h), b = strlen(s->o.token);
-    unsigned char d = a != b;
-    for (size_t i = 0; i < b; i++)
-        d |= (unsigned char)(h[i < a ? i : 0] ^ s->o.token[i]);
-    return d == 0;
-}
-
 int envsrv_handle(void *ctx, const http_server_req *req, http_server_resp *resp, char *err)
 {
     envsrv *s = ctx;
@@ -1141,7 +1125,7 @@ int envsrv_handle(void *ctx, const http_server_req *req, http_server_resp *resp,
     if (r < 0)
         return reply_error(resp, 404, NULL, "%.200s: no such endpoint (/v1/reset, /v1/step, /v1/close, /v1/state, "
                            "/v1/tasks, /health, /metrics)", p);
-    if (!authorized(s, req)) {
+    if (!http_server_req_bearer_ok(req, s->o.token)) {
         http_reply_header(resp, "WWW-Authenticate", "Bearer");
         return reply_error(resp, 401, "Authorization", "Authorization: expected the header \"Bearer TOKEN\" with the server's token");
     }

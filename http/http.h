@@ -136,6 +136,10 @@ typedef struct http_server_req {
 const char *http_server_req_header(const http_server_req *r, const char *name);
 /* A query argument, percent-decoded, or NULL. */
 const char *http_server_req_query(const http_server_req *r, const char *name);
+/* 1 when token is NULL (no token configured) or the request carries
+ * "Authorization: Bearer TOKEN" with exactly that token, compared in time
+ * that does not depend on where the two first differ; else 0. */
+int http_server_req_bearer_ok(const http_server_req *r, const char *token);
 
 /* A streamed body (server-sent events): next(ctx, buf, max) is called
  * from the connection's thread for the next bytes and may block until it

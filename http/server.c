@@ -69,6 +69,21 @@ const char *http_server_req_query(const http_server_req *r, const char *name)
     return MHD_lookup_connection_value(r->conn_, MHD_GET_ARGUMENT_KIND, name);
 }
 
+int http_server_req_bearer_ok(const http_server_req *r, const char *token)
+{
+    if (!token)
+        return 1;
+    const char *h = http_server_req_header(r, "Authorization");
+    if (!h || strncmp(h, "Bearer ", 7))
+        return 0;
+    h += 7;
+    size_t a = strlen(h), b = strlen(token);
+    unsigned char d = a != b;
+    for (size_t i = 0; i < b; i++)
+        d |= (unsigned char)(h[i < a ? i : 0] ^ token[i]);
+    return d == 0;
+}
+
 int http_reply(http_server_resp *r, int status, const char *content_type, const void *body,
                size_t len)
 {
