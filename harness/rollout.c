@@ -229,7 +229,9 @@ static int score_begin(scoring *sc, const rollout *r, slot **ended, int n)
         free(sc->j.failed);
         return RL_ENOMEM;
     }
-    int nt = r->o.threads < n ? r->o.threads : n;
+    /* with one tool thread the episodes are scored in turn by the caller
+     * (score_end): scoring beside the generation would be a second thread */
+    int nt = r->o.threads > 1 ? (r->o.threads < n ? r->o.threads : n) : 0;
     if (nt > RL_ROLLOUT_THREADS_MAX)
         nt = RL_ROLLOUT_THREADS_MAX;
     for (int t = 0; t < nt; t++)
