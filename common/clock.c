@@ -3,6 +3,7 @@
 
 #include "common/err.h"
 
+#include <errno.h>
 #include <time.h>
 
 long long clk_ns(void)
@@ -31,6 +32,21 @@ long clk_ms_int(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+void clk_sleep_until_ms(double ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec t;
+    t.tv_sec = (time_t)(ms / 1e3);
+    t.tv_nsec = (long)((ms - (double)t.tv_sec * 1e3) * 1e6);
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
+        ;
 }
 
 int clk_utc(char *out, size_t n, const char *fmt)

@@ -18,6 +18,10 @@ double clk_s(void);
 /* Whole monotonic milliseconds, for deadlines in integer arithmetic. */
 long clk_ms_int(void);
 
+/* Sleeps until the monotonic clock reads at least ms (clk_ms's origin);
+ * returns at once when it already does. Signals do not cut it short. */
+void clk_sleep_until_ms(double ms);
+
 /* The current UTC wall time formatted by strftime(3) into out (n bytes),
  * e.g. "%Y-%m-%dT%H:%M:%SZ". Returns 0, or RL_ELIMIT when it does not fit
  * (out is then ""). */

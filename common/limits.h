@@ -678,6 +678,12 @@
 
 /* Threads running tool calls of a rollout step (tests in the sandbox). */
 #define RL_ROLLOUT_THREADS_MAX 32
+/* Threads sending one rollout step's remote episodes' replies to their
+ * env servers (harness serve runs the tools): each only waits on the
+ * network, so a step sends them all at once up to this many, the
+ * episodes a trainer commonly keeps on a fleet (the reference used 64
+ * workers). */
+#define RL_ROLLOUT_REMOTE_FEED_MAX 128
 /* Env servers one rollout spreads its remote episodes over, and the
  * length of an episode id they hand out (harness serve's ids are
  * SERVER-BOOT-N, under ENVSRV_ID_MAX). */
@@ -1091,6 +1097,13 @@
  * (docs/serve.md, Benchmark). 0: an event per step. */
 #define SERVE_STREAM_INTERVAL_MS_DEFAULT 20
 #define SERVE_STREAM_INTERVAL_MS_MAX 1000
+/* A floor on the time of one decoding step (--min-step-ms): an
+ * accelerator's decoding step costs about the same at batch 1 as at batch
+ * 8 (it is bound by reading the weights), where a CPU's grows with the
+ * batch. The floor lets one machine stand in for such a server when
+ * measuring rollout scheduling (bench_rollout). A second is far above any
+ * real step. */
+#define SERVE_MIN_STEP_MS_MAX 1000
 /* The bearer token of `grpo serve --token-env` (as `harness serve`'s). */
 #define SERVE_TOKEN_MAX 512
 /* A checkpoint path given to POST /v1/weights (PATH_MAX). */

@@ -4,7 +4,7 @@
  *   grpo serve --ckpt CKPT [--host 127.0.0.1] [--port 8000]
  *              [--served-model-name NAME] [--max-batch N] [--max-queue N]
  *              [--prefix-cache-mb N] [--stream-interval-ms MS] [--template NAME]
- *              [--token-env VAR] [--dtype f32|bf16]
+ *              [--token-env VAR] [--dtype f32|bf16] [--min-step-ms MS]
  *
  * The checkpoint and its tokenizer open as `--policy model:CKPT` opens
  * them. One line on stderr says where it listens; SIGINT or SIGTERM ends
@@ -34,7 +34,7 @@ static void serve_usage(FILE *f)
             "usage: grpo serve --ckpt CKPT [--host ADDR] [--port N] [--served-model-name NAME]\n"
             "                  [--max-batch N] [--max-queue N] [--prefix-cache-mb N]\n"
             "                  [--stream-interval-ms MS] [--template NAME] [--token-env VAR]\n"
-            "                  [--dtype f32|bf16]\n"
+            "                  [--dtype f32|bf16] [--min-step-ms MS]\n"
             "\n"
             "Serves a checkpoint over an OpenAI-compatible HTTP API (docs/serve.md):\n"
             "/v1/models, /v1/completions, /v1/chat/completions, /v1/weights, /health, /metrics.\n"
@@ -54,9 +54,12 @@ static void serve_usage(FILE *f)
             "  --token-env VAR   every /v1 request must carry \"Authorization: Bearer $VAR\"\n"
             "  --dtype D         weight matrices in memory: f32 (default) or bf16 (half the\n"
             "                    memory; products still in fp32)\n"
+            "  --min-step-ms MS  each decoding step lasts at least MS (0 to %d; default 0): a\n"
+            "                    stand-in for an accelerator whose step time does not grow with\n"
+            "                    the batch, for benchmarks of rollout scheduling\n"
             "SIGINT or SIGTERM stops the server.\n",
             SERVE_BATCH_DEFAULT, SERVE_BATCH_HARD, SERVE_QUEUE_DEFAULT, SERVE_PREFIX_CACHE_MB_DEFAULT,
-            SERVE_STREAM_INTERVAL_MS_DEFAULT);
+            SERVE_STREAM_INTERVAL_MS_DEFAULT, SERVE_MIN_STEP_MS_MAX);
 }
 
 int cmd_serve(int argc, char **argv)
@@ -76,7 +79,8 @@ int cmd_serve(int argc, char **argv)
         if (!v && (!strcmp(a, "--ckpt") || !strcmp(a, "--host") || !strcmp(a, "--port") ||
                    !strcmp(a, "--served-model-name") || !strcmp(a, "--max-batch") || !strcmp(a, "--max-queue") ||
                    !strcmp(a, "--prefix-cache-mb") || !strcmp(a, "--stream-interval-ms") ||
-                   !strcmp(a, "--template") || !strcmp(a, "--token-env") || !strcmp(a, "--dtype"))) {
+                   !strcmp(a, "--template") || !strcmp(a, "--token-env") || !strcmp(a, "--dtype") ||
+                   !strcmp(a, "--min-step-ms"))) {
             fprintf(stderr, "grpo serve: %s: expected a value\n", a);
             return 2;
         }
@@ -100,6 +104,8 @@ int cmd_serve(int argc, char **argv)
             rc = arg_int(&so.prefix_cache_mb, a, v, 0, SERVE_PREFIX_CACHE_MB_MAX, err);
         else if (!strcmp(a, "--stream-interval-ms"))
             rc = arg_int(&so.stream_interval_ms, a, v, 0, SERVE_STREAM_INTERVAL_MS_MAX, err);
+        else if (!strcmp(a, "--min-step-ms"))
+            rc = arg_int(&so.min_step_ms, a, v, 0, SERVE_MIN_STEP_MS_MAX, err);
         else if (!strcmp(a, "--template")) {
             tpl_kind k;
             tpl = v;

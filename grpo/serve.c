@@ -780,7 +780,10 @@ static void *sched_main(void *arg)
         }
         pthread_mutex_unlock(&s->mu);
         int rows = 0;
+        double t0 = s->o.min_step_ms ? clk_ms() : 0;
         int rc = model_dec_step(s->dec, &rows, err);
+        if (s->o.min_step_ms)
+            clk_sleep_until_ms(t0 + s->o.min_step_ms);
         pthread_mutex_lock(&s->mu);
         s->steps++;
         if (rc < 0) {
@@ -807,6 +810,8 @@ int serve_new(serve **out, model *m, const tok_t *tok, const serve_opts *o, char
     if (o->stream_interval_ms < 0 || o->stream_interval_ms > SERVE_STREAM_INTERVAL_MS_MAX)
         return rl_err(err, RL_EINVAL, "serve: stream_interval_ms %d: expected 0..%d", o->stream_interval_ms,
                       SERVE_STREAM_INTERVAL_MS_MAX);
+    if (o->min_step_ms < 0 || o->min_step_ms > SERVE_MIN_STEP_MS_MAX)
+        return rl_err(err, RL_EINVAL, "serve: min_step_ms %d: expected 0..%d", o->min_step_ms, SERVE_MIN_STEP_MS_MAX);
     if (o->token && (!o->token[0] || strlen(o->token) > SERVE_TOKEN_MAX))
         return rl_err(err, RL_EINVAL, "serve: token: expected 1..%d bytes", SERVE_TOKEN_MAX);
     if (o->version < 0)

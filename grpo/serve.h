@@ -52,6 +52,8 @@ typedef struct serve_opts {
     int max_queue;      /* requests waiting; more get 429 */
     int prefix_cache_mb; /* KV caches kept for prefix reuse (model_dec_prefix_cache); 0: none */
     int stream_interval_ms; /* least time between a stream's wake-ups; 0: every step */
+    int min_step_ms;    /* each decoding step lasts at least this long (the scheduler sleeps
+                           out the rest, off the lock); 0: as long as it takes */
     int chat_template;  /* the tpl_kind chat requests render with (protocol/template.h);
                            default TPL_QWEN3_XML */
     const char *token;  /* bearer token every /v1 request must carry; NULL: none */

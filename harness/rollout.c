@@ -521,11 +521,15 @@ typedef struct feed_job {
     const rollout *r;
     slot *slots;
     int n, next;
+    int remote; /* takes the remote episodes (1) or the local ones (0) */
     pthread_mutex_t mu;
 } feed_job;
 
 /* Tool calls of different episodes run on several threads: each episode
- * touches only its own work tree and sandbox runs. */
+ * touches only its own work tree and sandbox runs. A local episode's tools
+ * take a core, so their threads are capped (--threads); a remote one's step
+ * only waits for its env server, so remote episodes have their own job and
+ * a thread each. */
 static void *feed_worker(void *arg)
 {
     feed_job *j = arg;
@@ -536,7 +540,7 @@ static void *feed_worker(void *arg)
         if (i >= j->n)
             return NULL;
         slot *s = &j->slots[i];
-        if (!s->pending)
+        if (!s->pending || s->remote != j->remote)
             continue;
         char err[RL_ERR_MAX];
         if (s->remote) {
@@ -625,16 +629,27 @@ int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
                     s->resp.policy_version = r->version;
                 s->pending = 1;
             }
-            feed_job j = {r, r->slots, (int)n, 0, PTHREAD_MUTEX_INITIALIZER};
-            int nt = r->o.threads < nreq ? r->o.threads : nreq;
-            pthread_t th[RL_ROLLOUT_THREADS_MAX];
-            if (nt > RL_ROLLOUT_THREADS_MAX)
-                nt = RL_ROLLOUT_THREADS_MAX;
+            feed_job jobs[2] = {{r, r->slots, (int)n, 0, 0, PTHREAD_MUTEX_INITIALIZER},
+                                {r, r->slots, (int)n, 0, 1, PTHREAD_MUTEX_INITIALIZER}};
+            int nremote = 0;
+            for (int k = 0; k < nreq; k++)
+                nremote += r->slots[who[k]].remote;
+            int nt[2] = {r->o.threads < nreq - nremote ? r->o.threads : nreq - nremote,
+                         nremote < RL_ROLLOUT_REMOTE_FEED_MAX ? nremote : RL_ROLLOUT_REMOTE_FEED_MAX};
+            if (nt[0] > RL_ROLLOUT_THREADS_MAX)
+                nt[0] = RL_ROLLOUT_THREADS_MAX;
+            /* this thread works on the local job when there is one */
+            int mine = nt[0] > 0 ? 0 : 1;
+            nt[mine]--;
+            pthread_t th[RL_ROLLOUT_THREADS_MAX + RL_ROLLOUT_REMOTE_FEED_MAX];
             int started = 0;
-            for (int t = 1; t < nt; t++)
-                if (pthread_create(&th[started], NULL, feed_worker, &j) == 0)
-                    started++;
-            feed_worker(&j);
+            for (int k = 0; k < 2; k++)
+                for (int t = 0; t < nt[k]; t++)
+                    if (pthread_create(&th[started], NULL, feed_worker, &jobs[k]) == 0)
+                        started++;
+            feed_worker(&jobs[mine]);
+            /* a job whose threads could not start is finished here */
+            feed_worker(&jobs[!mine]);
             for (int t = 0; t < started; t++)
                 pthread_join(th[t], NULL);
         }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TOKPATH "models/tokenizer.json"
@@ -430,6 +431,47 @@ START_TEST(test_prefix_reuse)
 }
 END_TEST
 
+static long metric(int port, const char *name)
+{
+    char *body, key[128];
+    ck_assert_int_eq(su_call(port, NULL, "GET", "/metrics", NULL, 0, &body), 200);
+    snprintf(key, sizeof key, "\n%s ", name);
+    const char *m = strstr(body, key);
+    ck_assert_msg(m != NULL, "/metrics has no %s", name);
+    long v = atol(m + strlen(key));
+    free(body);
+    return v;
+}
+
+/* --min-step-ms: every decoding step lasts at least the floor, so a
+ * request's wall time is at least its steps times the floor (the tiny
+ * model's own step is well under a millisecond). */
+START_TEST(test_min_step_floor)
+{
+    char exe[256], log2[160];
+    snprintf(exe, sizeof exe, "%s/grpo", su_bin_dir());
+    snprintf(log2, sizeof log2, "%s/serve-floor.log", dir);
+    const char *argv[] = {exe, "serve", "--ckpt", ckpt, "--port", "0", "--served-model-name", "tiny",
+                          "--min-step-ms", "60", NULL};
+    int port;
+    pid_t pid = su_spawn(&port, log2, argv, NULL);
+    long steps0 = metric(port, "rl_serve_steps_total");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    char *body;
+    long st = su_call(port, NULL, "POST", "/v1/completions",
+                      "{\"model\": \"tiny\", \"prompt\": [30, 31, 32], \"max_tokens\": 6, \"seed\": 3}", 0, &body);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ck_assert_msg(st == 200, "status %ld: %s", st, body);
+    free(body);
+    long steps = metric(port, "rl_serve_steps_total") - steps0;
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    ck_assert_msg(steps >= 1, "no decoding step counted");
+    ck_assert_msg(ms >= 60.0 * (double)steps, "%ld steps in %.1f ms: under the 60 ms floor", steps, ms);
+    su_stop(pid, SIGTERM, 1);
+}
+END_TEST
+
 START_TEST(test_sigterm_stops)
 {
     ck_assert_int_eq(kill(srv_pid, SIGTERM), 0);
@@ -456,6 +498,10 @@ START_TEST(test_usage_errors)
     st = system(cmd);
     ck_assert_int_eq(WEXITSTATUS(st), 2);
     snprintf(cmd, sizeof cmd, "%s/grpo serve --ckpt %s --stream-interval-ms 1001 2>&1 | grep -q 'expected an integer 0..1000'",
+             su_bin_dir(), ckpt);
+    st = system(cmd);
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    snprintf(cmd, sizeof cmd, "%s/grpo serve --ckpt %s --min-step-ms 1001 2>&1 | grep -q 'expected an integer 0..1000'",
              su_bin_dir(), ckpt);
     st = system(cmd);
     ck_assert_int_eq(WEXITSTATUS(st), 0);
@@ -501,6 +547,7 @@ Suite *serve_suite(void)
     tcase_add_test(tc, test_same_as_model_policy);
     tcase_add_test(tc, test_prefix_reuse);
     tcase_add_test(tc, test_openai_sdk);
+    tcase_add_test(tc, test_min_step_floor);
     tcase_add_test(tc, test_sigterm_stops);
     tcase_add_test(tc, test_usage_errors);
     suite_add_tcase(s, tc);
