@@ -211,7 +211,10 @@ $(BUILD)/progs/%: tests/progs/%.c
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $< $(call link_libs,grpo) -o $@
+	$(CC) $(LDFLAGS) $(filter %.o,$^) $(call link_libs,grpo) -o $@
+
+# bench_rollout starts its servers as the tests do.
+$(BUILD)/bench/bench_rollout: $(BUILD)/tests/srvproc.o
 
 # The whole suite. Check's summary line ends the output.
 test: deps

@@ -354,6 +354,10 @@
 /* Requests a batch keeps open at once by default: a single inference
  * server batches eight concurrent requests without queueing them. */
 #define OAI_INFLIGHT_DEFAULT 8
+/* HTTP clients one openai policy keeps for calls from several threads at
+ * once: one per call under way, at most max_inflight, itself at most
+ * HTTP_MANY_INFLIGHT_MAX. */
+#define OAI_CLIENTS_MAX HTTP_MANY_INFLIGHT_MAX
 /* Servers of one openai policy (a comma-separated --base-url): a fleet of
  * generation servers one trainer drives; each costs a URL buffer. */
 #define OAI_BASE_URLS_MAX 64
@@ -678,12 +682,6 @@
 
 /* Threads running tool calls of a rollout step (tests in the sandbox). */
 #define RL_ROLLOUT_THREADS_MAX 32
-/* Threads sending one rollout step's remote episodes' replies to their
- * env servers (harness serve runs the tools): each only waits on the
- * network, so a step sends them all at once up to this many, the
- * episodes a trainer commonly keeps on a fleet (the reference used 64
- * workers). */
-#define RL_ROLLOUT_REMOTE_FEED_MAX 128
 /* Env servers one rollout spreads its remote episodes over, and the
  * length of an episode id they hand out (harness serve's ids are
  * SERVER-BOOT-N, under ENVSRV_ID_MAX). */
@@ -1215,9 +1213,11 @@
  * full training run of hours on 2 cores, so a thousand is beyond any real
  * run and stops a typo. */
 #define RL_GRPO_FLYWHEEL_ROUNDS_MAX 1000L
-/* Groups the asynchronous rollout holds at once: at most two steps'
- * worth (the one being trained and the one being sampled), each of at
- * most RL_GRPO_TASKS_PER_STEP_MAX groups plus the resampled ones. */
+/* Groups the asynchronous rollout holds at once: the unfinished ones (a
+ * step's worth queued behind the slots' worth, grpo_async_collect; the
+ * slots, at most RL_ROLLOUT_ACTIVE_MAX, are fewer than a step's groups can
+ * be) and the complete ones of the step being trained: two steps' worth
+ * of at most RL_GRPO_TASKS_PER_STEP_MAX groups plus the resampled ones. */
 #define RL_GRPO_ASYNC_GROUPS_MAX (2u * RL_GRPO_TASKS_PER_STEP_MAX * (RL_GRPO_RESAMPLE_FACTOR_MAX + 1))
 /* Episodes queued or finished and not yet taken by the asynchronous
  * rollout: every member of every group it holds. */

@@ -3,7 +3,8 @@
  * A rollout thread owns a copy of the weights (its own model), a model
  * policy over it and a rollout; it keeps every generation slot busy,
  * taking new episodes from an inbox and putting finished records in an
- * outbox. The learner queues a step's groups (grpo_async_collect), waits
+ * outbox. The learner queues groups (grpo_async_collect: enough to fill
+ * the slots with a step's worth waiting behind them), waits
  * until lambda of a step's worth of episodes have finished and at least
  * one group is complete, trains on the complete groups, then publishes its
  * weights (grpo_async_publish): the thread copies them in between two rollout steps and stamps
@@ -287,10 +288,18 @@ int grpo_async_collect(grpo_async *A, grpo_data *d, const grpo_config *c, const 
     *gs = NULL;
     *nb_out = *nd_out = 0;
     int rc;
-    for (int k = 0; k < c->tasks_per_step; k++)
+    int G = c->group_size;
+    /* Queue groups until the unfinished episodes fill every slot with a
+     * step's worth waiting behind them. While the learner waits for a
+     * group whose last episode runs long, the slots run the next groups'
+     * episodes instead of sitting idle; and when episodes finish slower
+     * than a step's worth per step, the queue stays this deep instead of
+     * growing. A queued episode takes the newest weights when it starts,
+     * so the depth adds no staleness. */
+    size_t want = (size_t)c->tasks_per_step * (size_t)G + (size_t)A->max_active;
+    while (A->in_flight < want)
         if ((rc = as_queue_group(A, d, 0, err)) < 0)
             return rc;
-    int G = c->group_size;
     size_t need = (size_t)ceil(c->lambda * (double)c->tasks_per_step * G);
     int budget = c->dynamic_sampling ? c->max_extra_groups : 0;
     for (;;) {
@@ -314,6 +323,7 @@ int grpo_async_collect(grpo_async *A, grpo_data *d, const grpo_config *c, const 
                     g = A->groups[k];
             A->in_flight--;
             A->finished_since++;
+            sm->finished++;
             if (!g) {
                 free(out[i].rec);
                 continue;

@@ -73,6 +73,9 @@ typedef struct grpo_step_metrics {
         identical_share;
     size_t edit_calls;   /* edit_file / write_file calls of the step's episodes */
     size_t flagged;      /* episodes the integrity check flagged */
+    size_t finished;     /* episodes whose rollouts ended during the step: sync, every
+                            episode of its groups (dropped ones included); async, those
+                            trained on now or waiting for the rest of their group */
     double flagged_share;
     double edit_applied; /* the share of them that changed a file (0 with none) */
     grpo_loss_stats loss;

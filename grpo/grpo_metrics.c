@@ -134,6 +134,7 @@ cJSON *grpo_metrics_json(const grpo_step_metrics *sm)
     cJSON_AddNumberToObject(o, "resampled_groups", (double)sm->resampled);
     cJSON_AddNumberToObject(o, "dropped_groups", (double)sm->dropped);
     cJSON_AddNumberToObject(o, "episodes", (double)sm->episodes);
+    cJSON_AddNumberToObject(o, "episodes_finished", (double)sm->finished);
     cJSON_AddNumberToObject(o, "episode_errors", (double)sm->errors);
     cJSON_AddNumberToObject(o, "tool_success", sm->tool_success);
     cJSON_AddNumberToObject(o, "format_error_rate", sm->format_error_rate);

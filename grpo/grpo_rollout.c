@@ -209,6 +209,7 @@ int grpo_rollout_groups(grpo_group ***out, size_t *n_out, rollout *ro, const grp
         free(gs);
         return rc;
     }
+    sm->finished = ng * (size_t)c->group_size;
     *out = gs;
     *n_out = ng;
     return 0;

@@ -38,6 +38,10 @@ typedef struct slot {
     double rreward;
     char *rrec;
     http_client *rh;   /* this slot's client (one thread at a time) */
+    struct rollout *owner;
+    pthread_t rth;     /* the thread running the episode's turns */
+    int rthread;       /* 1: rth to join; 2: the turns ran on the caller */
+    int rfinished;     /* rth has returned (under rollout.mu) */
 } slot;
 
 typedef struct queued {
@@ -56,6 +60,11 @@ struct rollout {
     long version;
     size_t next_env;   /* round robin over env_urls */
     char auth[HTTP_HEADER_LINE_MAX];
+    /* remote episodes' threads: rfinished, stop; gen_mu serializes the
+     * policy's calls when it is not concurrent */
+    pthread_mutex_t mu, gen_mu;
+    pthread_cond_t cv;
+    int stop;
 };
 
 void rollout_opts_default(rollout_opts *o)
@@ -107,6 +116,11 @@ int rollout_new(rollout **out, policy *pol, const rollout_opts *o, char *err)
         free(r);
         return rl_err(err, RL_ENOMEM, "rollout: out of memory");
     }
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_mutex_init(&r->gen_mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    for (int i = 0; i < r->o.max_active; i++)
+        r->slots[i].owner = r;
     for (int i = 0; i < r->o.max_active && r->o.n_env; i++) {
         http_client_opts ho;
         http_client_opts_default(&ho);
@@ -126,6 +140,15 @@ void rollout_free(rollout *r)
 {
     if (!r)
         return;
+    /* remote episodes still running stop after their turn under way and
+     * stay open on their servers (which record them after their idle
+     * timeout) */
+    pthread_mutex_lock(&r->mu);
+    r->stop = 1;
+    pthread_mutex_unlock(&r->mu);
+    for (int i = 0; i < r->o.max_active; i++)
+        if (r->slots[i].rthread == 1)
+            pthread_join(r->slots[i].rth, NULL);
     for (int i = 0; i < r->o.max_active; i++) {
         ep_free(r->slots[i].ep);
         ws_free(r->slots[i].ws);
@@ -136,6 +159,9 @@ void rollout_free(rollout *r)
     }
     free(r->slots);
     free(r->q);
+    pthread_mutex_destroy(&r->mu);
+    pthread_mutex_destroy(&r->gen_mu);
+    pthread_cond_destroy(&r->cv);
     free(r);
 }
 
@@ -517,19 +543,105 @@ static void start_queued(rollout *r, rollout_done_fn done, void *user)
     }
 }
 
+/* A remote episode's turns, on its own thread until the episode is done
+ * (or the rollout is freed): its context ids to the policy, the reply to
+ * its env server, again. An episode waits only for its own generation and
+ * its own server's step, never for the other episodes' (the generation
+ * server batches the requests that arrive together). */
+static void *remote_run(void *arg)
+{
+    slot *s = arg;
+    rollout *r = s->owner;
+    char err[RL_ERR_MAX];
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        int stop = r->stop;
+        pthread_mutex_unlock(&r->mu);
+        if (stop || s->rdone)
+            break;
+        pol_request q = {.context_ids = s->rctx, .n_context_ids = s->nrctx, .max_tokens = s->rmax,
+                         .seed = s->rseed, .episode = (int)(s - r->slots)};
+        if (!r->pol->concurrent)
+            pthread_mutex_lock(&r->gen_mu);
+        int rc = pol_generate(r->pol, &s->resp, &q, 1, err);
+        if (!r->pol->concurrent)
+            pthread_mutex_unlock(&r->gen_mu);
+        if (rc < 0) {
+            rl_logf(r->o.log, r->o.log_ctx, RL_LOG_ERROR, "rollout: episode %ld: %s", s->tag, err);
+            remote_close(r, s);
+            s->rdone = 1; /* handed back without a record */
+            break;
+        }
+        /* the reply carries the version of the server's weights */
+        if (remote_feed(r, s, err) < 0) {
+            rl_logf(r->o.log, r->o.log_ctx, RL_LOG_ERROR, "rollout: episode %ld: %s", s->tag, err);
+            s->rdone = 1; /* handed back without a record */
+            free(s->rrec);
+            s->rrec = NULL;
+            s->rreward = 0;
+        }
+        pol_response_dispose(&s->resp);
+    }
+    pthread_mutex_lock(&r->mu);
+    s->rfinished = 1;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+/* A step of remote episodes: starts the queued ones on free slots, each
+ * on its own thread, then waits until at least one has finished and hands
+ * the finished ones over. */
+static int remote_step(rollout *r, rollout_done_fn done, void *user)
+{
+    start_queued(r, done, user);
+    for (int i = 0; i < r->o.max_active; i++) {
+        slot *s = &r->slots[i];
+        if (!s->remote || s->rthread)
+            continue;
+        s->rfinished = 0;
+        if (pthread_create(&s->rth, NULL, remote_run, s) == 0) {
+            s->rthread = 1;
+        } else {
+            s->rthread = 2; /* no thread to be had: its turns run here */
+            remote_run(s);
+        }
+    }
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        int running = 0, finished = 0;
+        for (int i = 0; i < r->o.max_active; i++) {
+            running += r->slots[i].rthread && !r->slots[i].rfinished;
+            finished += r->slots[i].rthread && r->slots[i].rfinished;
+        }
+        if (finished || !running)
+            break;
+        pthread_cond_wait(&r->cv, &r->mu);
+    }
+    pthread_mutex_unlock(&r->mu);
+    for (int i = 0; i < r->o.max_active; i++) {
+        slot *s = &r->slots[i];
+        pthread_mutex_lock(&r->mu);
+        int fin = s->rthread && s->rfinished;
+        pthread_mutex_unlock(&r->mu);
+        if (!fin)
+            continue;
+        if (s->rthread == 1)
+            pthread_join(s->rth, NULL);
+        s->rthread = 0;
+        remote_finish(s, done, user);
+    }
+    return (int)rollout_pending(r);
+}
+
 typedef struct feed_job {
-    const rollout *r;
     slot *slots;
     int n, next;
-    int remote; /* takes the remote episodes (1) or the local ones (0) */
     pthread_mutex_t mu;
 } feed_job;
 
 /* Tool calls of different episodes run on several threads: each episode
- * touches only its own work tree and sandbox runs. A local episode's tools
- * take a core, so their threads are capped (--threads); a remote one's step
- * only waits for its env server, so remote episodes have their own job and
- * a thread each. */
+ * touches only its own work tree and sandbox runs. */
 static void *feed_worker(void *arg)
 {
     feed_job *j = arg;
@@ -540,26 +652,19 @@ static void *feed_worker(void *arg)
         if (i >= j->n)
             return NULL;
         slot *s = &j->slots[i];
-        if (!s->pending || s->remote != j->remote)
+        if (!s->pending)
             continue;
         char err[RL_ERR_MAX];
-        if (s->remote) {
-            if (remote_feed(j->r, s, err) < 0) {
-                rl_logf(j->r->o.log, j->r->o.log_ctx, RL_LOG_ERROR, "rollout: episode %ld: %s", s->tag, err);
-                s->rdone = 1; /* handed back without a record */
-                free(s->rrec);
-                s->rrec = NULL;
-                s->rreward = 0;
-            }
-        } else if (ep_feed(s->ep, &s->resp, err) < 0) {
+        if (ep_feed(s->ep, &s->resp, err) < 0)
             ep_abort(s->ep, "error", err);
-        }
         pol_response_dispose(&s->resp);
     }
 }
 
 int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
 {
+    if (r->o.n_env)
+        return remote_step(r, done, user);
     start_queued(r, done, user);
     size_t n = r->o.max_active > 0 && r->o.max_active <= RL_ROLLOUT_ACTIVE_MAX ? (size_t)r->o.max_active : 1;
     int nreq = 0;
@@ -578,17 +683,6 @@ int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
     for (int i = 0; i < (int)n; i++) {
         slot *s = &r->slots[i];
         s->pending = 0;
-        if (s->remote) {
-            memset(&s->req, 0, sizeof s->req);
-            s->req.context_ids = s->rctx;
-            s->req.n_context_ids = s->nrctx;
-            s->req.max_tokens = s->rmax;
-            s->req.seed = s->rseed;
-            s->req.episode = i;
-            reqs[nreq] = s->req;
-            who[nreq++] = i;
-            continue;
-        }
         if (!s->ep)
             continue;
         if (!ep_request(s->ep, &s->req)) {
@@ -612,44 +706,25 @@ int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
             for (int k = 0; k < nreq; k++) {
                 slot *s = &r->slots[who[k]];
                 pol_response_dispose(&resps[k]);
-                if (s->remote) {
-                    rl_logf(r->o.log, r->o.log_ctx, RL_LOG_ERROR, "rollout: episode %ld: %s", s->tag, perr);
-                    remote_close(r, s);
-                    s->rdone = 1;
-                    s->pending = 1;
-                } else {
-                    ep_abort(s->ep, "policy_error", perr);
-                }
+                ep_abort(s->ep, "policy_error", perr);
             }
         } else {
             for (int k = 0; k < nreq; k++) {
                 slot *s = &r->slots[who[k]];
                 s->resp = resps[k];
-                if (!s->remote) /* a remote server's reply carries the version of its weights */
-                    s->resp.policy_version = r->version;
+                s->resp.policy_version = r->version;
                 s->pending = 1;
             }
-            feed_job jobs[2] = {{r, r->slots, (int)n, 0, 0, PTHREAD_MUTEX_INITIALIZER},
-                                {r, r->slots, (int)n, 0, 1, PTHREAD_MUTEX_INITIALIZER}};
-            int nremote = 0;
-            for (int k = 0; k < nreq; k++)
-                nremote += r->slots[who[k]].remote;
-            int nt[2] = {r->o.threads < nreq - nremote ? r->o.threads : nreq - nremote,
-                         nremote < RL_ROLLOUT_REMOTE_FEED_MAX ? nremote : RL_ROLLOUT_REMOTE_FEED_MAX};
-            if (nt[0] > RL_ROLLOUT_THREADS_MAX)
-                nt[0] = RL_ROLLOUT_THREADS_MAX;
-            /* this thread works on the local job when there is one */
-            int mine = nt[0] > 0 ? 0 : 1;
-            nt[mine]--;
-            pthread_t th[RL_ROLLOUT_THREADS_MAX + RL_ROLLOUT_REMOTE_FEED_MAX];
+            feed_job j = {r->slots, (int)n, 0, PTHREAD_MUTEX_INITIALIZER};
+            int nt = r->o.threads < nreq ? r->o.threads : nreq;
+            pthread_t th[RL_ROLLOUT_THREADS_MAX];
+            if (nt > RL_ROLLOUT_THREADS_MAX)
+                nt = RL_ROLLOUT_THREADS_MAX;
             int started = 0;
-            for (int k = 0; k < 2; k++)
-                for (int t = 0; t < nt[k]; t++)
-                    if (pthread_create(&th[started], NULL, feed_worker, &jobs[k]) == 0)
-                        started++;
-            feed_worker(&jobs[mine]);
-            /* a job whose threads could not start is finished here */
-            feed_worker(&jobs[!mine]);
+            for (int t = 1; t < nt; t++)
+                if (pthread_create(&th[started], NULL, feed_worker, &j) == 0)
+                    started++;
+            feed_worker(&j);
             for (int t = 0; t < started; t++)
                 pthread_join(th[t], NULL);
         }
@@ -662,9 +737,7 @@ int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err)
     int first = nended;
     for (int i = 0; i < (int)n; i++) {
         slot *s = &r->slots[i];
-        if (s->remote && s->pending && s->rdone)
-            remote_finish(s, done, user);
-        else if (s->ep && s->pending && ep_done(s->ep))
+        if (s->ep && s->pending && ep_done(s->ep))
             ended[nended++] = s;
     }
     if (score_begin(&sc, r, ended + first, nended - first) < 0)

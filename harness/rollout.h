@@ -37,7 +37,9 @@ typedef struct rollout_opts {
      * record handed back is the server's (/v1/state once done). The seed
      * sent is the episode's modulo 2^31 (the server's range). An episode
      * whose reset, step or generation fails comes back with a NULL record
-     * (a failed generation closes it on the server). */
+     * (a failed generation closes it on the server). Each remote episode
+     * runs its turns on its own thread, never waiting for the others'
+     * (the policy's calls are serialized unless policy.concurrent). */
     const char *const *env_urls;
     int n_env;
     const char *env_token; /* bearer token of the env servers; NULL: none */
@@ -57,7 +59,9 @@ int rollout_add(rollout *r, const task *t, const ep_config *cfg, uint64_t seed, 
 typedef void (*rollout_done_fn)(void *user, long tag, char *record, double reward);
 
 /* Starts queued episodes up to max_active, then advances every active
- * episode by one turn. Returns the number still active or queued. */
+ * episode by one turn; with env servers, starts the queued ones on their
+ * threads and returns once at least one episode has finished. Returns the
+ * number still active or queued. */
 int rollout_step(rollout *r, rollout_done_fn done, void *user, char *err);
 
 /* Steps until nothing is active or queued. */

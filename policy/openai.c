@@ -15,6 +15,7 @@
 
 #include <cJSON.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,15 @@ typedef struct oai {
     char *bases[OAI_BASE_URLS_MAX];
     char urls[OAI_BASE_URLS_MAX][HTTP_URL_MAX + 32];
     size_t nbase;
-    http_client *http;
+    /* HTTP clients, one per pol_generate call under way: at most
+     * max_inflight exist; a call takes a free one (the first is made at
+     * open, to check the options) or makes one, else waits */
+    http_client_opts ho;
+    http_client *clients[OAI_CLIENTS_MAX];
+    int nclients, nfree;
+    http_client *free_clients[OAI_CLIENTS_MAX];
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
     tok_t *tok;         /* completions */
     int32_t stop_id;    /* <|im_end|> in tok, or -1 */
 } oai;
@@ -64,7 +73,10 @@ static void oai_free(policy *p)
     oai *c = p->impl;
     if (!c)
         return;
-    http_client_free(c->http);
+    for (int i = 0; i < c->nclients; i++)
+        http_client_free(c->clients[i]);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
     tok_free(c->tok);
     free(c->base_url);
     for (size_t i = 0; i < c->nbase; i++)
@@ -485,6 +497,31 @@ static void read_response(pol_response *r, const oai *c, const pol_request *req,
     cJSON_Delete(j);
 }
 
+/* A client for one call: a free one, a new one while fewer than
+ * max_inflight exist, else the next one given back. */
+static int client_take(http_client **out, oai *c, char *err)
+{
+    int cap = c->o.max_inflight < OAI_CLIENTS_MAX ? c->o.max_inflight : OAI_CLIENTS_MAX;
+    pthread_mutex_lock(&c->mu);
+    while (c->nfree == 0 && c->nclients >= cap)
+        pthread_cond_wait(&c->cv, &c->mu);
+    int rc = 0;
+    if (c->nfree > 0)
+        *out = c->free_clients[--c->nfree];
+    else if ((rc = http_client_new(out, &c->ho, err)) == 0)
+        c->clients[c->nclients++] = *out;
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+static void client_give(oai *c, http_client *h)
+{
+    pthread_mutex_lock(&c->mu);
+    c->free_clients[c->nfree++] = h;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
 static int oai_generate(policy *p, pol_response *resp, const pol_request *req, size_t n, char *err)
 {
     oai *c = p->impl;
@@ -521,8 +558,11 @@ static int oai_generate(policy *p, pol_response *resp, const pol_request *req, s
                                 .body_len = strlen(bodies[i])};
         which[ns++] = i;
     }
-    if (rc == 0 && ns)
-        rc = http_client_many(c->http, hr, rcs, errs, hq, ns, c->o.max_inflight, err);
+    http_client *h = NULL;
+    if (rc == 0 && ns && (rc = client_take(&h, c, err)) == 0) {
+        rc = http_client_many(h, hr, rcs, errs, hq, ns, c->o.max_inflight, err);
+        client_give(c, h);
+    }
     for (size_t k = 0; rc == 0 && k < ns; k++) {
         read_response(&resp[which[k]], c, &req[which[k]], &hr[k], rcs[k], errs[k]);
         http_response_dispose(&hr[k]);
@@ -597,6 +637,9 @@ int oai_policy_new(policy **out, const oai_opts *o, char *err)
     }
     p->vt = &OAI_VT;
     p->impl = c;
+    p->concurrent = 1;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
     c->o = *o;
     c->stop_id = -1;
     c->base_url = strdup(o->base_url);
@@ -661,7 +704,11 @@ int oai_policy_new(policy **out, const oai_opts *o, char *err)
             ho.backoff_ms = ho.backoff_max_ms;
         ho.log = o->log;
         ho.log_ctx = o->log_ctx;
-        rc = http_client_new(&c->http, &ho, err);
+        c->ho = ho;
+        if ((rc = http_client_new(&c->clients[0], &ho, err)) == 0) {
+            c->free_clients[0] = c->clients[0];
+            c->nclients = c->nfree = 1;
+        }
     }
     if (rc < 0) {
         pol_free(p);

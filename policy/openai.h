@@ -4,7 +4,10 @@
  * `--policy openai --base-url URL --model NAME [--api chat|completions]`.
  * One HTTP request per pol_request; a pol_generate call of n requests
  * sends them all on one thread, at most max_inflight open at once
- * (http_client_many), with the client's timeout and retries.
+ * (http_client_many), with the client's timeout and retries. Several
+ * threads may call pol_generate at once (policy.concurrent): each call
+ * takes an HTTP client of its own from a pool of at most max_inflight,
+ * waiting while all are taken.
  *
  * completions (token in, token out): POST BASE/completions with the
  * harness's rendered context as token ids in "prompt" (the request's

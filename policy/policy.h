@@ -80,6 +80,8 @@ struct policy {
     const pol_vtable *vt;
     char name[64];                   /* "oracle", "search", "model:ckpt" */
     const struct tok *tok;           /* NULL when the policy has none */
+    int concurrent;                  /* 1: generate may run on several threads
+                                        at once (openai); 0: one at a time */
     void *impl;
 };
 

@@ -4,6 +4,7 @@
 #include "common/err.h"
 #include "common/fsutil.h"
 #include "http/http.h"
+#include "tests/srvproc.h"
 
 #include <check.h>
 #include <signal.h>
@@ -21,30 +22,8 @@ const char *su_bin_dir(void)
 
 pid_t su_spawn(int *port, const char *log, const char *const *argv, const char *const *env)
 {
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        FILE *f = freopen(log, "w", stderr);
-        (void)f;
-        for (size_t i = 0; env && env[i]; i++)
-            putenv((char *)env[i]);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    *port = 0;
-    for (int i = 0; i < 400 && !*port; i++) {
-        usleep(50000);
-        char *txt = NULL;
-        if (fs_read_file(&txt, NULL, log, 1 << 20, NULL) == 0) {
-            const char *q = strstr(txt, "127.0.0.1:");
-            if (q)
-                *port = atoi(q + 10);
-        }
-        free(txt);
-        if (!*port && waitpid(pid, NULL, WNOHANG) == pid)
-            break; /* it exited: no use waiting */
-    }
-    ck_assert_msg(*port > 0, "%s did not start (see %s)", argv[0], log);
+    pid_t pid = sp_start(port, log, argv, env, 20000);
+    ck_assert_msg(pid > 0, "%s did not start (see %s)", argv[0], log);
     return pid;
 }
 

@@ -378,6 +378,77 @@ START_TEST(test_same_as_model_policy)
 }
 END_TEST
 
+/* The openai policy called from several threads at once (a fleet's
+ * remote episodes each generate on their own thread), through a pool of
+ * two HTTP clients: every call answers the tokens and logprobs of
+ * model:CKPT for its seed. */
+typedef struct oai_arg {
+    policy *p;
+    int seed;
+    pol_response rs;
+    int rc;
+    char err[RL_ERR_MAX];
+} oai_arg;
+
+static void *oai_call(void *v)
+{
+    oai_arg *a = v;
+    static const int32_t prompt[] = {20, 30, 40, 50, 60, 70};
+    pol_request rq = {.context_ids = prompt, .n_context_ids = 6, .max_tokens = 24, .seed = (uint64_t)a->seed};
+    a->rc = pol_generate(a->p, &a->rs, &rq, 1, a->err);
+    return NULL;
+}
+
+START_TEST(test_openai_policy_threads)
+{
+    char err[RL_ERR_MAX], url[64], tokpath[PATH_MAX];
+    ck_assert_ptr_nonnull(realpath(TOKPATH, tokpath));
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", srv_port);
+    pol_env env;
+    pol_env_default(&env);
+    env.base_url = url;
+    env.model = "tiny";
+    env.api = "completions";
+    env.tokenizer = tokpath;
+    env.max_inflight = 2;
+    env.temperature = 0.8;
+    env.top_p = 1.0;
+    policy *oai;
+    ck_assert_msg(pol_open(&oai, "openai", &env, err) == 0, "%s", err);
+    ck_assert_int_eq(oai->concurrent, 1);
+    policy *p = open_model_policy();
+    ck_assert_int_eq(p->concurrent, 0);
+    enum { N = 6 };
+    oai_arg args[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        memset(&args[i], 0, sizeof args[i]);
+        args[i].p = oai;
+        args[i].seed = 300 + i;
+        ck_assert_int_eq(pthread_create(&th[i], NULL, oai_call, &args[i]), 0);
+    }
+    for (int i = 0; i < N; i++)
+        pthread_join(th[i], NULL);
+    static const int32_t prompt[] = {20, 30, 40, 50, 60, 70};
+    for (int i = 0; i < N; i++) {
+        ck_assert_msg(args[i].rc == 0 && !args[i].rs.error, "call %d: %s %s", i, args[i].err,
+                      args[i].rs.error ? args[i].rs.error : "");
+        pol_request rq = {.context_ids = prompt, .n_context_ids = 6, .max_tokens = 24, .seed = (uint64_t)(300 + i)};
+        pol_response rs;
+        ck_assert_msg(pol_generate(p, &rs, &rq, 1, err) == 0, "%s", err);
+        ck_assert_int_eq(args[i].rs.n_ids, rs.n_ids);
+        for (size_t k = 0; k < rs.n_ids; k++) {
+            ck_assert_int_eq(args[i].rs.ids[k], rs.ids[k]);
+            ck_assert_msg(fabs(args[i].rs.logprobs[k] - rs.logprobs[k]) < 1e-4, "seed %d token %zu", 300 + i, k);
+        }
+        pol_response_dispose(&rs);
+        pol_response_dispose(&args[i].rs);
+    }
+    pol_free(p);
+    pol_free(oai);
+}
+END_TEST
+
 /* A conversation's second turn (turn 1's prompt + reply ids + more)
  * reuses turn 1's keys and values: /metrics counts them, and the tokens
  * and logprobs are still those of model:CKPT for the same context. */
@@ -545,6 +616,7 @@ Suite *serve_suite(void)
     tcase_add_test(tc, test_endpoints);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_same_as_model_policy);
+    tcase_add_test(tc, test_openai_policy_threads);
     tcase_add_test(tc, test_prefix_reuse);
     tcase_add_test(tc, test_openai_sdk);
     tcase_add_test(tc, test_min_step_floor);
