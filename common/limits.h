@@ -682,6 +682,11 @@
 
 /* Threads running tool calls of a rollout step (tests in the sandbox). */
 #define RL_ROLLOUT_THREADS_MAX 32
+/* The longest a step of remote episodes waits for one to finish before
+ * it returns with none: the caller (the asynchronous rollout thread)
+ * checks between steps whether the run is closing. A fifth of a second
+ * is short next to a turn and costs nothing while waiting. */
+#define RL_ROLLOUT_REMOTE_WAIT_MS 200
 /* Env servers one rollout spreads its remote episodes over, and the
  * length of an episode id they hand out (harness serve's ids are
  * SERVER-BOOT-N, under ENVSRV_ID_MAX). */

@@ -11,10 +11,12 @@
 #include "protocol/template.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct slot {
@@ -590,8 +592,9 @@ static void *remote_run(void *arg)
 }
 
 /* A step of remote episodes: starts the queued ones on free slots, each
- * on its own thread, then waits until at least one has finished and hands
- * the finished ones over. */
+ * on its own thread, then waits until at least one has finished (or
+ * RL_ROLLOUT_REMOTE_WAIT_MS have passed, so that a caller stepping in a
+ * loop notices its own stop in time) and hands the finished ones over. */
 static int remote_step(rollout *r, rollout_done_fn done, void *user)
 {
     start_queued(r, done, user);
@@ -607,6 +610,11 @@ static int remote_step(rollout *r, rollout_done_fn done, void *user)
             remote_run(s);
         }
     }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += RL_ROLLOUT_REMOTE_WAIT_MS * 1000000L;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
     pthread_mutex_lock(&r->mu);
     for (;;) {
         int running = 0, finished = 0;
@@ -614,9 +622,8 @@ static int remote_step(rollout *r, rollout_done_fn done, void *user)
             running += r->slots[i].rthread && !r->slots[i].rfinished;
             finished += r->slots[i].rthread && r->slots[i].rfinished;
         }
-        if (finished || !running)
+        if (finished || !running || pthread_cond_timedwait(&r->cv, &r->mu, &until) == ETIMEDOUT)
             break;
-        pthread_cond_wait(&r->cv, &r->mu);
     }
     pthread_mutex_unlock(&r->mu);
     for (int i = 0; i < r->o.max_active; i++) {
