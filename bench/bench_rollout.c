@@ -3,7 +3,7 @@
  * (configs/grpo-longtail.json: the shipped model, most episodes capped at
  * 3 turns, a seeded share with a cap of 16-32 turns; docs/grpo.md, "The
  * long tail"). Two `grpo train` runs of the same config, seed and number
- * of steps (RL_BENCH_ROLLOUT_STEPS, default 6), one with rollout.mode
+ * of steps (RL_BENCH_ROLLOUT_STEPS, default 10), one with rollout.mode
  * "sync", then one "async": the same groups in the same order, so the
  * same episode seeds and turn caps. Figures are over steps 2 on.
  *
@@ -271,9 +271,9 @@ int main(void)
         fprintf(stderr, "bench_rollout: %s --check gave no episode.max_turns\n", config);
         return 1;
     }
-    int steps = getenv("RL_BENCH_ROLLOUT_STEPS") ? atoi(getenv("RL_BENCH_ROLLOUT_STEPS")) : 6;
+    int steps = getenv("RL_BENCH_ROLLOUT_STEPS") ? atoi(getenv("RL_BENCH_ROLLOUT_STEPS")) : 10;
     if (steps < 2 || steps > 100)
-        steps = 6;
+        steps = 10;
     char base[PATH_MAX];
     if (!realpath(config, base)) {
         fprintf(stderr, "bench_rollout: %s: not found\n", config);
