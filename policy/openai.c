@@ -34,9 +34,9 @@ typedef struct oai {
     size_t nbase;
     /* HTTP clients, one per pol_generate call under way: at most
      * max_inflight exist; a call takes a free one (the first is made at
-     * open, to check the options) or makes one, else waits */
+     * open, to check the options) or makes one, else waits. Once no call
+     * is under way, every client is in free_clients. */
     http_client_opts ho;
-    http_client *clients[OAI_CLIENTS_MAX];
     int nclients, nfree;
     http_client *free_clients[OAI_CLIENTS_MAX];
     pthread_mutex_t mu;
@@ -73,8 +73,8 @@ static void oai_free(policy *p)
     oai *c = p->impl;
     if (!c)
         return;
-    for (int i = 0; i < c->nclients; i++)
-        http_client_free(c->clients[i]);
+    for (int i = 0; i < c->nfree; i++)
+        http_client_free(c->free_clients[i]);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
     tok_free(c->tok);
@@ -509,7 +509,7 @@ static int client_take(http_client **out, oai *c, char *err)
     if (c->nfree > 0)
         *out = c->free_clients[--c->nfree];
     else if ((rc = http_client_new(out, &c->ho, err)) == 0)
-        c->clients[c->nclients++] = *out;
+        c->nclients++;
     pthread_mutex_unlock(&c->mu);
     return rc;
 }
@@ -705,10 +705,8 @@ int oai_policy_new(policy **out, const oai_opts *o, char *err)
         ho.log = o->log;
         ho.log_ctx = o->log_ctx;
         c->ho = ho;
-        if ((rc = http_client_new(&c->clients[0], &ho, err)) == 0) {
-            c->free_clients[0] = c->clients[0];
+        if ((rc = http_client_new(&c->free_clients[0], &ho, err)) == 0)
             c->nclients = c->nfree = 1;
-        }
     }
     if (rc < 0) {
         pol_free(p);

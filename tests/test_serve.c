@@ -112,6 +112,19 @@ static long req(const char *method, const char *path, const char *json, char **b
     return su_call(srv_port, NULL, method, path, json, 0, body);
 }
 
+/* The value of one line of the server's /metrics (the line must be there). */
+static long metric(int port, const char *name)
+{
+    char *body, key[128];
+    ck_assert_int_eq(su_call(port, NULL, "GET", "/metrics", NULL, 0, &body), 200);
+    snprintf(key, sizeof key, "\n%s ", name);
+    const char *m = strstr(body, key);
+    ck_assert_msg(m != NULL, "/metrics has no %s", name);
+    long v = atol(m + strlen(key));
+    free(body);
+    return v;
+}
+
 static cJSON *req_json(const char *method, const char *path, const char *json, long want)
 {
     char *body;
@@ -486,33 +499,16 @@ START_TEST(test_prefix_reuse)
             ctx[n++] = 40 + (i * 5) % 100;
         pol_response_dispose(&rs);
         cJSON_Delete(o);
-        char *body;
-        ck_assert_int_eq(req("GET", "/metrics", NULL, &body), 200);
-        const char *m = strstr(body, "\nrl_serve_prefix_tokens_reused_total ");
-        ck_assert_ptr_nonnull(m);
-        long reused = atol(m + strlen("\nrl_serve_prefix_tokens_reused_total "));
+        long reused = metric(srv_port, "rl_serve_prefix_tokens_reused_total");
         if (turn == 0)
             reused_before = reused;
         else /* at least turn 1's prompt */
             ck_assert_msg(reused - reused_before >= 40, "reused %ld then %ld", reused_before, reused);
-        ck_assert_ptr_nonnull(strstr(body, "rl_serve_prefix_cache_entries "));
-        free(body);
+        metric(srv_port, "rl_serve_prefix_cache_entries");
     }
     pol_free(p);
 }
 END_TEST
-
-static long metric(int port, const char *name)
-{
-    char *body, key[128];
-    ck_assert_int_eq(su_call(port, NULL, "GET", "/metrics", NULL, 0, &body), 200);
-    snprintf(key, sizeof key, "\n%s ", name);
-    const char *m = strstr(body, key);
-    ck_assert_msg(m != NULL, "/metrics has no %s", name);
-    long v = atol(m + strlen(key));
-    free(body);
-    return v;
-}
 
 /* --min-step-ms: every decoding step lasts at least the floor, so a
  * request's wall time is at least its steps times the floor (the tiny
